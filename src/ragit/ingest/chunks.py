@@ -1,0 +1,27 @@
+"""The chunk record shared by the Markdown and code chunkers.
+
+Chunk boundaries are part of a chunk's identity (knowledge §9): any change to how text is cut
+must bump ``CHUNKER_VERSION`` so stored chunks are never mixed with differently cut ones.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+CHUNKER_VERSION = "1"
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One retrievable piece of a document; lines are 1-based and inclusive in the original file."""
+
+    ordinal: int
+    title: str
+    start_line: int
+    end_line: int
+    text: str
+
+    @property
+    def token_count(self) -> int:
+        """Whitespace-separated words: the content unit `context pack` budgets in."""
+        return len(self.text.split())

@@ -1,0 +1,45 @@
+"""Blob bytes → text, with the file checks of knowledge §8.1.
+
+Every parser downstream assumes LF-only text, so line endings are normalised here once.
+"""
+
+from __future__ import annotations
+
+BINARY_SNIFF_BYTES = 8000
+_BOM = b"\xef\xbb\xbf"
+
+
+def normalize_newlines(text: str) -> str:
+    """CRLF and lone CR become LF; the number of lines is unchanged."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def decode_blob(data: bytes) -> tuple[str | None, str | None]:
+    """Return ``(text, None)`` or ``(None, reason)`` with reason ``binary`` or ``not_utf8``.
+
+    A NUL byte in the first 8,000 bytes marks the blob as binary (git's own heuristic); a UTF-8
+    byte-order mark is dropped before decoding so it never leaks into front matter or headings.
+    """
+    if b"\x00" in data[:BINARY_SNIFF_BYTES]:
+        return None, "binary"
+    if data.startswith(_BOM):
+        data = data[len(_BOM):]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, "not_utf8"
+    return normalize_newlines(text), None
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines of LF text; a final newline does not open an extra empty line.
+
+    ``str.splitlines`` is avoided on purpose: it also splits on form feeds and Unicode
+    separators, which would shift line numbers away from git's and the parsers' view.
+    """
+    if not text:
+        return []
+    lines = text.split("\n")
+    if text.endswith("\n"):
+        lines.pop()
+    return lines

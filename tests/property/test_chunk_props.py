@@ -1,0 +1,104 @@
+"""Properties of the Markdown and code chunkers (knowledge §8.5, §8.6)."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ragit.ingest.code import chunk_code
+from ragit.ingest.markdown import chunk_markdown
+from ragit.ingest.text import split_lines
+
+WORD = st.text(alphabet="abcxyz#`~- \t", min_size=0, max_size=12)
+MD_LINE = st.one_of(
+    st.lists(WORD, max_size=30).map(" ".join),
+    st.sampled_from(["# Title", "## Sub", "```", "~~~", "", "   ", "---", "####### x", "#  "]),
+    st.integers(min_value=900, max_value=2600).map(lambda n: ("word " * n)[:n]),
+    st.integers(min_value=900, max_value=2600).map(lambda n: "z" * n),
+)
+MARKDOWN = st.lists(MD_LINE, max_size=120).map("\n".join)
+
+
+def check_common(chunks, lines: list[str], max_chars: int) -> None:
+    assert [c.ordinal for c in chunks] == list(range(len(chunks)))
+    previous_start = 0
+    for chunk in chunks:
+        assert chunk.text and chunk.text == chunk.text.strip("\n")
+        assert len(chunk.text) <= max_chars
+        assert 1 <= chunk.start_line <= chunk.end_line <= len(lines)
+        assert chunk.start_line >= previous_start
+        previous_start = chunk.start_line
+        first, last = chunk.text.split("\n")[0], chunk.text.split("\n")[-1]
+        assert first.strip() and first.strip() in lines[chunk.start_line - 1]
+        assert last.strip() and last.strip() in lines[chunk.end_line - 1]
+
+
+@settings(max_examples=150, deadline=None)
+@given(MARKDOWN)
+def test_markdown_chunks_bounded_ordered_deterministic(text):
+    chunks = chunk_markdown(text)
+    check_common(chunks, split_lines(text), 1000)
+    assert all(c.text == c.text.strip() for c in chunks)
+    assert chunk_markdown(text) == chunks
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from(["a", "b b", "#", "```", "", "x" * 200]), min_size=1, max_size=300).map("\n".join))
+def test_markdown_never_loses_a_nonblank_line(text):
+    chunks = chunk_markdown(text)
+    covered = {n for c in chunks for n in range(c.start_line, c.end_line + 1)}
+    for number, line in enumerate(split_lines(text), start=1):
+        if line.strip():
+            assert number in covered
+
+
+CODE_LINE = st.one_of(
+    st.text(alphabet="abc =()#:{}'\"", max_size=60),
+    st.sampled_from(["", "def f():", "    pass", "class C:", "    def m(self):", "        return 1", "@d", "# c"]),
+    st.integers(min_value=2300, max_value=5200).map(lambda n: "q" * n),
+)
+
+
+def python_unit(name: str, kind: str, size: int) -> list[str]:
+    if kind == "def":
+        return ["# doc", f"def {name}():"] + [f"    v{i} = {i}" for i in range(size)] + [""]
+    methods = []
+    for k in range(size % 4 + 1):
+        methods += ["    @staticmethod", f"    def m{k}():"] + [f"        w{i} = {i}" for i in range(size)] + [""]
+    return [f"class {name.upper()}:", '    """doc"""'] + methods
+
+
+PYTHON = st.lists(
+    st.tuples(st.sampled_from(["def", "class"]), st.integers(min_value=0, max_value=100)), max_size=5,
+).map(lambda units: "\n".join(
+    ["import os", ""] + [line for i, (kind, size) in enumerate(units) for line in python_unit(f"u{i}", kind, size)]
+))
+
+
+def check_code(path: str, text: str) -> None:
+    chunker, chunks = chunk_code(path, text, text)
+    lines = split_lines(text)
+    check_common(chunks, lines, 2400)
+    for chunk in chunks:
+        assert chunk.end_line - chunk.start_line + 1 <= 80
+        if chunk.start_line < chunk.end_line:
+            expected = "\n".join(line.rstrip() for line in lines[chunk.start_line - 1:chunk.end_line])
+            assert chunk.text == expected
+    assert chunk_code(path, text, text) == (chunker, chunks)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(CODE_LINE, max_size=200).map("\n".join), st.sampled_from(["a.py", "a.go", "a.ts", "a.rs", "a.kt"]))
+def test_code_chunks_bounded_ordered_deterministic(text, path):
+    check_code(path, text)
+
+
+@settings(max_examples=40, deadline=None)
+@given(PYTHON)
+def test_structured_python_chunks_bounded_and_complete(text):
+    check_code("m.py", text)
+    _, chunks = chunk_code("m.py", text, text)
+    covered = {n for c in chunks for n in range(c.start_line, c.end_line + 1)}
+    for number, line in enumerate(split_lines(text), start=1):
+        if line.strip():
+            assert number in covered

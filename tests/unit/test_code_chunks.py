@@ -1,0 +1,370 @@
+"""Code chunking (knowledge §8.6): Python via ast, other languages via tree-sitter, `lines`."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragit.ingest import code as code_module
+from ragit.ingest.code import chunk_code
+
+
+def chunk(path: str, text: str, masked: str | None = None):
+    return chunk_code(path, text, text if masked is None else masked)
+
+
+def summary(chunks):
+    return [(c.title, c.start_line, c.end_line) for c in chunks]
+
+
+def method(name: str, body_lines: int) -> list[str]:
+    return [f"    def {name}(self):"] + [f"        x{i} = {i}" for i in range(body_lines)] + [""]
+
+
+def python_file(class_body_lines: int) -> str:
+    lines = [
+        "import os",
+        "import sys",
+        "",
+        "# Load the settings.",
+        "@cache",
+        "def load():",
+        "    return os.environ",
+        "",
+        "",
+        "class Repo:",
+        '    """A repository."""',
+        "",
+    ]
+    per_method = (class_body_lines - 6) // 2  # 3 header lines, 2 methods, 1 blank line between
+    lines += method("open", per_method) + method("close", per_method)
+    return "\n".join(lines) + "\n"
+
+
+# ---- checks of §8.6
+
+
+def test_python_module_function_and_small_class():
+    text = python_file(30)
+    chunker, chunks = chunk("src/repo.py", text)
+    assert chunker == "code:python"
+    assert summary(chunks) == [("module", 1, 2), ("function load", 4, 7), ("class Repo", 10, 39)]
+    assert chunks[1].text.startswith("# Load the settings.\n@cache\ndef load():")
+    assert chunks[2].end_line - chunks[2].start_line + 1 == 30
+
+
+def test_python_big_class_is_split_into_header_and_methods():
+    text = python_file(120)
+    chunker, chunks = chunk("src/repo.py", text)
+    assert chunker == "code:python"
+    titles = [c.title for c in chunks]
+    assert titles == ["module", "function load", "class Repo", "method Repo.open", "method Repo.close"]
+    header = chunks[2]
+    assert header.text == 'class Repo:\n    """A repository."""'
+    assert chunks[3].start_line == header.end_line + 2
+    assert chunks[4].end_line == len(text.splitlines()) - 1  # trailing blank line dropped
+
+
+def test_syntax_error_falls_back_to_lines():
+    text = "def broken(:\n" + "".join(f"line_{i} = {i}\n" for i in range(2, 201))
+    chunker, chunks = chunk("bad.py", text)
+    assert chunker == "lines"
+    assert summary(chunks)[:3] == [("lines 1-60", 1, 60), ("lines 51-110", 51, 110), ("lines 101-160", 101, 160)]
+    assert summary(chunks)[-1] == ("lines 151-200", 151, 200)
+
+
+def test_go_without_grammar_is_one_lines_chunk(monkeypatch):
+    monkeypatch.setattr(code_module, "_parser", lambda grammar: None)
+    text = "package main\n\nimport \"fmt\"\n\nfunc main() {\n\tfmt.Println(1)\n\tfmt.Println(2)\n\tfmt.Println(3)\n\tfmt.Println(4)\n}\n"
+    assert len(text.splitlines()) == 10
+    chunker, chunks = chunk("main.go", text)
+    assert chunker == "lines"
+    assert summary(chunks) == [("lines 1-10", 1, 10)]
+
+
+def test_language_without_any_grammar_uses_lines():
+    chunker, chunks = chunk("App.kt", "fun main() {\n  println(1)\n}\n")
+    assert chunker == "lines"
+    assert summary(chunks) == [("lines 1-3", 1, 3)]
+
+
+# ---- python details
+
+
+def test_async_function_title_and_async_method():
+    text = "async def fetch():\n    return 1\n\n\nclass A:\n    async def run(self):\n        pass\n"
+    _, chunks = chunk("a.py", text)
+    assert [c.title for c in chunks] == ["async function fetch", "class A"]
+
+
+def test_comment_separated_by_blank_line_is_not_attached():
+    text = "import x\n# about x\n\n# about f\ndef f():\n    pass\n"
+    _, chunks = chunk("a.py", text)
+    assert summary(chunks) == [("module", 1, 2), ("function f", 4, 6)]
+
+
+def test_indented_trailing_comment_of_previous_function_is_not_attached():
+    text = "def a():\n    return 1\n    # tail of a\ndef b():\n    return 2\n"
+    _, chunks = chunk("a.py", text)
+    assert summary(chunks) == [("function a", 1, 3), ("function b", 4, 5)]
+
+
+def test_comment_inside_previous_statement_string_is_not_attached():
+    text = 's = """\n# x"""\ndef f():\n    pass\n'
+    _, chunks = chunk("a.py", text)
+    assert summary(chunks) == [("module", 1, 2), ("function f", 3, 4)]
+
+
+def test_module_code_after_a_function_stays_in_its_unit():
+    text = "def main():\n    pass\n\nif __name__ == '__main__':\n    main()\n"
+    _, chunks = chunk("a.py", text)
+    assert summary(chunks) == [("function main", 1, 5)]
+
+
+def test_file_without_definitions_is_one_module_chunk():
+    chunker, chunks = chunk("conf.py", "A = 1\nB = 2\n")
+    assert chunker == "code:python"
+    assert summary(chunks) == [("module", 1, 2)]
+
+
+def test_empty_file_has_no_chunks():
+    assert chunk("empty.py", "") == ("code:python", [])
+    assert chunk("empty.go", "\n\n") == ("code:go", [])
+    assert chunk("empty.kt", "\n\n") == ("lines", [])
+
+
+def test_big_method_decorators_and_comments_attach_inside_class():
+    body = ["class Big:", "    x = 1", ""]
+    for name in ("a", "b"):
+        body += ["    # the " + name, "    @property"] + method(name, 45)
+    _, chunks = chunk("big.py", "\n".join(body) + "\n")
+    assert [c.title for c in chunks] == ["class Big", "method Big.a", "method Big.b"]
+    assert chunks[1].text.startswith("    # the a\n    @property\n    def a(self):")
+
+
+def test_oversized_unit_is_windowed_with_unit_title():
+    text = "def huge():\n" + "".join(f"    v{i} = {i}\n" for i in range(129))
+    _, chunks = chunk("h.py", text)
+    assert summary(chunks) == [
+        ("function huge (lines 1-60)", 1, 60),
+        ("function huge (lines 51-110)", 51, 110),
+        ("function huge (lines 101-130)", 101, 130),
+    ]
+
+
+def test_oversized_method_is_windowed_after_class_split():
+    text = "class C:\n    def m(self):\n" + "".join(f"        v{i} = {i}\n" for i in range(100))
+    _, chunks = chunk("c.py", text)
+    assert [c.title for c in chunks] == ["class C", "method C.m (lines 2-61)", "method C.m (lines 52-102)"]
+
+
+def test_character_limit_windows_and_long_line_pieces():
+    wide = "x = '" + "a" * 95 + "'"  # 101 chars per line → 23 lines fit in 2,400
+    text = "\n".join([wide] * 30) + "\n"
+    _, chunks = chunk("w.py", text)
+    assert all(len(c.text) <= 2400 for c in chunks)
+    assert summary(chunks) == [("module (lines 1-23)", 1, 23), ("module (lines 24-30)", 24, 30)]
+    long_line = "y = '" + "b" * 5000 + "'"
+    _, chunks = chunk("l.py", long_line + "\n")
+    assert [len(c.text) for c in chunks] == [2400, 2400, 206]
+    assert {(c.start_line, c.end_line) for c in chunks} == {(1, 1)}
+    assert "".join(c.text for c in chunks) == long_line
+
+
+def test_trailing_whitespace_stripped_indentation_kept():
+    text = "def f():   \n    return 1\t\n\n\n"
+    _, chunks = chunk("a.py", text)
+    assert chunks[0].text == "def f():\n    return 1"
+
+
+def test_structure_from_raw_text_and_chunk_text_from_masked_text():
+    raw = 'def f():\n    token = "abcdefghijkl"\n'
+    masked = 'def f():\n    token = "***"\n'
+    _, chunks = chunk_code("a.py", raw, masked)
+    assert chunks[0].title == "function f"
+    assert chunks[0].text == masked.strip()
+
+
+def test_masked_text_with_a_different_line_count_is_rejected():
+    with pytest.raises(ValueError):
+        chunk_code("a.py", "a = 1\nb = 2\n", "a = 1\n")
+
+
+def test_invalid_escape_warnings_are_silenced(recwarn):
+    chunker, _ = chunk("a.py", 'x = "\\d"\n')
+    assert chunker == "code:python"
+    assert not [w for w in recwarn if issubclass(w.category, SyntaxWarning)]
+
+
+def test_code_chunking_is_deterministic():
+    text = python_file(120)
+    assert chunk("r.py", text) == chunk("r.py", text)
+
+
+# ---- tree-sitter languages
+
+GO = """package main
+
+import "fmt"
+
+// Greeter says hi.
+type Greeter struct {
+	Name string
+}
+
+type Speaker interface {
+	Speak() string
+}
+
+// Speak implements Speaker.
+func (g *Greeter) Speak() string { return "hi" }
+
+func main() {
+	fmt.Println("x")
+}
+"""
+
+
+def test_go_structure():
+    chunker, chunks = chunk("cmd/main.go", GO)
+    assert chunker == "code:go"
+    assert summary(chunks) == [
+        ("module", 1, 3), ("struct Greeter", 5, 8), ("interface Speaker", 10, 12),
+        ("method Greeter.Speak", 14, 15), ("function main", 17, 19),
+    ]
+
+
+def test_syntax_error_in_tree_sitter_language_falls_back_to_lines():
+    chunker, chunks = chunk("bad.go", "package main\nfunc main( {\n")
+    assert chunker == "lines"
+    assert summary(chunks) == [("lines 1-2", 1, 2)]
+
+
+JAVA = """package a.b;
+import java.util.List;
+
+/** Doc. */
+@Deprecated
+public class Foo {
+    private int x;
+    /** ctor */
+    public Foo() {}
+
+    @Override
+    public String toString() { return ""; }
+}
+interface Bar { void run(); }
+enum Color { RED }
+"""
+
+
+def test_java_structure_and_split():
+    chunker, chunks = chunk("Foo.java", JAVA)
+    assert chunker == "code:java"
+    assert summary(chunks) == [
+        ("module", 1, 2), ("class Foo", 4, 13), ("interface Bar", 14, 14), ("enum Color", 15, 15),
+    ]
+    padded = JAVA.replace("    private int x;\n", "".join(f"    private int x{i};\n" for i in range(80)))
+    _, chunks = chunk("Foo.java", padded)
+    assert summary(chunks) == [
+        ("module", 1, 2), ("class Foo (lines 4-63)", 4, 63), ("class Foo (lines 54-86)", 54, 86),
+        ("method Foo.Foo", 87, 88), ("method Foo.toString", 90, 92),
+        ("interface Bar", 93, 93), ("enum Color", 94, 94),
+    ]
+
+
+JS = """import x from "y";
+// helper
+function foo() {}
+export async function bar() {}
+export default class Baz extends Q {
+  constructor() {}
+  get x() { return 1; }
+}
+const arrow = () => 1;
+export const fe = function () {};
+"""
+
+
+def test_javascript_structure():
+    chunker, chunks = chunk("web/app.mjs", JS)
+    assert chunker == "code:javascript"
+    assert summary(chunks) == [
+        ("module", 1, 1), ("function foo", 2, 3), ("async function bar", 4, 4), ("class Baz", 5, 8),
+        ("function arrow", 9, 9), ("function fe", 10, 10),
+    ]
+
+
+TS = """import x from "y";
+@Component({})
+export class Foo implements Bar {
+  name: string;
+  // comment
+  @HostListener("x")
+  onX(): void {}
+  other(): number { return 1; }
+}
+export interface Bar { x: number; }
+type T = string;
+enum E { A }
+namespace NS { export const a = 1; }
+"""
+
+
+def test_typescript_structure_and_method_split():
+    chunker, chunks = chunk("src/foo.ts", TS)
+    assert chunker == "code:typescript"
+    assert summary(chunks) == [
+        ("module", 1, 1), ("class Foo", 2, 9), ("interface Bar", 10, 10), ("type T", 11, 11),
+        ("enum E", 12, 12), ("namespace NS", 13, 13),
+    ]
+    padded = TS.replace("  name: string;\n", "".join(f"  name{i}: string;\n" for i in range(80)))
+    _, chunks = chunk("src/foo.ts", padded)
+    titles = [c.title for c in chunks]
+    assert "method Foo.onX" in titles and "method Foo.other" in titles
+    on_x = chunks[titles.index("method Foo.onX")]
+    assert on_x.text.startswith('  // comment\n  @HostListener("x")\n  onX()')
+
+
+def test_tsx_uses_the_tsx_grammar():
+    text = "export function App() {\n  return <div>hi</div>;\n}\n"
+    chunker, chunks = chunk("src/App.tsx", text)
+    assert chunker == "code:typescript"
+    assert summary(chunks) == [("function App", 1, 3)]
+
+
+RUST = """use std::fmt;
+
+/// A point.
+#[derive(Debug)]
+pub struct Point { x: i32 }
+
+impl fmt::Display for Point {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result { Ok(()) }
+}
+
+impl<T> Wrapper<T> {
+    pub fn new() -> Self { todo!() }
+}
+
+pub trait Shape { fn area(&self) -> f64; }
+mod inner { fn x() {} }
+mod other;
+pub async fn main() {}
+"""
+
+
+def test_rust_structure():
+    chunker, chunks = chunk("src/lib.rs", RUST)
+    assert chunker == "code:rust"
+    assert summary(chunks) == [
+        ("module", 1, 1), ("struct Point", 3, 5), ("impl Display for Point", 7, 9),
+        ("impl Wrapper", 11, 13), ("trait Shape", 15, 15), ("mod inner", 16, 17),
+        ("async function main", 18, 18),
+    ]
+
+
+def test_rust_big_impl_is_split_into_methods():
+    methods = "".join(f"    fn m{i}(&self) -> i32 {{\n" + "        let a = 1;\n" * 20 + "    }\n" for i in range(4))
+    text = f"struct S;\n\nimpl S {{\n{methods}}}\n"
+    _, chunks = chunk("s.rs", text)
+    assert [c.title for c in chunks] == ["struct S", "impl S", "method S.m0", "method S.m1", "method S.m2", "method S.m3"]
