@@ -1,0 +1,156 @@
+"""One way to run git: argv lists (no shell), bytes out, failures carry stderr.
+
+Every git process ragit starts goes through ``Git`` so the environment is the same for all of
+them: repository-locating variables inherited from a hook (``GIT_DIR``, ``GIT_INDEX_FILE``, ...)
+are dropped, because ragit always addresses the worktree it was pointed at, and optional locks
+are disabled, so git skips the index refreshes it is allowed to skip while ragit only reads.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+# Variables that make git address another repository, index or object store than the one the
+# working directory belongs to (the list of ``git rev-parse --local-env-vars`` that locate things).
+_LOCAL_REPO_VARS = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_COMMON_DIR",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_IMPLICIT_WORK_TREE",
+    "GIT_PREFIX",
+    "GIT_SHALLOW_FILE",
+    "GIT_GRAFT_FILE",
+)
+
+
+def git_env() -> dict[str, str]:
+    """The environment of every git child process."""
+    env = {k: v for k, v in os.environ.items() if k not in _LOCAL_REPO_VARS}
+    env["GIT_OPTIONAL_LOCKS"] = "0"
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    return env
+
+
+class GitError(Exception):
+    """A git process failed; internal (callers map it to a typed ``RagitError`` when it matters)."""
+
+    def __init__(self, args: Sequence[str], returncode: int, stderr: bytes) -> None:
+        self.args_list = list(args)
+        self.returncode = returncode
+        self.stderr = stderr.decode("utf-8", "replace").strip()
+        super().__init__(f"git {' '.join(self.args_list)} exited {returncode}: {self.stderr}")
+
+
+@dataclass(frozen=True)
+class GitResult:
+    """Exit status and raw output of one git process."""
+
+    args: tuple[str, ...]
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+
+    def checked(self) -> bytes:
+        """stdout, or ``GitError`` when the process failed."""
+        if self.returncode != 0:
+            raise GitError(self.args, self.returncode, self.stderr)
+        return self.stdout
+
+
+class Git:
+    """Runs git inside one worktree root (``git rev-parse --show-toplevel``)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+
+    def call(
+        self, *args: str, input: bytes | None = None, allowed: Collection[int] | None = None
+    ) -> GitResult:
+        """Run ``git <args>``; an exit status outside ``allowed`` (when given) raises ``GitError``.
+
+        For commands whose exit status is an answer (``merge-base --is-ancestor``,
+        ``rev-parse --verify``) rather than a failure.
+        """
+        # Without input git gets an empty stdin: it must never read the caller's (MCP stdio).
+        proc = subprocess.run(
+            ["git", *args],
+            cwd=self.root,
+            input=b"" if input is None else input,
+            capture_output=True,
+            env=git_env(),
+            check=False,
+        )
+        if allowed is not None and proc.returncode not in allowed:
+            raise GitError(args, proc.returncode, proc.stderr)
+        return GitResult(args, proc.returncode, proc.stdout, proc.stderr)
+
+    def run(self, *args: str, input: bytes | None = None, check: bool = True) -> bytes:
+        """Run ``git <args>`` and return stdout; with ``check`` a failure raises ``GitError``."""
+        return self.call(*args, input=input, allowed=(0,) if check else None).stdout
+
+    def call_parallel(self, *commands: Sequence[str]) -> list[GitResult]:
+        """Run independent git commands concurrently; wall time is that of the slowest one."""
+        env = git_env()
+        procs = [
+            subprocess.Popen(
+                ["git", *cmd],
+                cwd=self.root,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=env,
+            )
+            for cmd in commands
+        ]
+        results: list[GitResult] = []
+        for cmd, proc in zip(commands, procs):
+            out, err = proc.communicate()
+            results.append(GitResult(tuple(cmd), proc.returncode, out, err))
+        return results
+
+    def git_path(self, name: str) -> Path:
+        """Absolute ``git rev-parse --git-path <name>``.
+
+        Per-worktree files (``HEAD``, ``index``) resolve into the worktree's own git dir and
+        ``hooks`` honours ``core.hooksPath``.
+        """
+        out = self.run("rev-parse", "--git-path", name).decode("utf-8", "surrogateescape")
+        path = Path(out.rstrip("\n"))
+        return path if path.is_absolute() else self.root / path
+
+
+def decode_path(raw: bytes) -> str:
+    """Git path bytes to ``str``; undecodable bytes survive a round trip through argv."""
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def find_root(cwd: Path) -> Path | None:
+    """Absolute worktree root containing ``cwd``; None outside a worktree or inside ``.git``."""
+    cwd = Path(cwd)
+    if not cwd.is_dir():
+        return None
+    proc = subprocess.run(
+        ["git", "rev-parse", "--show-toplevel"],
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        env=git_env(),
+        check=False,
+    )
+    out = decode_path(proc.stdout).rstrip("\n")
+    if proc.returncode != 0 or not out:
+        return None
+    return Path(out)
+
+
+def is_sha256_repo(git: Git) -> bool:
+    """True for SHA-256 object-format repositories, which the first release does not support."""
+    fmt = git.run("rev-parse", "--show-object-format").decode().strip()
+    return fmt == "sha256"

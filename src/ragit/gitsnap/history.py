@@ -1,0 +1,54 @@
+"""Commit ancestry: recovery hints (§5.4), ``--since`` checks (§7.2), renames for ``verify``.
+
+Plumbing commands only, so user configuration (``log.showSignature``, ``diff.renames``, ...)
+cannot change what ragit reads.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from ragit.clock import format_iso
+from ragit.gitsnap.git import Git, decode_path
+
+
+def rev_list(git: Git, sha: str) -> list[str]:
+    """``sha`` and its ancestors, newest first (``git rev-list``; a shallow clone stops early)."""
+    return git.run("rev-list", sha, "--").decode().split()
+
+
+def is_ancestor(git: Git, ancestor: str, descendant: str) -> bool:
+    """``git merge-base --is-ancestor``: exit 0 yes, 1 no, anything else is a failure."""
+    result = git.call("merge-base", "--is-ancestor", ancestor, descendant, allowed=(0, 1))
+    return result.returncode == 0
+
+
+def first_parent(git: Git, sha: str) -> str | None:
+    """The first parent of ``sha``; None for a root commit or a shallow clone's boundary."""
+    result = git.call("rev-parse", "-q", "--verify", f"{sha}^1^{{commit}}", allowed=(0, 1))
+    return result.stdout.decode().strip() if result.returncode == 0 else None
+
+
+def commit_time(git: Git, sha: str) -> str:
+    """Committer time of ``sha`` as ``2026-03-08T10:00:00.000Z``."""
+    raw = git.run("cat-file", "commit", sha)
+    for line in raw.split(b"\n"):
+        if not line:
+            break
+        if line.startswith(b"committer "):
+            seconds = int(line.rsplit(b" ", 2)[1])
+            return format_iso(datetime.fromtimestamp(seconds, timezone.utc))
+    raise ValueError(f"commit {sha} has no committer line")
+
+
+def find_rename(git: Git, old_commit: str, new_commit: str, path: str) -> str | None:
+    """Where git's rename detection says ``path`` of ``old_commit`` went in ``new_commit``."""
+    out = git.run(
+        "diff-tree", "-r", "-z", "--find-renames", "--diff-filter=R", "--name-status",
+        old_commit, new_commit, "--",
+    )
+    fields = out.split(b"\0")
+    for i in range(0, len(fields) - 2, 3):
+        if decode_path(fields[i + 1]) == path:
+            return decode_path(fields[i + 2])
+    return None

@@ -1,0 +1,94 @@
+"""HEAD, branch and ``--at`` resolution (knowledge §5.1, §5.2).
+
+Only commit forms are accepted: ``HEAD``, a full SHA or a unique hex prefix. Resolution asks git
+for every object sharing the prefix and keeps the commits, so a blob or tree that happens to share
+it can never make a commit prefix ambiguous, nor be mistaken for one.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ragit.errors import RagitError
+from ragit.gitsnap.git import Git
+
+_HEX_REF = re.compile(r"[0-9a-fA-F]{4,40}")
+_BRANCH_PREFIX = "refs/heads/"
+
+
+def is_commit_form(ref: str) -> bool:
+    """Syntax check of §5.1 (``HEAD`` or 4–40 hex digits, any case); no git I/O."""
+    return ref == "HEAD" or _HEX_REF.fullmatch(ref) is not None
+
+
+def head_sha(git: Git) -> str | None:
+    """The HEAD commit, or None when HEAD is unborn."""
+    result = git.call("rev-parse", "-q", "--verify", "HEAD^{commit}", allowed=(0, 1))
+    if result.returncode == 1:
+        return None
+    return result.stdout.decode().strip()
+
+
+def branch_from_symref(full_ref: str) -> str:
+    """``refs/heads/feature/x`` -> ``feature/x``: the branch's own name, never abbreviated."""
+    return full_ref[len(_BRANCH_PREFIX):] if full_ref.startswith(_BRANCH_PREFIX) else full_ref
+
+
+def current_branch(git: Git) -> str | None:
+    """The branch HEAD points at (also when unborn), or None when HEAD is detached."""
+    result = git.call("symbolic-ref", "-q", "HEAD", allowed=(0, 1))
+    if result.returncode == 1:
+        return None
+    return branch_from_symref(result.stdout.decode("utf-8", "surrogateescape").rstrip("\n"))
+
+
+def commits_with_prefix(git: Git, prefix: str) -> list[str]:
+    """Sorted full SHAs of the commits whose id starts with the hex ``prefix`` (4–40 digits)."""
+    if _HEX_REF.fullmatch(prefix) is None:
+        raise ValueError(f"not a hex prefix of 4-40 digits: {prefix!r}")
+    prefix = prefix.lower()
+    if len(prefix) == 40:  # a full id needs no listing: its type alone decides
+        candidates = [prefix.encode()]
+    else:
+        candidates = git.run("rev-parse", f"--disambiguate={prefix}").split()
+        if not candidates:
+            return []
+    listing = git.run(
+        "cat-file",
+        "--batch-check=%(objectname) %(objecttype)",
+        input=b"\n".join(candidates) + b"\n",
+    )
+    commits: set[str] = set()
+    for line in listing.decode().splitlines():
+        oid, _, kind = line.partition(" ")
+        if kind == "commit":
+            commits.add(oid)
+    return sorted(commits)
+
+
+def _ref_invalid(ref: str, message: str) -> RagitError:
+    return RagitError("SNAPSHOT_REF_INVALID", message, {"ref": ref}, "git rev-parse --verify HEAD")
+
+
+def resolve_at(git: Git, ref: str) -> str:
+    """Resolve an ``--at`` value to a lower-case full commit SHA, exactly as §5.1 says."""
+    if not is_commit_form(ref):
+        raise _ref_invalid(
+            ref, f"{ref!r} is not HEAD, a full commit SHA or a hex prefix of at least 4 digits"
+        )
+    if ref == "HEAD":
+        sha = head_sha(git)
+        if sha is None:
+            raise _ref_invalid(ref, "HEAD is unborn: the repository has no commit yet")
+        return sha
+    matches = commits_with_prefix(git, ref)
+    if not matches:
+        raise _ref_invalid(ref, f"no commit matches {ref!r}")
+    if len(matches) > 1:
+        raise RagitError(
+            "SNAPSHOT_REF_AMBIGUOUS",
+            f"{ref!r} matches {len(matches)} commits; use a longer prefix",
+            {"ref": ref, "matches": matches},
+            f"git rev-parse --disambiguate={ref.lower()}",
+        )
+    return matches[0]
