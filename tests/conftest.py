@@ -14,6 +14,9 @@ GIT_ENV = {
     "GIT_COMMITTER_NAME": "Test",
     "GIT_COMMITTER_EMAIL": "test@example.com",
     "GIT_CONFIG_NOSYSTEM": "1",
+    # fixed dates make commit SHAs, and so golden outputs, reproducible
+    "GIT_AUTHOR_DATE": "2026-03-08T10:00:00+00:00",
+    "GIT_COMMITTER_DATE": "2026-03-08T10:00:00+00:00",
 }
 
 
@@ -67,3 +70,98 @@ def git_repo(tmp_path) -> GitRepo:
     root.mkdir()
     subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
     return GitRepo(root)
+
+
+PLACEHOLDER_CONFIG = '[embedding]\nprovider = "placeholder"\nmodel = "sha1"\ndimensions = 64\n'
+
+
+class CliResult:
+    def __init__(self, code: int, out: str, err: str):
+        self.code = code
+        self.out = out
+        self.err = err
+
+    @property
+    def json(self):
+        import json
+
+        return json.loads(self.out)
+
+    def __repr__(self) -> str:  # pragma: no cover - shown on assertion failures
+        return f"CliResult(code={self.code}, out={self.out[:2000]!r}, err={self.err[:2000]!r})"
+
+
+@pytest.fixture
+def cli(capsys, monkeypatch):
+    """Run ``ragit`` in-process: ``cli(*args, stdin=None) -> CliResult``."""
+    import io
+    import sys
+
+    from ragit.cli.main import main
+
+    def run(*args: str, stdin: str | None = None) -> CliResult:
+        capsys.readouterr()
+        if stdin is not None:
+            monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin.encode("utf-8")), encoding="utf-8"))
+        try:
+            main(list(args))
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        captured = capsys.readouterr()
+        return CliResult(code, captured.out, captured.err)
+
+    return run
+
+
+def write_placeholder_config(root: Path) -> None:
+    """Use the test-only 64-d hash embedder: fast and deterministic."""
+    target = root / ".ragit" / "config.toml"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(PLACEHOLDER_CONFIG, encoding="utf-8")
+    # keep ragit's own files out of `git add -A` in tests (a real repo commits config/manifests
+    # deliberately; here branch switches must not carry them around)
+    exclude = root / ".git" / "info" / "exclude"
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    with exclude.open("a", encoding="utf-8") as fh:
+        fh.write(".ragit/\n")
+
+
+def tree_snapshot(root: Path) -> dict[str, bytes]:
+    """Every file under ``root`` except .git/, for "nothing was written" assertions."""
+    out = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if rel == ".git" or rel.startswith(".git/"):
+            continue
+        out[rel] = path.read_bytes() if path.is_file() else b"<dir>"
+    return out
+
+
+SAMPLE_FILES = {
+    "docs/adr/001-auth.md": (
+        "---\ntype: adr\n---\n# ADR: token rotation\n\n"
+        "We rotate refresh tokens on every use so a stolen token is useless.\n\n"
+        "## Consequences\n\nClients must store the newest refresh token after each call.\n"
+    ),
+    "docs/plan/roadmap.md": (
+        "# Roadmap\n\n## Milestone 1\n\nShip the store backend and the query command.\n\n"
+        "## Milestone 2\n\nAdd context packs with citation-diverse selection.\n"
+    ),
+    "README.md": "# Demo project\n\nA small project used to test restore auth context queries.\n",
+    "src/auth.py": (
+        "import os\n\n\ndef restore_context(session):\n    \"\"\"Restore the auth context of a session.\"\"\"\n"
+        "    return session.get('auth')\n\n\nclass TokenStore:\n    def rotate(self, token):\n"
+        "        return token[::-1]\n"
+    ),
+}
+
+
+@pytest.fixture
+def indexed_repo(git_repo, cli) -> GitRepo:
+    """A committed sample repository, indexed at HEAD with the placeholder embedder."""
+    write_placeholder_config(git_repo.root)
+    git_repo.commit("initial", SAMPLE_FILES)
+    result = cli("ingest", "--all", "--cwd", str(git_repo.root), "--format", "json")
+    assert result.code == 0, result
+    return git_repo

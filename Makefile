@@ -1,0 +1,30 @@
+# Two entry points on a fresh machine (Python 3.11 + git): `make demo` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test install bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+# Index this very repository at HEAD, then answer a query and a context pack.
+demo: $(STAMP)
+	$(BIN)/ragit ingest --all --format text
+	$(BIN)/ragit query "how does ingest reuse unchanged blobs" --view minimal --format text
+	$(BIN)/ragit context pack "add a new store backend" --budget 600 --view minimal --format text
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -n 2 -q
+
+bench: $(STAMP)
+	$(BIN)/python bench/ingest_query.py
+
+clean:
+	rm -rf $(VENV) .ragit/store .ragit/cache

@@ -1,0 +1,210 @@
+"""The public Python API: :class:`Repo` keeps one repository's config, git handle, embedder and
+snapshot matrices in memory, so repeated calls in one process are fast. The CLI and the MCP
+server are thin shells over these methods."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from .config import Config, load_config
+from .errors import RagitError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .context.pack import PackSelection
+    from .embed.base import Embedder
+    from .gitsnap.git import Git
+    from .ingest.pipeline import IngestResult
+    from .retrieve.query import QueryResult, Retrieval
+
+
+def git_required(cwd: Path) -> RagitError:
+    return RagitError(
+        "GIT_REPOSITORY_REQUIRED", f"{cwd} is not inside a git repository", {"cwd": str(cwd)}, "git init",
+    )
+
+
+@dataclass
+class PackResult:
+    """A budgeted, cited context pack (context §1.4)."""
+
+    retrieval: "Retrieval"
+    budget: int
+    selection: "PackSelection"
+    counter_name: str
+    model_tokens: int
+    extra_warnings: tuple[str, ...] = ()
+
+    @property
+    def hits(self):
+        return list(self.selection.hits)
+
+    @property
+    def warnings(self) -> list[str]:
+        return list(self.retrieval.warnings) + list(self.selection.warnings) + list(self.extra_warnings)
+
+    def to_dict(self, view: str = "default") -> dict[str, Any]:
+        from .contract.views import project_hit
+
+        r = self.retrieval
+        return {
+            "goal": r.text,
+            "scope": r.scope,
+            "snapshotSha": r.snapshot_sha,
+            "snapshot": r.selection.block(),
+            "budget": self.budget,
+            "usedTokens": self.selection.used_tokens,
+            "selectedHits": len(self.selection.hits),
+            "selection": self.selection.summary(),
+            "warnings": self.warnings,
+            "redactionSummary": r.redaction(view, "goal", self.hits),
+            "hits": [project_hit(h, view) for h in self.selection.hits],
+            "modelTokens": {"counter": self.counter_name, "tokens": self.model_tokens},
+        }
+
+
+class Repo:
+    """One git repository opened for ragit."""
+
+    def __init__(self, root: Path, config: Config, git: "Git"):
+        self.root = root
+        self.config = config
+        self.git = git
+        self._embedder: "Embedder | None" = None
+        from .retrieve.search import VectorCache
+
+        self._cache = VectorCache()
+
+    @classmethod
+    def open(cls, path: str | Path = ".") -> "Repo":
+        """Open the repository containing ``path`` (GIT_REPOSITORY_REQUIRED outside git)."""
+        from .gitsnap.git import Git, find_root
+
+        cwd = Path(path).resolve()
+        root = find_root(cwd)
+        if root is None:
+            raise git_required(cwd)
+        return cls(root, load_config(root), Git(root))
+
+    # ---------------------------------------------------------------- embedder
+
+    @property
+    def embedder(self) -> "Embedder":
+        if self._embedder is None:
+            from .embed import load_embedder
+
+            self._embedder = load_embedder(self.config)
+        return self._embedder
+
+    def _embedder_if_loaded(self) -> "Embedder | None":
+        return self._embedder
+
+    # ---------------------------------------------------------------- knowledge
+
+    def ingest(self, *, all: bool = False, since: str | None = None, files: str | None = None,
+               paths: tuple[str, ...] | list[str] = (), dry_run: bool = False,
+               progress: Callable[[str, int, int], None] | None = None) -> "IngestResult":
+        """Index HEAD (see knowledge §7); ``files`` is a comma-separated glob list."""
+        from .contract.payloads import IngestInput
+
+        inp = IngestInput.from_cli(all, since, files, tuple(paths))
+        return self.ingest_input(inp, dry_run=dry_run, progress=progress)
+
+    def ingest_input(self, inp, *, dry_run: bool = False, progress=None) -> "IngestResult":
+        from .ingest.pipeline import IngestRequest, run_ingest
+
+        request = IngestRequest(inp.mode, inp.since, list(inp.files), list(inp.paths), dry_run)
+        result = run_ingest(self.root, self.git, self.config, request, embedder=self._embedder, progress=progress)
+        self._cache.entries.clear()
+        return result
+
+    def query(self, question: str, *, top_k: int | None = None, scope: str = "durable",
+              at: str | None = None, explain: bool = False) -> "QueryResult":
+        """Cited hits for ``question`` from the exact snapshot of HEAD (or ``at``)."""
+        from .contract.payloads import QueryInput
+
+        payload: dict[str, Any] = {"question": question, "scope": scope, "explain": explain}
+        if top_k is not None:
+            payload["topK"] = top_k
+        if at is not None:
+            payload["at"] = at
+        inp = QueryInput.from_payload(payload, self.config["retrieval"]["top_k"])
+        return self.query_input(inp)
+
+    def query_input(self, inp) -> "QueryResult":
+        from .retrieve.query import QueryResult
+
+        retrieval = self._retrieve(inp.question, inp.top_k, inp.scope, inp.at)
+        return QueryResult(retrieval, inp.explain)
+
+    def _retrieve(self, text: str, top_k: int, scope: str, at: str | None) -> "Retrieval":
+        from .retrieve.query import retrieve
+
+        return retrieve(self.root, self.git, self.config, text, top_k=top_k, scope=scope, at=at,
+                        cache=self._cache, embedder=self._lazy_embedder())
+
+    def _lazy_embedder(self):
+        return _LazyEmbedder(self)
+
+    # ---------------------------------------------------------------- context
+
+    def pack(self, goal: str, *, budget: int = 1200, scope: str = "durable", at: str | None = None) -> PackResult:
+        """A budgeted, citation-diverse context pack for ``goal`` (context §1)."""
+        from .contract.payloads import PackInput
+
+        payload: dict[str, Any] = {"goal": goal, "budget": budget, "scope": scope}
+        if at is not None:
+            payload["at"] = at
+        return self.pack_input(PackInput.from_payload(payload))
+
+    def pack_input(self, inp) -> PackResult:
+        from .context.pack import select_hits
+        from .contract.payloads import PACK_TOP_K
+
+        retrieval = self._retrieve(inp.goal, PACK_TOP_K, inp.scope, inp.at)
+        selection = select_hits(retrieval.hits, inp.budget)
+        counter_name, count, warning = _model_tokens(self.config, [h.text for h in selection.hits])
+        return PackResult(retrieval, inp.budget, selection, counter_name, count, (warning,) if warning else ())
+
+
+    def packet(self, payload: Any, *, evidence: tuple[str, ...] | list[str] = ()):
+        """A context packet from a request payload (context §2.4): ``retrieve`` runs a pack,
+        ``evidence`` names files given as direct evidence."""
+        from .context.bridge import assemble_packet
+
+        return assemble_packet(self, payload, tuple(evidence))
+
+
+class _LazyEmbedder:
+    """Defers loading the model until a query really needs it (after all readiness checks)."""
+
+    def __init__(self, repo: Repo):
+        self._repo = repo
+
+    @property
+    def id(self) -> str:
+        if self._repo._embedder is not None:
+            return self._repo._embedder.id
+        from .embed import embedder_id_for
+
+        return embedder_id_for(self._repo.config)
+
+    @property
+    def dimensions(self) -> int:
+        return self._repo.embedder.dimensions
+
+    def embed(self, texts):
+        return self._repo.embedder.embed(texts)
+
+
+def _model_tokens(config: Config, texts: list[str]) -> tuple[str, int, str | None]:
+    """Estimated model tokens of the packet with the configured counter (informational)."""
+    name = config["window"]["token_counter"]
+    if name == "heuristic":
+        return name, sum(len(t) // 4 for t in texts), None
+    from .window.tokens import get_counter
+
+    counter, warning = get_counter(name)
+    used = getattr(counter, "name", name) if warning is None else "heuristic"
+    return used, sum(counter.count_text(t) for t in texts), warning

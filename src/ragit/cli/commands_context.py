@@ -1,0 +1,89 @@
+"""Context-plane commands: context pack (and, as they land, packet and assemble)."""
+
+from __future__ import annotations
+
+import click
+
+from .common import check_view, common, input_option, open_repo, resolve_root, view_option
+from .main import cli
+from .output import Output
+
+
+@cli.group("context")
+def context_group() -> None:
+    """Budgeted context for one agent call."""
+
+
+@context_group.command("pack")
+@click.argument("goal", required=False)
+@input_option
+@click.option("--budget", default=None, metavar="UNITS", help="Content-unit budget (default 1200).")
+@click.option("--scope", default=None, metavar="durable|session|harness|evidence|all")
+@click.option("--at", default=None, metavar="SHA", help="HEAD, a full SHA or a unique hex prefix.")
+@view_option
+@common
+def pack_cmd(goal, input_, budget, scope, at, view, format_, cwd) -> Output:
+    """Pack cited hits for a goal under a strict content-unit budget (citation-diverse-v2)."""
+    from ..contract.inputs import Validator, load_json_input
+    from ..contract.payloads import SCOPES, PackInput
+
+    view = check_view(view, "context pack")
+    root, _ = resolve_root(cwd)
+    v = Validator("context pack")
+    if input_ is not None:
+        scope_given = scope is not None and scope.strip().lower() != "durable"
+        v.mixed([n for n, on in (("goal", goal is not None), ("--budget", budget is not None),
+                                 ("--at", at is not None), ("--scope", scope_given)) if on])
+        if scope is not None:
+            v.choice(scope, "--scope", SCOPES)
+        inp = PackInput.from_payload(load_json_input(input_, root, v))
+    else:
+        inp = PackInput.from_cli(goal, budget, scope, at)
+    repo = open_repo(cwd)
+    result = repo.pack_input(inp)
+    data = result.to_dict(view)
+
+    def text() -> str:
+        from ..contract.render import header, hit_list, snapshot_lines
+
+        sel = data["selection"]
+        red = data["redactionSummary"]
+        mt = data["modelTokens"]
+        lines = header("context pack", [("goal", data["goal"])]
+                       + snapshot_lines(data["snapshot"], data["snapshotSha"])
+                       + [("budget", data["budget"]), ("used_tokens", data["usedTokens"]),
+                          ("model_tokens", f"{mt['tokens']} ({mt['counter']})"),
+                          ("selected_hits", data["selectedHits"]), ("selection_strategy", sel["strategy"]),
+                          ("candidate_hits", sel["candidateHits"]), ("unique_citations", sel["uniqueCitations"]),
+                          ("selected_sources", sel["selectedSources"]),
+                          ("duplicate_citations_skipped", sel["duplicateCitationsSkipped"]),
+                          ("budget_rejected_hits", sel["budgetRejectedHits"]),
+                          ("warnings", len(data["warnings"])), ("view", view),
+                          ("redaction_applied", red["applied"]), ("masked_count", red["maskedCount"])],
+                       data["warnings"])
+        return "\n".join(lines + [""] + hit_list(result.hits, view)) + "\n"
+
+    return Output("context pack", data, text, data["warnings"], cwd=str(repo.root))
+
+
+@context_group.command("packet")
+@input_option
+@click.option("--evidence", "evidence", multiple=True, metavar="PATH[:kind]",
+              help="A file given as direct evidence (repeatable); may lie outside the repository.")
+@common
+def packet_cmd(input_, evidence, format_, cwd) -> Output:
+    """Assemble an inspectable context packet: selected, pointers, excluded, unknowns, refresh."""
+    from ..context.bridge import packet_text
+    from ..contract.inputs import Validator, load_json_input
+
+    v = Validator("context packet")
+    if input_ is None:
+        raise v.fail("--input", "required", "context packet needs --input <path|->")
+    root, _ = resolve_root(cwd)
+    payload = load_json_input(input_, root, v)
+    repo = open_repo(cwd)
+    outcome = repo.packet(payload, evidence=evidence)
+    data = outcome.to_dict()
+    warnings = data.get("warnings", [])
+    return Output("context packet", data, lambda: packet_text(data), warnings, ok=outcome.ready,
+                  exit_code=0 if outcome.ready else 3, cwd=str(repo.root))

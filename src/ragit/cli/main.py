@@ -1,0 +1,138 @@
+"""The ``ragit`` program: argv normalisation, dispatch to click commands, uniform rendering of
+results and typed failures. Command modules only build :class:`~ragit.cli.output.Output`."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from .._version import __version__
+from ..errors import RagitError, internal_error
+from . import argv as argvmod
+from .output import emit, emit_failure, normalize_format
+
+
+COMMAND_ORDER = (
+    "init", "describe", "config", "hooks", "ingest", "query", "context", "memory", "migrate", "status",
+    "doctor", "verify", "eval", "artifact", "window", "session", "mcp",
+)
+
+
+class RagitGroup(click.Group):
+    """Lists commands in the order of cli-contract §1."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        rank = {name: i for i, name in enumerate(COMMAND_ORDER)}
+        return sorted(self.commands, key=lambda n: (rank.get(n, len(rank)), n))
+
+
+@click.group(cls=RagitGroup, context_settings={"help_option_names": ["--help", "-h"]})
+@click.version_option(__version__, "--version", prog_name="ragit", message="%(prog)s %(version)s")
+def cli() -> None:
+    """ragit: commit-bound, cited, budgeted context for coding agents."""
+
+
+def _register() -> None:
+    """Import every ``ragit.cli.commands_*`` module; each registers its commands on ``cli``."""
+    import importlib
+    import pkgutil
+
+    from .. import cli as package
+
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+        if info.name.startswith("commands_"):
+            importlib.import_module(f"{package.__name__}.{info.name}")
+
+
+def failure_cwd(raw: list[str], command: str) -> str:
+    """Git root of ``--cwd`` (or the process directory) when resolvable, else the absolute path."""
+    requested = Path(argvmod.raw_option(raw, ("--cwd",)) or os.getcwd()).expanduser()
+    absolute = Path(os.path.abspath(requested))
+    if command == "describe":
+        return os.getcwd()
+    from ..gitsnap.git import find_root
+
+    try:
+        root = find_root(absolute) if absolute.is_dir() else None
+    except Exception:
+        root = None
+    return str(root or absolute)
+
+
+def _usage_error(exc: click.UsageError, command: str) -> RagitError:
+    from ..errors import input_invalid
+
+    message = exc.format_message()
+    if isinstance(exc, click.NoSuchOption) or "No such command" in message:
+        if "No such command" in message:
+            name = message.split("'")[1] if "'" in message else message
+            return RagitError("COMMAND_UNKNOWN", f"unknown command {name!r}", {"command": name}, "ragit --help")
+    field = "usage"
+    param = getattr(exc, "param", None)
+    if param is not None and getattr(param, "opts", None):
+        field = param.opts[0]
+    elif isinstance(exc, click.NoSuchOption):
+        field = exc.option_name
+    return input_invalid(field, "usage", message, command=command or None)
+
+
+def main(args: list[str] | None = None) -> None:
+    """Console entry point."""
+    raw = list(sys.argv[1:] if args is None else args)
+    words = argvmod.command_path(raw)
+    command = " ".join(words)
+    success_default, failure_default = argvmod.defaults_for(command)
+    fmt_names = ("--format", "--output") if command == "init" else ("--format",)
+    failure_fmt = normalize_format(argvmod.raw_option(raw, fmt_names)) or failure_default
+    _register()
+    try:
+        given = argvmod.raw_option(raw, fmt_names)
+        if given is not None and normalize_format(given) is None:
+            from ..errors import input_invalid
+
+            raise input_invalid("--format", "not_one_of", f"--format must be text, json or both, got {given!r}",
+                                command=command or None, value=given, allowed=["text", "json", "both"])
+        out = cli.main(args=argvmod.reorder(raw), prog_name="ragit", standalone_mode=False)
+    except RagitError as exc:
+        sys.exit(emit_failure(command, failure_cwd(raw, command), exc, failure_fmt))
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        sys.exit(130)
+    except click.UsageError as exc:
+        err = _usage_error(exc, command)
+        sys.exit(emit_failure(command or "ragit", failure_cwd(raw, command), err, failure_fmt))
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except BrokenPipeError:
+        sys.exit(0)
+    except Exception as exc:  # noqa: BLE001 - the contract turns everything else into INTERNAL_ERROR
+        err = internal_error(exc)
+        code = emit_failure(command, failure_cwd(raw, command), err, failure_fmt)
+        if os.environ.get("RAGIT_DEBUG") == "1":
+            import traceback
+
+            traceback.print_exc()
+        sys.exit(code)
+    if out is None:  # --help of a group, or a command that printed nothing
+        sys.exit(0)
+    if isinstance(out, int):
+        sys.exit(out)
+    fmt = out_format(raw, command, success_default)
+    sys.exit(emit(out, fmt, _success_cwd(out)))
+
+
+def out_format(raw: list[str], command: str, default: str) -> str:
+    names = ("--format", "--output") if command == "init" else ("--format",)
+    return normalize_format(argvmod.raw_option(raw, names)) or default
+
+
+def _success_cwd(out) -> str:
+    return out.cwd or os.getcwd()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

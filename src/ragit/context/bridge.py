@@ -1,0 +1,194 @@
+"""Turn retrieval and evidence files into ordinary packet candidates (context §2.4).
+
+``build_packet`` stays pure; this module does the I/O around it: it runs ``context pack`` for a
+``retrieve`` block, reads ``--evidence`` files (masked on the way in), labels every candidate
+with ``trust`` and ``flags``, and keeps the candidate order payload → evidence → retrieved.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
+
+from ..errors import RagitError, input_invalid
+from .packet import KINDS, REQUEST_FIELDS, PacketInputError, PacketRequest, PacketResult, build_packet
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..api import PackResult, Repo
+
+COMMAND = "context packet"
+RETRIEVE_KEYS = ("goal", "budget", "at", "scope", "kind")
+RETRIEVE_KINDS = ("reference", "direct-evidence")
+
+
+@dataclass
+class PacketOutcome:
+    result: PacketResult
+    pack: "PackResult | None"
+
+    @property
+    def ready(self) -> bool:
+        return self.result.state == "ready"
+
+    def to_dict(self) -> dict[str, Any]:
+        from ..security.masking import mask_value
+
+        data = self.result.to_dict()
+        if self.pack is not None:
+            r = self.pack.retrieval
+            data["snapshotSha"] = r.snapshot_sha
+            data["snapshot"] = r.selection.block()
+            data["warnings"] = list(r.warnings)
+        masked, _, _ = mask_value(data)
+        return masked
+
+
+def _input_error(exc: PacketInputError) -> RagitError:
+    extra = {k: v for k, v in exc.details.items() if k not in ("field", "reason")}
+    return input_invalid(exc.field, exc.reason, exc.message, command=COMMAND, **extra)
+
+
+def _units(text: str) -> int:
+    return max(1, len(text.split()))
+
+
+def _label(candidate: dict[str, Any], default_trust: str) -> dict[str, Any]:
+    """Caller candidates keep their trust (default ``evidence``); flags = given ∪ computed."""
+    from ..security.labels import flags_for
+    from ..security.masking import mask_text
+
+    out = dict(candidate)
+    out.setdefault("trust", default_trust)
+    content = out.get("content")
+    computed: list[str] = []
+    if isinstance(content, str) and content:
+        out["content"] = mask_text(content).text
+        computed = flags_for(out["content"])
+    given = list(out.get("flags") or [])
+    out["flags"] = given + [f for f in computed if f not in given]
+    return out
+
+
+def parse_evidence_spec(spec: str) -> tuple[str, str]:
+    """``PATH[:kind]``: the suffix after the last ``:`` is a kind only when it names one."""
+    head, sep, tail = spec.rpartition(":")
+    if sep and tail in KINDS and head:
+        return head, tail
+    return spec, "direct-evidence"
+
+
+def evidence_candidate(spec: str, root: Path) -> dict[str, Any]:
+    """A file given on the command line as evidence (it may lie outside the repository)."""
+    from ..contract.inputs import Validator, read_text_input
+    from ..ingest.text import normalize_newlines
+    from ..security.labels import flags_for
+    from ..security.masking import mask_text
+
+    path_text, kind = parse_evidence_spec(spec)
+    v = Validator(COMMAND)
+    text = read_text_input(path_text, root, v, field="--evidence", allow_outside=True)
+    resolved = Path(path_text).expanduser()
+    if not resolved.is_absolute():
+        resolved = Path(root) / resolved
+    mtime = datetime.fromtimestamp(os.stat(resolved).st_mtime, tz=timezone.utc)
+    from ..clock import format_iso
+
+    content = mask_text(normalize_newlines(text)).text
+    return {
+        "id": f"file:{path_text}",
+        "kind": kind,
+        "source": f"file:{path_text}",
+        "capturedAt": format_iso(mtime),
+        "relevance": "current",
+        "freshness": "fresh",
+        "sizeUnits": _units(content),
+        "content": content,
+        "reference": path_text,
+        "trust": "evidence",
+        "flags": flags_for(content),
+    }
+
+
+def retrieved_candidates(pack: "PackResult", commit_time: str, kind: str | None) -> list[dict[str, Any]]:
+    """Selected pack hits as candidates: citations as provenance, snapshot time as capture time."""
+    out = []
+    for hit in pack.hits:
+        hit_kind = kind or ("direct-evidence" if hit.citation.get("sourceType") == "evidence" else "reference")
+        out.append({
+            "id": hit.citation_id,
+            "kind": hit_kind,
+            "source": hit.citation_id,
+            "capturedAt": commit_time,
+            "relevance": "current",
+            "freshness": "fresh",
+            "sizeUnits": _units(hit.text),
+            "content": hit.text,
+            "reference": hit.handle(),
+            "trust": hit.trust,
+            "flags": list(hit.flags),
+        })
+    return out
+
+
+def assemble_packet(repo: "Repo", payload: Any, evidence: Sequence[str] = ()) -> PacketOutcome:
+    """Validate the request, gather candidates, and run the pure ``build_packet``."""
+    from ..contract.inputs import Validator
+    from ..contract.payloads import PackInput
+
+    v = Validator(COMMAND)
+    v.allowed_keys(payload, REQUEST_FIELDS + ("retrieve",))
+    retrieve = payload.get("retrieve")
+    pack_input = None
+    forced_kind = None
+    if retrieve is not None:
+        v.allowed_keys(retrieve, RETRIEVE_KEYS, "input.retrieve")
+        if "kind" in retrieve:
+            forced_kind = v.choice(retrieve["kind"], "input.retrieve.kind", RETRIEVE_KINDS)
+        pack_input = PackInput.from_payload({k: x for k, x in retrieve.items() if k != "kind"},
+                                            command=COMMAND, field_prefix="input.retrieve")
+    base = {k: payload[k] for k in REQUEST_FIELDS if k in payload}
+    if "candidates" not in base and (retrieve is not None or evidence):
+        base["candidates"] = []
+    try:
+        PacketRequest.from_dict(base)  # validates the caller's part with its own field paths
+    except PacketInputError as exc:
+        raise _input_error(exc) from None
+
+    candidates = [_label(c, "evidence") for c in base["candidates"]]
+    candidates += [evidence_candidate(spec, repo.root) for spec in evidence]
+    pack = None
+    if pack_input is not None:
+        from ..gitsnap.history import commit_time
+
+        pack = repo.pack_input(pack_input)
+        captured = commit_time(repo.git, pack.retrieval.snapshot_sha)
+        candidates += retrieved_candidates(pack, captured, forced_kind)
+    request = dict(base, candidates=candidates)
+    try:
+        result = build_packet(PacketRequest.from_dict(request))
+    except PacketInputError as exc:
+        raise _input_error(exc) from None
+    return PacketOutcome(result, pack)
+
+
+def packet_text(data: dict[str, Any]) -> str:
+    packet = data.get("packet")
+    used = f"{packet['usedBudgetUnits']}/{packet['budgetUnits']}" if packet else "none"
+    lines = ["# ragit context packet", f"- state: {data['state']}", f"- phase: {data['phase']}",
+             f"- used_budget_units: {used}"]
+    for w in data.get("warnings", []):
+        lines.append(f"- warning: {w}")
+
+    def section(title: str, items: list[str]) -> None:
+        lines.extend(["", f"## {title}"] + (items or ["- none"]))
+
+    section("Selected", [f"- {s['id']}: {s['kind']}, {s['sizeUnits']} units, source {s['source']}"
+                         for s in (packet["selected"] if packet else [])])
+    section("Pointers", [f"- {p['id']}: {p['reference']} (load {p['loadWhen']})" for p in (packet["pointers"] if packet else [])])
+    section("Excluded", [f"- {e['id']}: {e['reason']}" for e in data["excluded"]])
+    section("Unknowns", [f"- {u['id']}: missing {', '.join(u['missing'])}" for u in data["unknowns"]])
+    section("Refresh", [f"- {r['id']}: {r['reason']}" for r in data["refresh"]])
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,280 @@
+"""Snapshot manifests: the published, human-readable record of what one commit's index holds.
+
+Compact by design (issue 2's target: ≤ 0.3 MB per 1,000 documents): a document lists its blob
+id, type, chunker and the line range of each chunk. Chunk ids are not stored: they are derived
+from (blob id, chunker key, ordinal) by the formula of knowledge §9, so they can never disagree
+with the manifest. One document per line keeps diffs of committed manifests reviewable.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import RagitError
+from ..fsutil import atomic_write_bytes
+from .ids import chunk_id, chunker_key
+
+INDEX_VERSION = 4
+SUPPORTED_VERSIONS = [INDEX_VERSION]
+_SHA_RE = re.compile(r"^[0-9a-f]{40}$")
+_NAME_RE = re.compile(r"^([0-9a-f]{40})\.json$")
+INGEST_MODES = ("full", "since", "files", "paths")
+
+
+@dataclass(frozen=True)
+class ManifestParams:
+    chunker_version: str
+    masking_version: str | None
+    embedder_id: str
+    config_hash: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "chunkerVersion": self.chunker_version,
+            "maskingVersion": self.masking_version,
+            "embedderId": self.embedder_id,
+            "configHash": self.config_hash,
+        }
+
+
+@dataclass(frozen=True)
+class ManifestDoc:
+    path: str
+    blob_id: str
+    doc_type: str
+    chunker: str
+    chunks: tuple[tuple[int, int], ...]  # (startLine, endLine) per ordinal
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "blobId": self.blob_id,
+            "docType": self.doc_type,
+            "chunker": self.chunker,
+            "chunks": [list(c) for c in self.chunks],
+        }
+
+
+@dataclass
+class Manifest:
+    commit_sha: str
+    parent_sha: str | None
+    created_at: str
+    params: ManifestParams
+    ingest_mode: str
+    base_sha: str | None
+    docs: list[ManifestDoc] = field(default_factory=list)
+
+    def chunker_key(self, doc: ManifestDoc) -> str:
+        return chunker_key(doc.chunker, self.params.chunker_version, self.params.masking_version)
+
+    def chunk_ids(self, doc: ManifestDoc) -> list[str]:
+        key = self.chunker_key(doc)
+        return [chunk_id(doc.blob_id, key, i) for i in range(len(doc.chunks))]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "commitSha": self.commit_sha,
+            "parentSha": self.parent_sha,
+            "createdAt": self.created_at,
+            "indexVersion": INDEX_VERSION,
+            "params": self.params.to_dict(),
+            "ingest": {"mode": self.ingest_mode, "baseSha": self.base_sha},
+            "docs": [d.to_dict() for d in self.docs],
+        }
+
+
+@dataclass(frozen=True)
+class LoadedManifest:
+    manifest: Manifest
+    sha256: str
+    relpath: str
+
+
+def render_manifest(manifest: Manifest) -> bytes:
+    """Pretty JSON (2-space indent) with one document object per line, plus a trailing newline."""
+    obj = manifest.to_dict()
+    docs = obj.pop("docs")
+    head = json.dumps(obj, ensure_ascii=False, indent=2)[: -len("\n}")]
+    if docs:
+        body = ",\n".join("    " + json.dumps(d, ensure_ascii=False) for d in docs)
+        text = head + ',\n  "docs": [\n' + body + "\n  ]\n}\n"
+    else:
+        text = head + ',\n  "docs": []\n}\n'
+    return text.encode("utf-8")
+
+
+def manifest_dir(root: Path, config) -> Path:
+    return Path(root) / config["storage"]["manifest_dir"]
+
+
+def manifest_relpath(config, sha: str) -> str:
+    return f"{config['storage']['manifest_dir'].rstrip('/')}/{sha}.json"
+
+
+def list_manifest_shas(root: Path, config) -> list[str]:
+    """Commit SHAs with a manifest file; other names (temp files included) are ignored."""
+    directory = manifest_dir(root, config)
+    if not directory.is_dir():
+        return []
+    out = []
+    for entry in directory.iterdir():
+        m = _NAME_RE.match(entry.name)
+        if m and entry.is_file():
+            out.append(m.group(1))
+    return sorted(out)
+
+
+def _invalid(sha: str, relpath: str, reason: str) -> RagitError:
+    return RagitError(
+        "SNAPSHOT_MANIFEST_INVALID",
+        f"manifest {relpath} is invalid: {reason}",
+        {"resolvedSha": sha, "manifestPath": relpath, "reason": reason},
+        "ragit doctor",
+    )
+
+
+def _not_indexed(sha: str) -> RagitError:
+    return RagitError(
+        "SNAPSHOT_NOT_INDEXED", f"commit {sha} has no indexed snapshot", {"resolvedSha": sha}, "ragit ingest --all",
+    )
+
+
+def load_manifest(root: Path, config, sha: str) -> LoadedManifest:
+    """Load and validate the exact manifest of ``sha`` (knowledge §4.2); never rewrites it."""
+    relpath = manifest_relpath(config, sha)
+    path = Path(root) / relpath
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise _not_indexed(sha) from None
+    except IsADirectoryError:
+        raise _invalid(sha, relpath, "not_a_file") from None
+    return parse_manifest(raw, sha, relpath)
+
+
+def parse_manifest(raw: bytes, sha: str, relpath: str) -> LoadedManifest:
+    try:
+        obj = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise _invalid(sha, relpath, "invalid_json") from None
+    if not isinstance(obj, dict):
+        raise _invalid(sha, relpath, "not_an_object")
+    version = obj.get("indexVersion")
+    if "indexVersion" not in obj:
+        raise _invalid(sha, relpath, "index_version_missing")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise _invalid(sha, relpath, "index_version_not_integer")
+    if version != INDEX_VERSION:
+        raise RagitError(
+            "SNAPSHOT_SCHEMA_UNSUPPORTED",
+            f"manifest {relpath} has indexVersion {version}; supported: {SUPPORTED_VERSIONS}",
+            {"resolvedSha": sha, "manifestPath": relpath, "indexVersion": version, "supported": SUPPORTED_VERSIONS},
+            "ragit doctor",
+        )
+
+    def fail(reason: str) -> RagitError:
+        return _invalid(sha, relpath, reason)
+
+    commit = obj.get("commitSha")
+    if not isinstance(commit, str) or not _SHA_RE.match(commit):
+        raise fail("commit_sha_invalid")
+    if commit != sha:
+        raise fail("commit_sha_mismatch")
+    parent = obj.get("parentSha")
+    if parent is not None and (not isinstance(parent, str) or not _SHA_RE.match(parent)):
+        raise fail("parent_sha_invalid")
+    created = obj.get("createdAt")
+    if not isinstance(created, str) or not created:
+        raise fail("created_at_invalid")
+    params = obj.get("params")
+    if not isinstance(params, dict):
+        raise fail("params_invalid")
+    for key in ("chunkerVersion", "embedderId", "configHash"):
+        if not isinstance(params.get(key), str) or not params.get(key):
+            raise fail(f"params.{key}_invalid")
+    masking = params.get("maskingVersion", "missing")
+    if masking is not None and (not isinstance(masking, str) or not masking):
+        raise fail("params.maskingVersion_invalid")
+    ingest = obj.get("ingest")
+    if not isinstance(ingest, dict) or ingest.get("mode") not in INGEST_MODES:
+        raise fail("ingest_invalid")
+    base = ingest.get("baseSha")
+    if base is not None and (not isinstance(base, str) or not _SHA_RE.match(base)):
+        raise fail("ingest_invalid")
+    docs_raw = obj.get("docs")
+    if not isinstance(docs_raw, list):
+        raise fail("docs_not_array")
+    docs: list[ManifestDoc] = []
+    seen: set[str] = set()
+    previous = None
+    for i, d in enumerate(docs_raw):
+        doc = _parse_doc(d)
+        if doc is None:
+            raise fail(f"docs[{i}]_invalid")
+        if doc.path in seen or (previous is not None and doc.path < previous):
+            raise fail(f"docs[{i}]_out_of_order")
+        seen.add(doc.path)
+        previous = doc.path
+        docs.append(doc)
+    manifest = Manifest(
+        commit_sha=commit,
+        parent_sha=parent,
+        created_at=created,
+        params=ManifestParams(params["chunkerVersion"], masking, params["embedderId"], params["configHash"]),
+        ingest_mode=ingest["mode"],
+        base_sha=base,
+        docs=docs,
+    )
+    return LoadedManifest(manifest, hashlib.sha256(raw).hexdigest(), relpath)
+
+
+def _parse_doc(d: Any) -> ManifestDoc | None:
+    if not isinstance(d, dict):
+        return None
+    path, blob, doc_type, chunker, chunks = (d.get(k) for k in ("path", "blobId", "docType", "chunker", "chunks"))
+    if not (isinstance(path, str) and path and isinstance(doc_type, str) and doc_type):
+        return None
+    if not (isinstance(blob, str) and _SHA_RE.match(blob) and isinstance(chunker, str) and chunker):
+        return None
+    if not isinstance(chunks, list):
+        return None
+    ranges = []
+    for c in chunks:
+        if not (isinstance(c, list) and len(c) == 2 and all(isinstance(x, int) and not isinstance(x, bool) for x in c)):
+            return None
+        if c[0] < 1 or c[1] < c[0]:
+            return None
+        ranges.append((c[0], c[1]))
+    return ManifestDoc(path, blob, doc_type, chunker, tuple(ranges))
+
+
+def publish_manifest(root: Path, config, manifest: Manifest, data: bytes) -> bool:
+    """Atomically write ``data`` as the manifest of ``manifest.commit_sha`` (knowledge §4.3 step 2).
+
+    Returns False (and leaves the file untouched) when it already holds the same manifest
+    except ``createdAt``.
+    """
+    path = Path(root) / manifest_relpath(config, manifest.commit_sha)
+    if path.is_file() and same_except_created(path.read_bytes(), data):
+        return False
+    atomic_write_bytes(path, data)
+    return True
+
+
+def same_except_created(old: bytes, new: bytes) -> bool:
+    try:
+        a = json.loads(old)
+        b = json.loads(new)
+    except (ValueError, UnicodeDecodeError):
+        return False
+    if not isinstance(a, dict) or not isinstance(b, dict):
+        return False
+    a.pop("createdAt", None)
+    b.pop("createdAt", None)
+    return a == b

@@ -1,0 +1,574 @@
+"""Ingest: turn one commit's tree into a published snapshot (knowledge §7).
+
+Content addressing does the heavy lifting: a (blob id, chunking profile) already in the store is
+never read, chunked or embedded again, so the cost of an ingest grows with what changed. The
+store rows are committed in one transaction before the manifest is renamed into place.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterable
+
+from ..clock import now_iso
+from ..errors import RagitError
+from .chunks import CHUNKER_VERSION, Chunk
+from .ids import chunk_id as make_chunk_id
+from .ids import chunker_key as make_chunker_key
+from .ids import citation_id as make_citation_id
+from .ids import document_id
+from .manifest import (
+    LoadedManifest,
+    Manifest,
+    ManifestDoc,
+    ManifestParams,
+    list_manifest_shas,
+    load_manifest,
+    manifest_relpath,
+    publish_manifest,
+    render_manifest,
+    same_except_created,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..embed.base import Embedder
+    from ..gitsnap.git import Git
+    from ..store.base import BlobRecord, Store
+
+MODES = ("full", "since", "files", "paths")
+EMBED_BATCH = 256
+PARAMS_DIFFER_WARNING = "base snapshot parameters differ; performed a full ingest"
+BASE_NOT_STORED_WARNING = "base snapshot is not in the store; performed a full ingest"
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class IngestRequest:
+    mode: str = "full"
+    since: str | None = None
+    files: list[str] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
+    dry_run: bool = False
+
+
+@dataclass
+class IngestResult:
+    mode: str
+    processed: int
+    skipped: int
+    masked: int
+    commit_sha: str
+    manifest_path: str
+    search_ready: bool
+    planned_files: list[str]
+    deleted_document_ids: list[str]
+    full_snapshot: bool
+    dirty_candidates: list[str]
+    would_fail: bool
+    reused: int
+    chunked: int
+    embedded_chunks: int
+    skipped_files: list[dict[str, str]]
+    warnings: list[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode,
+            "processed": self.processed,
+            "skipped": self.skipped,
+            "masked": self.masked,
+            "commitSha": self.commit_sha,
+            "manifestPath": self.manifest_path,
+            "searchReady": self.search_ready,
+            "plannedFiles": self.planned_files,
+            "deletedDocumentIds": self.deleted_document_ids,
+            "fullSnapshot": self.full_snapshot,
+            "dirtyCandidates": self.dirty_candidates,
+            "wouldFail": self.would_fail,
+            "reused": self.reused,
+            "chunked": self.chunked,
+            "embeddedChunks": self.embedded_chunks,
+            "skippedFiles": self.skipped_files,
+            "warnings": self.warnings,
+        }
+
+
+def current_params(config, embedder_id: str) -> ManifestParams:
+    from ..security.masking import MASKING_VERSION
+
+    masking = MASKING_VERSION if config["security"]["secret_masking"] else None
+    return ManifestParams(CHUNKER_VERSION, masking, embedder_id, config.config_hash())
+
+
+def masking_key(params: ManifestParams) -> str:
+    return f"mask-{params.masking_version}" if params.masking_version else "nomask"
+
+
+def profile_for(kind: str, params: ManifestParams) -> str:
+    """Chunking profile known before the blob is read: ``<kind>@<chunkerVersion>+<maskingKey>``."""
+    return f"{kind}@{params.chunker_version}+{masking_key(params)}"
+
+
+@dataclass
+class _Evaluated:
+    """Outcome of one evaluated candidate."""
+
+    path: str
+    blob_id: str
+    kind: str
+    doc: ManifestDoc | None = None
+    skip: str | None = None
+    reused: bool = False
+    masked: int = 0
+
+
+def _not_indexed_unborn() -> RagitError:
+    return RagitError(
+        "SNAPSHOT_NOT_INDEXED", "HEAD has no commit yet; commit something before ingesting",
+        {"resolvedSha": None}, "git status",
+    )
+
+
+def _base_not_indexed(mode: str, base_sha: str | None) -> RagitError:
+    return RagitError(
+        "INGEST_BASE_NOT_INDEXED",
+        f"ingest --{'since' if mode == 'since' else mode} needs an indexed base snapshot",
+        {"mode": mode, "baseSha": base_sha},
+        "ragit ingest --all",
+    )
+
+
+def _load_base(root: Path, config, sha: str, mode: str) -> LoadedManifest:
+    try:
+        return load_manifest(root, config, sha)
+    except RagitError as exc:
+        if exc.code == "SNAPSHOT_NOT_INDEXED":
+            raise _base_not_indexed(mode, sha) from None
+        raise
+
+
+def run_ingest(
+    root: Path,
+    git: "Git",
+    config,
+    request: IngestRequest,
+    *,
+    commit: str | None = None,
+    check_dirty: bool = True,
+    embedder: "Embedder | None" = None,
+    progress: Progress | None = None,
+) -> IngestResult:
+    """Ingest ``commit`` (default HEAD) into the store and publish its manifest.
+
+    ``check_dirty=False`` and an explicit ``commit`` serve ``eval run``, which indexes historic
+    commits from git objects without looking at the working tree.
+    """
+    from ..embed import embedder_id_for
+    from ..gitsnap.dirty import dirty_paths
+    from ..gitsnap.history import first_parent, is_ancestor
+    from ..gitsnap.refs import head_sha, resolve_at
+    from ..gitsnap.tree import changed_paths, list_tree
+    from .discovery import gitignore_changed, matches_filter, select_candidates
+
+    head = commit or head_sha(git)
+    if head is None:
+        raise _not_indexed_unborn()
+    embedder_id = embedder.id if embedder is not None else embedder_id_for(config)
+    params = current_params(config, embedder_id)
+    warnings: list[str] = []
+
+    # ---- base selection (knowledge §7.2)
+    mode = request.mode
+    base: LoadedManifest | None = None
+    changed: set[str] | None = None
+    if mode == "since":
+        assert request.since is not None
+        since_sha = resolve_at(git, request.since)
+        if not is_ancestor(git, since_sha, head):
+            raise RagitError(
+                "INGEST_BASE_NOT_ANCESTOR", f"{request.since} is not an ancestor of HEAD",
+                {"since": request.since, "resolvedSha": since_sha, "head": head}, "ragit ingest --all",
+            )
+        base = _load_base(root, config, since_sha, "since")
+        changed = set(changed_paths(git, since_sha, head)) if since_sha != head else set()
+    elif mode in ("files", "paths"):
+        base = _existing_manifest(root, config, head)
+        if base is None:
+            parent = first_parent(git, head)
+            base = _existing_manifest(root, config, parent) if parent else None
+        if base is None:
+            raise _base_not_indexed(mode, None)
+    if base is not None and base.manifest.params != params:
+        warnings.append(PARAMS_DIFFER_WARNING)
+        base = None
+        mode = "full"
+    if base is not None and not _base_in_store(root, config, base):
+        warnings.append(BASE_NOT_STORED_WARNING)
+        base = None
+        mode = "full"
+    full_eval = mode == "full" or (mode == "since" and changed is not None and gitignore_changed(changed))
+
+    # ---- candidates and the evaluation set
+    from ..gitsnap.blobs import BlobReader
+
+    entries = list_tree(git, head)
+    with BlobReader(git) as reader:
+        candidates = select_candidates(entries, config, reader.read)
+        cand_by_path = {c.path: c for c in candidates}
+
+        comparison = base if base is not None else _previous_manifest(root, config, git, head, first_parent)
+        base_docs = {d.path: d for d in base.manifest.docs} if base is not None else {}
+        if full_eval:
+            evaluated = list(candidates)
+            scope_paths: set[str] | None = None
+        elif mode == "since":
+            assert changed is not None
+            scope_paths = set(changed)
+            evaluated = [c for c in candidates if c.path in scope_paths]
+        else:
+            selected = _selector(request)
+            evaluated = [c for c in candidates if selected(c.path)]
+            scope_paths = {p for p in base_docs if selected(p)} | {c.path for c in evaluated} | set(request.paths)
+        planned = sorted(c.path for c in evaluated)
+
+        # ---- dirty candidates (knowledge §7.3)
+        blocking: list[str] = []
+        dirty_code = 0
+        if check_dirty:
+            in_scope = _selector(request) if mode in ("files", "paths") else None
+            for path in dirty_paths(git, head):
+                if in_scope is not None:
+                    if not in_scope(path):
+                        continue
+                elif scope_paths is not None and path not in scope_paths:
+                    continue
+                kind = matches_filter(path, config)
+                if kind == "markdown":
+                    blocking.append(path)
+                elif kind == "code":
+                    dirty_code += 1
+        blocking.sort()
+        if dirty_code:
+            warnings.append(f"{dirty_code} code file(s) have uncommitted changes; their committed content was indexed")
+        if blocking and not request.dry_run:
+            raise RagitError(
+                "INGEST_CANDIDATES_DIRTY",
+                f"{len(blocking)} document(s) have uncommitted changes: {', '.join(blocking)}",
+                {"dirtyCandidates": blocking}, "git status --short",
+            )
+
+        # ---- evaluate
+        from ..store import open_store_read, open_store_write, store_dir, store_exists
+        from ..store.lock import write_lock
+
+        if request.dry_run:
+            store = None
+            if store_exists(root, config):
+                try:
+                    store = open_store_read(root, config)
+                except Exception:
+                    store = None
+            try:
+                outcome = _evaluate(evaluated, config, params, store, reader, None, progress, dry_run=True)
+            finally:
+                if store is not None:
+                    store.close()
+            new_docs = _merge_docs(base_docs, scope_paths, outcome.docs, full_eval)
+            return _result(
+                "dry-run", outcome, head, manifest_relpath(config, head), False, planned,
+                _deleted(comparison, new_docs), full_eval, blocking, bool(blocking), 0, warnings,
+            )
+
+        with write_lock(store_dir(root, config)):
+            store = open_store_write(root, config)
+            try:
+                outcome = _evaluate(evaluated, config, params, store, reader, embedder, progress, dry_run=False)
+                new_docs = _merge_docs(base_docs, scope_paths, outcome.docs, full_eval)
+                manifest = Manifest(
+                    commit_sha=head,
+                    parent_sha=first_parent(git, head),
+                    created_at=now_iso(),
+                    params=params,
+                    ingest_mode=mode,
+                    base_sha=base.manifest.commit_sha if base is not None else None,
+                    docs=[new_docs[p] for p in sorted(new_docs)],
+                )
+                data = render_manifest(manifest)
+                target = Path(root) / manifest_relpath(config, head)
+                if target.is_file():
+                    existing = target.read_bytes()
+                    if same_except_created(existing, data):
+                        data = existing
+                from ..store.base import SnapshotDoc, SnapshotWrite
+
+                write = SnapshotWrite(
+                    commit_sha=head,
+                    manifest_sha256=hashlib.sha256(data).hexdigest(),
+                    params=params.to_dict(),
+                    created_at=manifest.created_at,
+                    docs=[SnapshotDoc(d.path, d.doc_type, d.blob_id, manifest.chunker_key(d)) for d in manifest.docs],
+                    new_blobs=outcome.new_blobs,
+                    new_chunks=outcome.new_chunks,
+                    embedder_id=embedder_id,
+                    vector_ids=outcome.vector_ids,
+                    vectors=outcome.vectors,
+                    fts_paths=None if base is None else sorted({e.path for e in outcome.evaluated if e.doc}),
+                )
+                store.write_snapshot(write)
+                publish_manifest(root, config, manifest, data)
+                published = set(list_manifest_shas(root, config))
+                store.delete_snapshots([s for s in store.snapshot_shas() if s not in published])
+            finally:
+                store.close()
+        return _result(
+            "apply", outcome, head, manifest_relpath(config, head), True, planned,
+            _deleted(comparison, new_docs), full_eval, blocking, False, len(outcome.vector_ids), warnings,
+        )
+
+
+def _selector(request: IngestRequest) -> Callable[[str], bool]:
+    """``--files`` globs and ``--path`` paths select the union of what they match."""
+    from .globs import GlobSet
+
+    globs = GlobSet(request.files) if request.files else None
+    listed = set(request.paths)
+    return lambda path: path in listed or (globs is not None and globs.matches(path))
+
+
+def _base_in_store(root: Path, config, base: LoadedManifest) -> bool:
+    """Carrying base documents over is only sound when the store holds the base's rows."""
+    from ..store import open_store_read, store_exists
+
+    if not store_exists(root, config):
+        return False
+    try:
+        store = open_store_read(root, config)
+    except Exception:
+        return False
+    try:
+        return store.snapshot_hash(base.manifest.commit_sha) == base.sha256
+    finally:
+        store.close()
+
+
+def _existing_manifest(root: Path, config, sha: str | None) -> LoadedManifest | None:
+    if sha is None:
+        return None
+    try:
+        return load_manifest(root, config, sha)
+    except RagitError as exc:
+        if exc.code == "SNAPSHOT_NOT_INDEXED":
+            return None
+        raise
+
+
+def _previous_manifest(root: Path, config, git, head: str, first_parent) -> LoadedManifest | None:
+    """What a full ingest compares against to report deletions: HEAD's own or its parent's."""
+    for sha in (head, first_parent(git, head)):
+        try:
+            found = _existing_manifest(root, config, sha)
+        except RagitError:
+            found = None
+        if found is not None:
+            return found
+    return None
+
+
+def _merge_docs(base_docs: dict[str, ManifestDoc], scope_paths: set[str] | None,
+                admitted: dict[str, ManifestDoc], full_eval: bool) -> dict[str, ManifestDoc]:
+    """New manifest = base minus (removed ∪ re-evaluated) plus admitted; full mode: admitted only."""
+    if full_eval or scope_paths is None:
+        return dict(admitted)
+    out = {p: d for p, d in base_docs.items() if p not in scope_paths}
+    out.update(admitted)
+    return out
+
+
+def _deleted(comparison: LoadedManifest | None, new_docs: dict[str, ManifestDoc]) -> list[str]:
+    if comparison is None:
+        return []
+    return sorted(document_id(d.path) for d in comparison.manifest.docs if d.path not in new_docs)
+
+
+def _result(mode, outcome, head, manifest_path, ready, planned, deleted, full, dirty, would_fail, embedded, warnings):
+    processed = [e for e in outcome.evaluated if e.doc is not None]
+    return IngestResult(
+        mode=mode,
+        processed=len(processed),
+        skipped=len(outcome.evaluated) - len(processed),
+        masked=sum(e.masked for e in outcome.evaluated),
+        commit_sha=head,
+        manifest_path=manifest_path,
+        search_ready=ready,
+        planned_files=planned,
+        deleted_document_ids=deleted,
+        full_snapshot=full,
+        dirty_candidates=dirty,
+        would_fail=would_fail,
+        reused=sum(1 for e in processed if e.reused),
+        chunked=sum(1 for e in processed if not e.reused),
+        embedded_chunks=embedded,
+        skipped_files=[{"path": e.path, "reason": e.skip} for e in outcome.evaluated if e.skip],
+        warnings=warnings,
+    )
+
+
+@dataclass
+class _Outcome:
+    evaluated: list[_Evaluated]
+    docs: dict[str, ManifestDoc]
+    new_blobs: list["BlobRecord"]
+    new_chunks: list
+    vector_ids: list[str]
+    vectors: Any
+
+
+def _doc_type(kind: str, path: str, fm_type: str | None, heading_type: str | None) -> str:
+    if kind == "code":
+        return "code"
+    from .doctypes import TypeHints, resolve_doc_type
+
+    return resolve_doc_type(path, TypeHints(fm_type, heading_type))
+
+
+def _evaluate(candidates, config, params: ManifestParams, store: "Store | None", reader, embedder,
+              progress: Progress | None, *, dry_run: bool) -> _Outcome:
+    """Reuse, or read + mask + chunk, every evaluated candidate; embed what is new."""
+    from ..security.masking import mask_text
+    from ..store.base import BlobRecord, NewChunk, StoredChunk
+    from .code import chunk_code
+    from .doctypes import type_hints
+    from .markdown import chunk_markdown
+    from .text import decode_blob
+
+    supported = set(config["ingest"]["supported_types"])
+    max_bytes = config["ingest"]["max_file_bytes"]
+    masking_on = params.masking_version is not None
+    keys = [(c.blob_id, profile_for(c.kind, params)) for c in candidates]
+    known = store.get_blobs(keys) if store is not None else {}
+
+    evaluated: list[_Evaluated] = []
+    docs: dict[str, ManifestDoc] = {}
+    new_blobs: dict[tuple[str, str], BlobRecord] = {}
+    new_chunks: list[NewChunk] = []
+    to_embed: list[tuple[str, str]] = []  # (chunk id, embedding input)
+    reembed: list[str] = []
+
+    def admit(c, record: BlobRecord, reused: bool) -> _Evaluated:
+        ev = _Evaluated(c.path, c.blob_id, c.kind, masked=record.masked_count, reused=reused)
+        if record.skip_reason:
+            ev.skip = record.skip_reason
+            return ev
+        doc_type = _doc_type(c.kind, c.path, record.front_matter_type, record.heading_type)
+        if doc_type not in supported:
+            ev.skip = "unsupported_type"
+            return ev
+        ev.doc = ManifestDoc(c.path, c.blob_id, doc_type, record.chunker,
+                             tuple((s.start_line, s.end_line) for s in record.chunks))
+        return ev
+
+    # 1. candidates whose blob the store already knows
+    pending = []
+    for c, key in zip(candidates, keys):
+        record = known.get(key) or new_blobs.get(key)
+        if c.size is not None and c.size > max_bytes:
+            evaluated.append(_Evaluated(c.path, c.blob_id, c.kind, skip="too_large"))
+        elif record is not None:
+            ev = admit(c, record, reused=True)
+            evaluated.append(ev)
+            if ev.doc is not None:
+                reembed.extend(s.chunk_id for s in record.chunks)
+        else:
+            evaluated.append(None)  # placeholder, filled below in order
+            pending.append((len(evaluated) - 1, c, key))
+
+    # 2. read, mask and chunk new blobs (each distinct blob once)
+    ids = list(dict.fromkeys(c.blob_id for _, c, _ in pending))
+    total = len(ids)
+    contents: dict[str, bytes] = {}
+    for n, (oid, data) in enumerate(reader.read_many(ids), 1):
+        contents[oid] = data
+        if progress:
+            progress("read", n, total)
+    for slot, c, key in pending:
+        record = new_blobs.get(key)
+        if record is None:
+            text, skip = decode_blob(contents[c.blob_id])
+            if skip:
+                record = BlobRecord(c.blob_id, key[1], "none", "", None, None, 0, skip, ())
+            else:
+                masked = mask_text(text, code=(c.kind == "code")) if masking_on else None
+                masked_text = masked.text if masked else text
+                if c.kind == "code":
+                    chunker, chunks = chunk_code(c.path, text, masked_text)
+                    fm_type = heading_type = None
+                else:
+                    chunker, chunks = "markdown", chunk_markdown(masked_text)
+                    hints = type_hints(masked_text)
+                    fm_type, heading_type = hints.front_matter_type, hints.heading_type
+                ckey = make_chunker_key(chunker, params.chunker_version, params.masking_version)
+                stored = []
+                for ch in chunks:
+                    cid = make_chunk_id(c.blob_id, ckey, ch.ordinal)
+                    stored.append(StoredChunk(cid, ch.ordinal, ch.title, ch.start_line, ch.end_line, ch.token_count))
+                    new_chunks.append(NewChunk(
+                        cid, c.blob_id, ckey, ch.ordinal, ch.title, ch.start_line, ch.end_line, ch.text,
+                        ch.token_count, make_citation_id("document", cid, c.blob_id),
+                    ))
+                    to_embed.append((cid, embedding_input(ch)))
+                record = BlobRecord(c.blob_id, key[1], chunker, ckey, fm_type, heading_type,
+                                    masked.count if masked else 0, None, tuple(stored))
+            new_blobs[key] = record
+        evaluated[slot] = admit(c, record, reused=False)
+    contents.clear()
+    for ev in evaluated:
+        if ev.doc is not None:
+            docs[ev.path] = ev.doc
+
+    # 3. embeddings: new chunks, plus stored chunks lacking a vector for this embedder
+    vector_ids: list[str] = []
+    vectors = None
+    if not dry_run:
+        admitted_new = {cid for ev in evaluated if ev.doc is not None and not ev.reused
+                        for cid in _doc_chunk_ids(ev, params)}
+        work = [(cid, text) for cid, text in dict(to_embed).items() if cid in admitted_new]
+        if reembed and store is not None:
+            missing = store.missing_vectors(list(dict.fromkeys(reembed)), params.embedder_id)
+            if missing:
+                texts = store.chunk_texts(sorted(missing))
+                work += [(cid, f"{title}\n{text}") for cid, (title, text) in texts.items()]
+        work = list(dict(work).items())
+        if work:
+            if embedder is None:
+                from ..embed import load_embedder
+
+                embedder = load_embedder(config)
+            vector_ids, vectors = _embed_all(embedder, work, progress)
+    return _Outcome(evaluated, docs, list(new_blobs.values()), new_chunks, vector_ids, vectors)
+
+
+def _doc_chunk_ids(ev: _Evaluated, params: ManifestParams) -> Iterable[str]:
+    assert ev.doc is not None
+    key = make_chunker_key(ev.doc.chunker, params.chunker_version, params.masking_version)
+    return (make_chunk_id(ev.blob_id, key, i) for i in range(len(ev.doc.chunks)))
+
+
+def embedding_input(chunk: Chunk) -> str:
+    """What a chunk is embedded as: its title, a newline, its masked text (knowledge §11.2)."""
+    return f"{chunk.title}\n{chunk.text}"
+
+
+def _embed_all(embedder: "Embedder", work: list[tuple[str, str]], progress: Progress | None):
+    import numpy as np
+
+    ids = [w[0] for w in work]
+    out = np.empty((len(work), embedder.dimensions), dtype=np.float32)
+    for start in range(0, len(work), EMBED_BATCH):
+        batch = [w[1] for w in work[start : start + EMBED_BATCH]]
+        out[start : start + len(batch)] = embedder.embed(batch)
+        if progress:
+            progress("embed", min(start + EMBED_BATCH, len(work)), len(work))
+    return ids, out

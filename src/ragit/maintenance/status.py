@@ -1,0 +1,127 @@
+"""``status``: what is indexed for HEAD and whether search is ready (knowledge §15).
+
+Always succeeds, also outside git and with nothing indexed; reads only.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..errors import RagitError
+
+
+def legacy_store_present(root: Path, config) -> bool:
+    return (Path(root) / config["storage"]["store_dir"] / "index.json").is_file()
+
+
+def snapshot_status(root: Path, config, git, context) -> tuple[dict[str, Any], bool]:
+    """The §5.6 block for HEAD with status indexed|missing|invalid|store-unavailable."""
+    from ..embed import embedder_id_for
+    from ..ingest.manifest import load_manifest
+    from ..retrieve.readiness import open_checked_store
+
+    block = {
+        "requestedRef": "HEAD",
+        "resolvedSha": context.head if context else None,
+        "selection": "head-exact",
+        "status": "missing",
+        "branch": context.branch if context else None,
+        "detached": context.detached if context else False,
+        "worktreeDirty": bool(context.dirty) if context else False,
+    }
+    legacy_manifest = False
+    if context is None or context.head is None:
+        return block, legacy_manifest
+    try:
+        loaded = load_manifest(root, config, context.head)
+    except RagitError as exc:
+        if exc.code in ("SNAPSHOT_MANIFEST_INVALID", "SNAPSHOT_SCHEMA_UNSUPPORTED"):
+            block["status"] = "invalid"
+            version = exc.details.get("indexVersion")
+            legacy_manifest = isinstance(version, int) and version < 4
+        return block, legacy_manifest
+    try:
+        store = open_checked_store(root, config, loaded, embedder_id_for(config))
+        store.close()
+        block["status"] = "indexed"
+    except RagitError:
+        block["status"] = "store-unavailable"
+    return block, legacy_manifest
+
+
+def status_data(cwd: Path) -> tuple[Path, dict[str, Any]]:
+    """The root and ``data`` of ``ragit status`` for the directory ``cwd``."""
+    from ..config import load_config
+    from ..embed import embedder_id_for
+    from ..gitsnap.context import read_context
+    from ..gitsnap.git import Git, find_root
+    from ..ingest.manifest import list_manifest_shas
+    from ..store import open_store_read, store_exists
+
+    root = find_root(cwd) if cwd.is_dir() else None
+    git = Git(root) if root else None
+    base = root or cwd
+    config = load_config(base)
+    context = read_context(git) if git else None
+    block, legacy_manifest = snapshot_status(base, config, git, context)
+
+    store_block: dict[str, Any] = {
+        "status": "missing", "schemaVersion": None, "searchReady": block["status"] == "indexed",
+        "migrationRequired": legacy_store_present(base, config) or legacy_manifest, "stats": None,
+    }
+    if store_exists(base, config):
+        try:
+            store = open_store_read(base, config)
+            try:
+                stats = store.stats()
+                store_block["schemaVersion"] = store.schema_version()
+                store_block["status"] = "loaded"
+                store_block["stats"] = {
+                    "documents": stats.documents, "chunks": stats.chunks,
+                    "vectors": stats.vectors, "snapshots": stats.snapshots,
+                }
+            finally:
+                store.close()
+        except Exception:
+            store_block["status"] = "missing"
+    emb = config["embedding"]
+    data = {
+        "branch": context.branch if context and context.head and not context.detached else None,
+        "head": context.head if context else None,
+        "snapshot": block,
+        "backend": config["storage"]["backend"],
+        "store": store_block,
+        "supported_types": list(config["ingest"]["supported_types"]),
+        "manifests": len(list_manifest_shas(base, config)),
+        "embedding": {
+            "provider": emb["provider"], "model": emb["model"], "dimensions": emb["dimensions"],
+            "embedderId": embedder_id_for(config),
+        },
+        "format": config["output"]["format"],
+    }
+    return base, data
+
+
+def status_text(data: dict[str, Any]) -> str:
+    from ..contract.render import value
+
+    s = data["snapshot"]
+    lines = [
+        "# ragit status",
+        f"- branch: {value(data['branch'])}",
+        f"- head: {value(data['head'])}",
+        f"- snapshot_requested_ref: {s['requestedRef']}",
+        f"- snapshot_resolved_sha: {value(s['resolvedSha'])}",
+        f"- snapshot_selection: {s['selection']}",
+        f"- snapshot_status: {s['status']}",
+        f"- snapshot_detached: {value(s['detached'])}",
+        f"- snapshot_worktree_dirty: {value(s['worktreeDirty'])}",
+        f"- backend: {data['backend']}",
+        f"- manifests: {data['manifests']}",
+        f"- store: {data['store']['status']}",
+        f"- search_ready: {value(data['store']['searchReady'])}",
+        f"- migration_required: {value(data['store']['migrationRequired'])}",
+        f"- format: {data['format']}",
+    ]
+    return "\n".join(lines) + "\n"

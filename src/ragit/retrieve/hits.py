@@ -1,0 +1,50 @@
+"""The retrieval hit: one scored candidate with its citation and provenance labels."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Hit:
+    path: str
+    start_line: int | None
+    end_line: int | None
+    section_title: str
+    doc_type: str | None
+    score_final: float
+    score_vector: float
+    score_keyword: float
+    citation: dict[str, Any]
+    scope: str
+    origin_type: str
+    artifact_id: str | None
+    artifact_kind: str | None
+    authority: str
+    confidence: float | None
+    trust: str
+    text: str
+    chunk_id: str
+    breakdown: dict[str, Any]
+    flags: list[str] = field(default_factory=list)
+    # secrets hidden by read-time re-masking, per field name ("text", "sectionTitle", "path")
+    masked_fields: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def citation_id(self) -> str:
+        return self.citation["id"]
+
+    def handle(self) -> str:
+        """Display form ``path@<sha12>:L<start>-L<end>`` (citation id when lines or sha are missing)."""
+        sha = self.citation.get("sourceSha")
+        if self.start_line is None or self.end_line is None or not sha:
+            return self.citation_id
+        return f"{self.path}@{sha[:12]}:L{self.start_line}-L{self.end_line}"
+
+    def location(self) -> str:
+        """Text-rendering location: the handle, or just the path when it has no line range or sha."""
+        sha = self.citation.get("sourceSha")
+        if self.start_line is None or self.end_line is None or not sha:
+            return f"`{self.path}`"
+        return f"`{self.path}@{sha[:12]}:L{self.start_line}-L{self.end_line}`"

@@ -1,0 +1,50 @@
+"""Store and embedder checks that run after selection and before the question is embedded
+(knowledge §5.5): a read either gets a store that holds this exact manifest, or a typed error."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import RagitError
+from ..store import SCHEMA_VERSION, open_store_read
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..ingest.manifest import LoadedManifest
+    from ..store.base import Store
+
+
+def store_unavailable(sha: str, reason: str, message: str) -> RagitError:
+    recovery = f"ragit migrate rebuild --at {sha}" if reason == "snapshot_not_in_store" else "ragit ingest --all"
+    return RagitError("SNAPSHOT_STORE_UNAVAILABLE", message, {"resolvedSha": sha, "reason": reason}, recovery)
+
+
+def open_checked_store(root: Path, config, loaded: "LoadedManifest", embedder_id: str) -> "Store":
+    """Open the store read-only and verify schema, embedder and that it holds this manifest."""
+    from ..store.sqlite import StoreMissing, StoreUnreadable
+
+    sha = loaded.manifest.commit_sha
+    try:
+        store = open_store_read(root, config)
+    except StoreMissing:
+        raise store_unavailable(sha, "store_missing", "the store does not exist") from None
+    except StoreUnreadable as exc:
+        raise store_unavailable(sha, "store_unreadable", f"the store cannot be read: {exc}") from None
+    try:
+        version = store.schema_version()
+        if version != SCHEMA_VERSION:
+            raise store_unavailable(sha, "store_schema_mismatch", f"store schema {version} is not {SCHEMA_VERSION}")
+        if loaded.manifest.params.embedder_id != embedder_id:
+            raise store_unavailable(
+                sha, "embedder_mismatch",
+                f"snapshot was embedded with {loaded.manifest.params.embedder_id}, configured {embedder_id}",
+            )
+        if store.snapshot_hash(sha) != loaded.sha256:
+            raise store_unavailable(sha, "snapshot_not_in_store", f"the store does not hold the manifest of {sha}")
+    except RagitError:
+        store.close()
+        raise
+    except Exception as exc:  # sqlite errors on a damaged file
+        store.close()
+        raise store_unavailable(sha, "store_unreadable", f"the store cannot be read: {exc}") from None
+    return store

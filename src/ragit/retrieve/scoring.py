@@ -1,0 +1,73 @@
+"""The seed's scoring formula, the breakdown and the deterministic tie-break (knowledge §12.3–12.6).
+
+hybrid = alpha·vector + (1 − alpha)·keyword; final = 0.80·retrieval + 0.15·authority +
+0.05·recency. ``final`` is the sum of the three stage contributions, and ``scoreFinal`` is
+taken from it, so the breakdown always sums exactly.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+RETRIEVAL_WEIGHT = 0.80
+AUTHORITY_WEIGHT = 0.15
+RECENCY_WEIGHT = 0.05
+
+
+def breakdown(mode: str, vector: float, keyword: float, alpha: float, authority: float, recency: float) -> dict[str, Any]:
+    """Every input, weight and contribution of one hit's score, in emission order."""
+    if mode == "keyword":
+        v_weight, k_weight = 0.0, 1.0
+    else:
+        v_weight, k_weight = alpha, 1.0 - alpha
+    v_contrib = v_weight * vector
+    k_contrib = k_weight * keyword
+    retrieval = v_contrib + k_contrib
+    r_contrib = RETRIEVAL_WEIGHT * retrieval
+    a_contrib = AUTHORITY_WEIGHT * authority
+    t_contrib = RECENCY_WEIGHT * recency
+    final = r_contrib + a_contrib + t_contrib
+    return {
+        "mode": mode,
+        "retrieval": {
+            "score": retrieval,
+            "weight": RETRIEVAL_WEIGHT,
+            "contribution": r_contrib,
+            "inputs": {
+                "vector": {"score": vector, "weight": v_weight, "contribution": v_contrib},
+                "keyword": {"score": keyword, "weight": k_weight, "contribution": k_contrib},
+            },
+        },
+        "authority": {"score": authority, "weight": AUTHORITY_WEIGHT, "contribution": a_contrib},
+        "recency": {"score": recency, "weight": RECENCY_WEIGHT, "contribution": t_contrib},
+        "final": final,
+    }
+
+
+def authority_score(scope: str, label: str | None, status: str | None = None) -> float:
+    """Numeric authority of a hit (knowledge §12.5)."""
+    if status == "promoted":
+        return 1.0
+    if label == "promoted_durable" or scope == "durable":
+        return 1.0
+    if label == "reviewed_harness" or scope == "harness":
+        return 0.9
+    if scope == "session":
+        return 0.8
+    if scope == "evidence":
+        return 0.4
+    return 0.6
+
+
+def recency_score(updated_at: datetime | None, now: datetime) -> float:
+    """Linear from 1.0 to 0.2 over 24 days, floor 0.2; missing timestamp ⇒ 1.0."""
+    if updated_at is None:
+        return 1.0
+    age_days = max(0.0, (now - updated_at).total_seconds()) / 86400.0
+    return max(0.2, 1.0 - min(age_days / 30.0, 0.8))
+
+
+def sort_key(score_final: float, path: str, section_title: str, citation_id: str, chunk_id: str) -> tuple:
+    """Comparator: scoreFinal descending (exact), then path, section, citation id, chunk id by code point."""
+    return (-score_final, path, section_title, citation_id, chunk_id)

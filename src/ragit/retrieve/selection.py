@@ -1,0 +1,118 @@
+"""Exact snapshot selection (knowledge §5): one commit's manifest, never a neighbour's.
+
+``head-exact`` re-reads HEAD after loading and retries once if it moved; ``explicit-exact``
+resolves ``--at`` once. A missing manifest names the nearest indexed ancestor only as a hint.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import RagitError
+from ..gitsnap.context import RepoContext, read_context
+from ..gitsnap.git import Git
+from ..gitsnap.history import rev_list
+from ..gitsnap.refs import head_sha, resolve_at
+from ..ingest.manifest import LoadedManifest, list_manifest_shas, load_manifest
+
+
+@dataclass
+class Selection:
+    requested_ref: str
+    selection: str  # head-exact | explicit-exact
+    resolved_sha: str | None
+    context: RepoContext
+    loaded: LoadedManifest | None = None
+    status: str = "indexed"
+
+    @property
+    def worktree_dirty(self) -> bool:
+        return bool(self.context.dirty)
+
+    def block(self) -> dict[str, Any]:
+        """The snapshot metadata block (knowledge §5.6)."""
+        return {
+            "requestedRef": self.requested_ref,
+            "resolvedSha": self.resolved_sha,
+            "selection": self.selection,
+            "status": self.status,
+            "branch": self.context.branch,
+            "detached": self.context.detached,
+            "worktreeDirty": self.worktree_dirty,
+        }
+
+
+def nearest_indexed_ancestor(git: Git, root: Path, config, sha: str) -> str | None:
+    """First commit of ``git rev-list <sha>`` that has a manifest (a recovery hint only)."""
+    catalogue = set(list_manifest_shas(root, config))
+    if not catalogue:
+        return None
+    for commit in rev_list(git, sha):
+        if commit in catalogue:
+            return commit
+    return None
+
+
+def with_ancestor_hint(error: RagitError, git: Git, root: Path, config) -> RagitError:
+    """Add ``nearestIndexedAncestor`` and the matching recovery to SNAPSHOT_NOT_INDEXED."""
+    if error.code != "SNAPSHOT_NOT_INDEXED" or not error.details.get("resolvedSha"):
+        return error
+    sha = error.details["resolvedSha"]
+    ancestor = nearest_indexed_ancestor(git, root, config, sha)
+    details = {"resolvedSha": sha}
+    if ancestor:
+        details["nearestIndexedAncestor"] = ancestor
+        recovery = f"ragit ingest --since {ancestor}"
+        message = f"commit {sha} has no indexed snapshot (nearest indexed ancestor: {ancestor})"
+    else:
+        recovery = "ragit ingest --all"
+        message = f"commit {sha} has no indexed snapshot"
+    return RagitError("SNAPSHOT_NOT_INDEXED", message, details, recovery)
+
+
+def _unborn_error() -> RagitError:
+    return RagitError(
+        "SNAPSHOT_NOT_INDEXED", "HEAD has no commit yet, so there is no snapshot", {"resolvedSha": None}, "git status"
+    )
+
+
+def select_snapshot(git: Git, root: Path, config, at: str | None) -> Selection:
+    """Select the exact snapshot for HEAD (``at`` None) or for ``--at`` (knowledge §5.2–5.4)."""
+    if at is not None:
+        context = read_context(git)
+        sha = resolve_at(git, at)
+        selection = Selection(at, "explicit-exact", sha, context)
+        try:
+            selection.loaded = load_manifest(root, config, sha)
+        except RagitError as exc:
+            raise with_ancestor_hint(exc, git, root, config) from None
+        return selection
+
+    first_head: str | None = None
+    for attempt in (1, 2):
+        context = read_context(git)
+        if context.head is None:
+            raise _unborn_error()
+        if first_head is None:
+            first_head = context.head
+        captured: RagitError | None = None
+        loaded: LoadedManifest | None = None
+        try:
+            loaded = load_manifest(root, config, context.head)
+        except RagitError as exc:
+            captured = exc
+        final_head = head_sha(git)
+        if final_head == context.head:
+            if captured is not None:
+                raise with_ancestor_hint(captured, git, root, config)
+            return Selection("HEAD", "head-exact", context.head, context, loaded)
+        if attempt == 2:
+            raise RagitError(
+                "REPOSITORY_STATE_CHANGED",
+                "HEAD moved while the snapshot was being selected",
+                {"selectedHead": context.head, "finalHead": final_head, "attempts": 2},
+                "git status",
+            )
+    raise AssertionError("unreachable")  # pragma: no cover

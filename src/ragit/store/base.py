@@ -1,0 +1,143 @@
+"""The Store protocol: everything retrieval and ingest ask of a storage backend.
+
+Backends (SQLite now, PostgreSQL later) implement this protocol and nothing else; they never
+import retrieval or ingest logic, and retrieval never sees SQL. Records here are plain data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Iterable, Protocol, Sequence
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class StoredChunk:
+    """A chunk as the store keeps it (text included only when asked for)."""
+
+    chunk_id: str
+    ordinal: int
+    title: str
+    start_line: int
+    end_line: int
+    token_count: int
+
+
+@dataclass(frozen=True)
+class BlobRecord:
+    """What ingest learned from one blob under one chunking profile; lets ingest skip the blob."""
+
+    blob_id: str
+    profile: str  # "<kind>@<chunkerVersion>+<maskingKey>", known before the blob is read
+    chunker: str  # "markdown", "code:python", "lines", ...
+    chunker_key: str
+    front_matter_type: str | None
+    heading_type: str | None
+    masked_count: int
+    skip_reason: str | None  # "binary" | "not_utf8" | None
+    chunks: tuple[StoredChunk, ...] = ()
+
+
+@dataclass(frozen=True)
+class NewChunk:
+    chunk_id: str
+    blob_id: str
+    chunker_key: str
+    ordinal: int
+    title: str
+    start_line: int
+    end_line: int
+    text: str
+    token_count: int
+    citation_id: str
+
+
+@dataclass(frozen=True)
+class SnapshotDoc:
+    path: str
+    doc_type: str
+    blob_id: str
+    chunker_key: str
+
+
+@dataclass
+class SnapshotWrite:
+    """Everything one ingest publishes, written in a single transaction."""
+
+    commit_sha: str
+    manifest_sha256: str
+    params: dict
+    created_at: str
+    docs: list[SnapshotDoc]
+    new_blobs: list[BlobRecord] = field(default_factory=list)
+    new_chunks: list[NewChunk] = field(default_factory=list)
+    embedder_id: str = ""
+    vector_ids: list[str] = field(default_factory=list)
+    vectors: "np.ndarray | None" = None  # float32 [len(vector_ids), d]
+    # Paths whose (path, chunk) FTS rows may be new; None = check every document. Documents
+    # carried over from the base snapshot already have their rows, so incremental ingests pass
+    # only the re-evaluated paths and FTS work stays proportional to the change.
+    fts_paths: list[str] | None = None
+
+
+@dataclass(frozen=True)
+class ChunkRow:
+    """One snapshot chunk as a hit needs it."""
+
+    path: str
+    chunk_id: str
+    blob_id: str
+    doc_type: str
+    title: str
+    start_line: int
+    end_line: int
+    text: str
+    citation_id: str
+
+
+@dataclass(frozen=True)
+class StoreStats:
+    documents: int
+    chunks: int
+    vectors: int
+    snapshots: int
+
+
+class Store(Protocol):
+    """Storage backend contract (see module docstring)."""
+
+    def schema_version(self) -> int | None: ...
+
+    def get_blobs(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], BlobRecord]: ...
+
+    def missing_vectors(self, chunk_ids: Sequence[str], embedder_id: str) -> set[str]: ...
+
+    def chunk_texts(self, chunk_ids: Sequence[str]) -> dict[str, tuple[str, str]]: ...
+
+    def write_snapshot(self, write: SnapshotWrite) -> None: ...
+
+    def snapshot_hash(self, commit_sha: str) -> str | None: ...
+
+    def snapshot_shas(self) -> list[str]: ...
+
+    def delete_snapshots(self, commit_shas: Iterable[str]) -> None: ...
+
+    def snapshot_rows(self, commit_sha: str) -> list[tuple[str, str]]: ...
+
+    def load_vectors(self, commit_sha: str, embedder_id: str) -> tuple[list[tuple[str, str]], "np.ndarray"]: ...
+
+    def keyword_scores(self, commit_sha: str, terms: Sequence[str]) -> list[tuple[str, str, float]]: ...
+
+    def fetch_chunks(self, commit_sha: str, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], ChunkRow]: ...
+
+    def chunks_by_citation(self, citation_id: str) -> list[tuple[str, str, int, int]]: ...
+
+    def chunks_present(self, chunk_ids: Sequence[str], embedder_id: str) -> set[str]: ...
+
+    def stats(self) -> StoreStats: ...
+
+    def close(self) -> None: ...

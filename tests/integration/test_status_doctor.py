@@ -1,0 +1,219 @@
+"""status, doctor, config, describe and migrate rebuild (knowledge §15–18, cli-contract §7)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from conftest import tree_snapshot, write_placeholder_config
+
+
+def test_status_indexed(indexed_repo, cli):
+    r = cli("status", "--cwd", str(indexed_repo.root))
+    assert r.code == 0
+    d = r.json["data"]
+    assert list(d) == ["branch", "head", "snapshot", "backend", "store", "supported_types", "manifests",
+                       "embedding", "format"]
+    assert d["branch"] == "main" and d["head"] == indexed_repo.head()
+    assert d["snapshot"]["status"] == "indexed" and d["store"]["searchReady"] is True
+    assert d["store"]["status"] == "loaded" and d["store"]["stats"]["snapshots"] == 1
+    assert d["embedding"]["embedderId"] == "placeholder:sha1:64:v1"
+
+
+def test_status_older_manifest_but_head_missing(indexed_repo, cli):
+    indexed_repo.commit("new", {"docs/x.md": "# X\n\nx\n"})
+    d = cli("status", "--cwd", str(indexed_repo.root)).json["data"]
+    assert d["snapshot"]["status"] == "missing" and d["store"]["searchReady"] is False
+
+
+def test_status_detached_and_unborn_text(indexed_repo, git_repo, cli, tmp_path):
+    indexed_repo.git("checkout", "-q", "--detach")
+    t = cli("status", "--cwd", str(indexed_repo.root), "--format", "text").out
+    assert "- branch: none" in t
+    other = tmp_path / "unborn"
+    other.mkdir()
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(other)], check=True)
+    t = cli("status", "--cwd", str(other), "--format", "text")
+    assert t.code == 0 and "- head: none" in t.out
+
+
+def test_status_outside_git(tmp_path, cli):
+    r = cli("status", "--cwd", str(tmp_path), "--format", "json")
+    assert r.code == 0 and r.json["cwd"] == str(tmp_path)
+    assert r.json["data"]["head"] is None
+
+
+def test_doctor_healthy_and_broken(indexed_repo, cli):
+    r = cli("doctor", "--cwd", str(indexed_repo.root), "--format", "json")
+    assert r.code == 0, r
+    names = [c["name"] for c in r.json["data"]["checks"]]
+    assert names == ["git.repository", "ragit.structure", "ragit.config", "embedder.runtime", "store.runtime",
+                     "store.schema", "store.embedding", "ragit.manifests", "ragit.manifest-consistency",
+                     "ragit.legacy-json-store", "git.hooks"]
+    head = indexed_repo.head()
+    (indexed_repo.root / ".ragit" / "manifest" / f"{head}.json").write_text("{broken")
+    r = cli("doctor", "--cwd", str(indexed_repo.root), "--format", "json")
+    assert r.code == 1 and r.json["ok"] is False and r.json["data"]["hasFailure"] is True
+    check = {c["name"]: c for c in r.json["data"]["checks"]}["ragit.manifests"]
+    assert check["ok"] is False and "SNAPSHOT_MANIFEST_INVALID" in check["detail"] and "repair:" in check["detail"]
+    text = cli("doctor", "--cwd", str(indexed_repo.root)).out
+    assert text.startswith("# ragit doctor\n- has_failure: true\n\n") and "FAIL ragit.manifests" in text
+
+
+def test_rebuild_restores_deleted_store(indexed_repo, cli):
+    before = cli("query", "refresh tokens", "--cwd", str(indexed_repo.root), "--format", "json").out
+    shutil.rmtree(indexed_repo.root / ".ragit" / "store")
+    r = cli("doctor", "--cwd", str(indexed_repo.root), "--format", "json")
+    consistency = {c["name"]: c for c in r.json["data"]["checks"]}["ragit.manifest-consistency"]
+    assert consistency["ok"] is False and "migrate rebuild" in consistency["detail"]
+    r = cli("migrate", "rebuild", "--cwd", str(indexed_repo.root))
+    assert r.code == 0, r
+    d = r.json["data"]
+    assert d["rebuilt"] == 1 and d["failed"] == 0 and d["snapshots"][0]["status"] == "rebuilt"
+    after = cli("query", "refresh tokens", "--cwd", str(indexed_repo.root), "--format", "json").out
+    assert after == before
+    again = cli("migrate", "rebuild", "--cwd", str(indexed_repo.root)).json["data"]
+    assert again["snapshots"][0]["status"] == "skipped"
+
+
+def test_rebuild_incompatible_embedder(indexed_repo, cli):
+    shutil.rmtree(indexed_repo.root / ".ragit" / "store")
+    (indexed_repo.root / ".ragit" / "config.toml").write_text('[embedding]\nprovider = "placeholder"\ndimensions = 64\n'
+                                                               '[security]\nsecret_masking = false\n')
+    d = cli("migrate", "rebuild", "--cwd", str(indexed_repo.root)).json["data"]
+    assert d["snapshots"][0]["status"] == "incompatible" and d["failed"] == 1
+    r = cli("migrate", "rebuild", "--at", indexed_repo.head(), "--cwd", str(indexed_repo.root))
+    assert r.code == 3 and r.json["error"]["details"]["reason"] == "incompatible"
+
+
+def test_rebuild_dry_run_writes_nothing(indexed_repo, cli):
+    shutil.rmtree(indexed_repo.root / ".ragit" / "store")
+    before = tree_snapshot(indexed_repo.root)
+    d = cli("migrate", "rebuild", "--dry-run", "--cwd", str(indexed_repo.root)).json["data"]
+    assert d["mode"] == "dry-run" and d["snapshots"][0]["status"] == "rebuilt"
+    assert tree_snapshot(indexed_repo.root) == before
+
+
+# ---------------------------------------------------------------- config
+
+def test_config_set_get_roundtrip(git_repo, cli):
+    root = str(git_repo.root)
+    r = cli("config", "set", "retrieval.top_k", "8", "--cwd", root)
+    assert r.code == 0 and r.out == "config updated: retrieval.top_k=8\n"
+    r = cli("config", "get", "retrieval.top_k", "--cwd", root, "--format", "json")
+    assert r.json["data"] == {"key": "retrieval.top_k", "value": 8}
+    r = cli("config", "set", "ingest.doc_globs", '["**/*.md","docs/**/*.txt"]', "--cwd", root, "--format", "json")
+    assert r.json["data"]["value"] == ["**/*.md", "docs/**/*.txt"]
+    r = cli("config", "set", "ingest.exclude", " a/** , b/** ", "--cwd", root, "--format", "json")
+    assert r.json["data"]["value"] == ["a/**", "b/**"]
+    r = cli("config", "set", "output.format", "markdown", "--cwd", root, "--format", "json")
+    assert r.json["data"]["value"] == "text"
+
+
+@pytest.mark.parametrize(
+    "key,value,code,reason",
+    [
+        ("retrieval.alpha", "1.5", "INPUT_INVALID", "out_of_range"),
+        ("retrieval.top_k", "0", "INPUT_INVALID", "out_of_range"),
+        ("retrieval.keyword_enabled", "yes", "INPUT_INVALID", "not_boolean"),
+        ("window.token_counter", "gpt2", "INPUT_INVALID", "not_one_of"),
+        ("nosection", "1", "INPUT_INVALID", "invalid_format"),
+        ("retrieval.nope", "1", "CONFIG_KEY_UNKNOWN", None),
+    ],
+)
+def test_config_set_rejects(git_repo, cli, key, value, code, reason):
+    before = tree_snapshot(git_repo.root)
+    r = cli("config", "set", key, value, "--cwd", str(git_repo.root), "--format", "json")
+    assert r.code == 2 and r.json["error"]["code"] == code
+    if reason:
+        assert r.json["error"]["details"]["reason"] == reason
+    assert tree_snapshot(git_repo.root) == before
+
+
+def test_config_parses_typed_values_and_invalid_toml(git_repo, cli):
+    from ragit.config import defaults, load_config, render_config
+
+    cfg = git_repo.root / ".ragit" / "config.toml"
+    cfg.parent.mkdir(parents=True)
+    cfg.write_text('[memory]\ncorpus_dir = "knowledge/memory" # comment\nrecall_top_k = 12\n')
+    loaded = load_config(git_repo.root)
+    assert loaded["memory"]["corpus_dir"] == "knowledge/memory" and loaded["memory"]["recall_top_k"] == 12
+    text = render_config(defaults())
+    cfg.write_text(text)
+    assert render_config(load_config(git_repo.root)) == text
+    cfg.write_text("[retrieval\nalpha = ")
+    r = cli("status", "--cwd", str(git_repo.root), "--format", "json")
+    assert r.code == 4 and r.json["error"]["code"] == "CONFIG_INVALID"
+    cfg.write_text('[retrieval]\nalpha = "high"\n')
+    r = cli("query", "x", "--cwd", str(git_repo.root), "--format", "json")
+    assert r.code == 4 and r.json["error"]["code"] == "CONFIG_INVALID"
+
+
+def test_config_preserves_unknown_keys(git_repo, cli):
+    cfg = git_repo.root / ".ragit" / "config.toml"
+    cfg.parent.mkdir(parents=True)
+    cfg.write_text('[custom]\nflag = true\n\n[retrieval]\nextra = "kept"\n')
+    cli("config", "set", "retrieval.top_k", "7", "--cwd", str(git_repo.root))
+    text = cfg.read_text()
+    assert 'extra = "kept"' in text and "[custom]\nflag = true" in text and "top_k = 7" in text
+
+
+# ---------------------------------------------------------------- describe
+
+def test_describe_query_contract(cli):
+    r = cli("describe", "query")
+    assert r.code == 0
+    d = r.json["data"]
+    assert d["command"] == "query" and d["availableCommands"][:2] == ["init", "describe"]
+    spec = d["spec"]
+    assert spec["outputSchemaSummary"] == ["query", "snapshotSha", "snapshot", "explain", "hits", "hits[].citation",
+                                           "hits[].scoreBreakdown", "warnings", "redactionSummary"]
+    top_k = {o["name"]: o for o in spec["options"]}["--top-k"]
+    assert top_k["defaultValue"] == 5
+    assert spec["supportsRawJsonInput"] is True and spec["mutating"] is False
+
+
+def test_describe_unknown_and_group(cli):
+    r = cli("describe", "memory", "--format", "json")
+    assert r.code == 2 and r.json["error"]["code"] == "COMMAND_UNKNOWN"
+    r = cli("describe", "nope")
+    assert r.code == 2 and "COMMAND_UNKNOWN" in r.err
+
+
+def test_describe_text(cli):
+    t = cli("describe", "context", "pack", "--format", "text").out
+    assert t.startswith("# ragit describe\n- command: context pack\n- group: context\n- docs: commands/context/pack\n")
+    assert "## Options" in t and "- --budget (number): Content-unit budget. default=1200" in t
+
+
+def test_describe_matches_click_options(cli):
+    """Every option a command accepts is described, and every described option exists."""
+    import click
+
+    from ragit.cli.main import _register, cli as group
+    from ragit.contract.describe import REGISTRY
+
+    _register()
+    ctx = click.Context(group)
+    for path, spec in REGISTRY.items():
+        cmd = group
+        for word in path.split():
+            cmd = cmd.get_command(ctx, word)
+            assert cmd is not None, path
+        declared = {opt for p in cmd.params if isinstance(p, click.Option) and not p.hidden for opt in p.opts
+                    if opt.startswith("--")}
+        described = {o["name"] for o in spec["options"]}
+        assert described <= declared | {"--output"}, (path, described - declared)
+        assert {d for d in declared if d not in ("--help", "--non-interactive")} <= described, (path, declared - described)
+
+
+def test_version_and_help(cli):
+    r = cli("--version")
+    assert r.code == 0 and r.out.startswith("ragit 0.1.0")
+    assert cli("--help").code == 0
+    r = cli("frobnicate", "--format", "json")
+    assert r.code == 2 and r.json["error"]["code"] == "COMMAND_UNKNOWN"
