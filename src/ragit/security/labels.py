@@ -1,0 +1,95 @@
+"""Untrusted-content labelling (knowledge §10.4).
+
+Retrieved text is data for the model, never instructions. Text that looks like it is trying
+to steer a model (override phrases, tool-call or chat-template markup) is labelled so the
+agent can see it; it is never dropped, rewritten or reordered, and labels never change scores.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+TRUST_VALUES = ("repository", "artifact", "evidence")
+
+
+@dataclass(frozen=True)
+class LabelRule:
+    """One row of the label table: a flag and the pattern that raises it.
+
+    Every match contains one of ``needles``, so text without any skips the regex. A ``fold``
+    row is case-insensitive: its lower-case pattern and needles are searched in the
+    lower-cased text, which re scans several times faster than an IGNORECASE pattern.
+    """
+
+    label: str
+    pattern: re.Pattern[str]
+    needles: tuple[str, ...]
+    fold: bool = False
+
+
+def _any_of(*alternatives: str) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{alt})" for alt in alternatives))
+
+
+_VERB = r"ignore|disregard|forget"
+_DET = r"all|any|the|your|my|these|those|every|of"
+_EARLIER = r"previous|prior|above|earlier|preceding|former|original|initial|system"
+_ORDERS = (
+    r"instructions?|prompts?|directions?|directives?|rules|guidelines|guidance|commands?"
+    r"|orders|constraints|programming|training|context"
+)
+# "You are now ..." that only describes a state ("you are now ready / logged in / on branch").
+_STATE = (
+    r"ready|able|done|finished|set|all\s+set|logged|signed|connected|authenticated|subscribed"
+    r"|registered|on|at|in\s+the|inside|using|running|viewing|looking|back"
+)
+
+# Evaluated in this order; each label is reported at most once.
+LABEL_RULES: tuple[LabelRule, ...] = (
+    LabelRule(
+        "instruction_override",
+        _any_of(
+            # ignore (all) (the|your) previous/prior/above/system instructions|rules|prompt ...
+            rf"\b(?:{_VERB})\s+(?:(?:{_DET})\s+)*(?:{_EARLIER})\s+(?:{_ORDERS})\b",
+            # forget your instructions, ignore all my rules
+            rf"\b(?:{_VERB})\s+(?:all\s+(?:of\s+)?)?(?:your|my)\s+(?:{_ORDERS})\b",
+            # disregard the above / ignore everything above / forget all of the above.
+            rf"\b(?:{_VERB})\s+(?:all\s+(?:of\s+)?)?(?:the\s+|everything\s+)?above"
+            rf"(?=\s*(?:$|[.,;:!\n]|and\b|then\b))",
+            rf"\byou\s+are\s+now\b(?!\s+(?:{_STATE})\b)",
+        ),
+        needles=("ignore", "disregard", "forget", "now"),
+        fold=True,
+    ),
+    LabelRule(
+        "tool_call_markup",
+        _any_of(
+            r"</?(?:\w+:)?(?:function_calls|invoke|tool_use|tool_call|tool_result|function_call)\b",
+            r"\"(?:tool_calls|function_call|tool_use)\"\s*:",
+        ),
+        needles=("function_call", "invoke", "tool_use", "tool_call", "tool_result"),
+    ),
+    LabelRule(
+        "role_markup",
+        _any_of(
+            r"<\|(?:im_start|im_end|im_sep|system|user|assistant|start_header_id|end_header_id"
+            r"|eot_id)\|>",
+            r"\[/?INST\]",
+            r"<</?SYS>>",
+            r"<(?:start|end)_of_turn>",
+        ),
+        needles=("<|", "INST]", "SYS>>", "_of_turn>"),
+    ),
+)
+
+
+def flags_for(text: str) -> list[str]:
+    """Labels of ``text`` (the complete masked text, not an excerpt), in table order."""
+    lowered = text.lower()
+    flags = []
+    for rule in LABEL_RULES:
+        haystack = lowered if rule.fold else text
+        if any(n in haystack for n in rule.needles) and rule.pattern.search(haystack):
+            flags.append(rule.label)
+    return flags
