@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ..contract.views import hits_redaction, project_hit, remask_hits
 from .hits import Hit
 from .readiness import open_checked_store
-from .search import RetrievalParams, VectorCache, label_hits, search_snapshot
+from .search import RetrievalParams, VectorCache, label_hits, rank_hits, score_snapshot
 from .selection import Selection, select_snapshot
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -67,22 +67,38 @@ def retrieve(
     selection = select_snapshot(git, root, config, at)
     embedder_id = embedder.id if embedder is not None else embedder_id_for(config)
     assert selection.loaded is not None
+    sha = selection.loaded.manifest.commit_sha
     store = open_checked_store(root, config, selection.loaded, embedder_id)
+    warnings: list[str] = []
     try:
         if embedder is None:
             embedder = load_embedder(config)
         masked = mask_text(text)
-        hits: list[Hit] = []
-        if scope in ("durable", "all"):
-            hits = search_snapshot(
-                store, selection.loaded.manifest.commit_sha, embedder, masked.text,
-                RetrievalParams.from_config(config), top_k, cache=cache,
-            )
+        params = RetrievalParams.from_config(config)
+        candidates = []
+        if scope != "durable":
+            from .overlay import overlay_candidates
+
+            candidates = overlay_candidates(root, config, scope, warnings=warnings)
+        scores = None
+        overlay = []
+        if scope in ("durable", "all") or candidates:
+            from .overlay import fts_document
+
+            scores = score_snapshot(store, sha, embedder, masked.text, params, cache=cache,
+                                    extra=[fts_document(c) for c in candidates])
+        if candidates:
+            from .overlay import score_overlay
+
+            overlay = score_overlay(candidates, masked.text, embedder, raw=scores.extra_raw)
+        snapshot = scores if scope in ("durable", "all") else None
+        hits = rank_hits(store, sha, snapshot, overlay, params, top_k)
     finally:
         store.close()
     remask_hits(hits)
     label_hits(hits)
-    warnings = [DIRTY_WARNING] if selection.worktree_dirty else []
+    if selection.worktree_dirty:
+        warnings.insert(0, DIRTY_WARNING)
     return Retrieval(masked.text, masked.count, scope, selection, hits, warnings)
 
 

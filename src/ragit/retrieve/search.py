@@ -15,10 +15,13 @@ from .hits import Hit
 from .scoring import AUTHORITY_WEIGHT, RECENCY_WEIGHT, RETRIEVAL_WEIGHT, breakdown, sort_key
 
 if TYPE_CHECKING:  # pragma: no cover
+    from datetime import datetime
+
     import numpy as np
 
     from ..embed.base import Embedder
     from ..store.base import Store
+    from .overlay import OverlayCandidate
 
 
 @dataclass
@@ -76,6 +79,139 @@ class RetrievalParams:
         return cls(alpha=r["alpha"] if alpha is None else alpha, keyword_enabled=r["keyword_enabled"])
 
 
+@dataclass
+class SnapshotScores:
+    """Per-row vector and raw keyword scores of one snapshot for one question."""
+
+    keys: list[tuple[str, str]]
+    vector: "np.ndarray"  # float64 cosine per row
+    raw_keyword: "np.ndarray"  # float64 −bm25 per row, 0 where the row does not match
+    extra_raw: list[float] = field(default_factory=list)  # −bm25 of the extra (overlay) documents
+
+
+def score_snapshot(
+    store: "Store",
+    sha: str,
+    embedder: "Embedder",
+    masked_question: str,
+    params: RetrievalParams,
+    *,
+    cache: VectorCache | None = None,
+    extra: Sequence[tuple[str, str, str]] = (),
+) -> SnapshotScores:
+    """Cosine for every chunk of the snapshot and raw BM25 for every lexical match (no LIMIT).
+
+    ``extra`` documents (overlay artifacts) are BM25-scored against the same statistics; their
+    raw scores land in ``extra_raw``.
+    """
+    import numpy as np
+
+    snap = cache.get(store, sha, embedder.id) if cache is not None else load_matrix(store, sha, embedder.id)
+    n = len(snap.keys)
+    raw = np.zeros(n, dtype=np.float64)
+    extra_raw = [0.0] * len(extra)
+    vector = np.zeros(n, dtype=np.float64)
+    if n:
+        qvec = embedder.embed([masked_question])[0]
+        vector = (snap.matrix @ qvec).astype(np.float64)
+    if params.keyword_enabled:
+        terms = query_terms(masked_question)
+        matches: list = []
+        if terms:
+            matches, extra_raw = store.keyword_scores_with(sha, terms, extra)
+        if matches:
+            index = {key: i for i, key in enumerate(snap.keys)}
+            for path, cid, score in matches:
+                i = index.get((path, cid))
+                if i is not None:
+                    raw[i] = score
+    return SnapshotScores(snap.keys, vector, raw, extra_raw)
+
+
+def rank_hits(
+    store: "Store | None",
+    sha: str | None,
+    snapshot: SnapshotScores | None,
+    overlay: Sequence[tuple["OverlayCandidate", float | None, float]],
+    params: RetrievalParams,
+    top_k: int,
+    now: "datetime | None" = None,
+) -> list[Hit]:
+    """Fuse snapshot and overlay candidates with the seed formula and take the top ``top_k``.
+
+    Keyword scores are normalised by the best raw BM25 over *all* candidates of the query
+    (knowledge §11.4 step 4), so a snapshot chunk and an artifact compete on one scale.
+    """
+    import numpy as np
+
+    alpha = params.alpha
+    best = 0.0
+    if params.keyword_enabled:
+        if snapshot is not None and len(snapshot.raw_keyword):
+            best = float(snapshot.raw_keyword.max())
+        best = max([best] + [raw for _, _, raw in overlay])
+
+    def norm(raw: float) -> float:
+        return raw / best if best > 0 and raw > 0 else 0.0
+
+    hits: list[Hit] = []
+    if snapshot is not None and store is not None and sha is not None and len(snapshot.keys):
+        n = len(snapshot.keys)
+        if best > 0:
+            keyword = np.where(snapshot.raw_keyword > 0, snapshot.raw_keyword / best, 0.0)
+        else:
+            keyword = np.zeros(n, dtype=np.float64)
+        retrieval = alpha * snapshot.vector + (1.0 - alpha) * keyword
+        final = RETRIEVAL_WEIGHT * retrieval + AUTHORITY_WEIGHT * 1.0 + RECENCY_WEIGHT * 1.0
+        k = min(top_k, n)
+        kth = np.partition(final, n - k)[n - k]
+        pool = np.nonzero(final >= kth)[0]
+        rows = store.fetch_chunks(sha, [snapshot.keys[i] for i in pool])
+        for i in pool:
+            row = rows.get(snapshot.keys[i])
+            if row is None:
+                continue
+            v, kw = float(snapshot.vector[i]), float(keyword[i])
+            b = breakdown("hybrid", v, kw, alpha, 1.0, 1.0)
+            hits.append(Hit(
+                path=row.path, start_line=row.start_line, end_line=row.end_line, section_title=row.title,
+                doc_type=row.doc_type, score_final=b["final"], score_vector=v, score_keyword=kw,
+                citation={"id": row.citation_id, "sourceType": "document", "sourceId": row.chunk_id,
+                          "sourceVersion": row.blob_id, "sourceSha": sha},
+                scope="durable", origin_type="document", artifact_id=None, artifact_kind=None,
+                authority="promoted_durable", confidence=None, trust="repository", text=row.text,
+                chunk_id=row.chunk_id, breakdown=b,
+            ))
+    if overlay:
+        from ..clock import now as clock_now
+
+        moment = now or clock_now()
+        for cand, cosine, raw in overlay:
+            mode = "keyword" if cosine is None else "hybrid"
+            v = 0.0 if cosine is None else cosine
+            kw = norm(raw) if params.keyword_enabled else 0.0
+            b = breakdown(mode, v, kw, alpha, cand.authority_score, cand.recency(moment))
+            hits.append(Hit(
+                path=cand.path, start_line=cand.start_line, end_line=cand.end_line,
+                section_title=cand.section_title, doc_type=None, score_final=b["final"], score_vector=v,
+                score_keyword=kw, citation=dict(cand.citation), scope=cand.scope, origin_type=cand.origin_type,
+                artifact_id=cand.artifact_id, artifact_kind=cand.artifact_kind, authority=cand.authority,
+                confidence=cand.confidence, trust=cand.trust, text=cand.text, chunk_id=cand.chunk_id,
+                breakdown=b, flags=list(cand.flags),
+            ))
+    hits.sort(key=lambda h: sort_key(h.score_final, h.path, h.section_title, h.citation_id, h.chunk_id))
+    seen: set[tuple[str, str]] = set()
+    out: list[Hit] = []
+    for h in hits:
+        ident = (h.path, h.chunk_id)
+        if ident not in seen:
+            seen.add(ident)
+            out.append(h)
+        if len(out) == top_k:
+            break
+    return out
+
+
 def search_snapshot(
     store: "Store",
     sha: str,
@@ -87,74 +223,8 @@ def search_snapshot(
     cache: VectorCache | None = None,
 ) -> list[Hit]:
     """Top ``top_k`` durable hits of snapshot ``sha`` for the (already masked) question."""
-    import numpy as np
-
-    snap = cache.get(store, sha, embedder.id) if cache is not None else load_matrix(store, sha, embedder.id)
-    n = len(snap.keys)
-    if n == 0:
-        return []
-    qvec = embedder.embed([masked_question])[0]
-    vector = (snap.matrix @ qvec).astype(np.float64)
-
-    keyword = np.zeros(n, dtype=np.float64)
-    if params.keyword_enabled:
-        terms = query_terms(masked_question)
-        raw = store.keyword_scores(sha, terms) if terms else []
-        if raw:
-            index = {key: i for i, key in enumerate(snap.keys)}
-            best = max(r[2] for r in raw)
-            if best > 0:
-                for path, cid, score in raw:
-                    i = index.get((path, cid))
-                    if i is not None:
-                        keyword[i] = score / best
-
-    alpha = params.alpha
-    retrieval = alpha * vector + (1.0 - alpha) * keyword
-    final = RETRIEVAL_WEIGHT * retrieval + AUTHORITY_WEIGHT * 1.0 + RECENCY_WEIGHT * 1.0
-
-    k = min(top_k, n)
-    kth = np.partition(final, n - k)[n - k]
-    pool = np.nonzero(final >= kth)[0]
-    rows = store.fetch_chunks(sha, [snap.keys[i] for i in pool])
-    hits: list[Hit] = []
-    for i in pool:
-        row = rows.get(snap.keys[i])
-        if row is None:
-            continue
-        v, kw = float(vector[i]), float(keyword[i])
-        b = breakdown("hybrid", v, kw, alpha, 1.0, 1.0)
-        hits.append(
-            Hit(
-                path=row.path,
-                start_line=row.start_line,
-                end_line=row.end_line,
-                section_title=row.title,
-                doc_type=row.doc_type,
-                score_final=b["final"],
-                score_vector=v,
-                score_keyword=kw,
-                citation={
-                    "id": row.citation_id,
-                    "sourceType": "document",
-                    "sourceId": row.chunk_id,
-                    "sourceVersion": row.blob_id,
-                    "sourceSha": sha,
-                },
-                scope="durable",
-                origin_type="document",
-                artifact_id=None,
-                artifact_kind=None,
-                authority="promoted_durable",
-                confidence=None,
-                trust="repository",
-                text=row.text,
-                chunk_id=row.chunk_id,
-                breakdown=b,
-            )
-        )
-    hits.sort(key=lambda h: sort_key(h.score_final, h.path, h.section_title, h.citation_id, h.chunk_id))
-    return hits[:top_k]
+    scores = score_snapshot(store, sha, embedder, masked_question, params, cache=cache)
+    return rank_hits(store, sha, scores, (), params, top_k)
 
 
 def label_hits(hits: Sequence[Hit]) -> None:

@@ -336,6 +336,50 @@ class SqliteStore:
             (commit_sha, fts_expression(terms)),
         ).fetchall()
 
+    def keyword_scores_with(
+        self, commit_sha: str, terms: Sequence[str], extra: Sequence[tuple[str, str, str]]
+    ) -> tuple[list[tuple[str, str, float]], list[float]]:
+        """BM25 of the snapshot's chunks and of ``extra`` (text, title, path) documents, scored
+        against one set of corpus statistics.
+
+        The extra documents (knowledge artifacts) are inserted into the FTS index inside a
+        transaction that is always rolled back, so both sides share the store's statistics
+        exactly as if the artifacts were indexed, while nothing on disk changes.
+        """
+        if not terms:
+            return [], [0.0] * len(extra)
+        if not extra:
+            return self.keyword_scores(commit_sha, terms), []
+        conn = sqlite3.connect(f"file:{self.path}?mode=rw", uri=True, timeout=30, isolation_level=None)
+        try:
+            conn.execute("BEGIN")
+            conn.executemany(
+                "INSERT INTO chunks_fts(rowid, text, title, path) VALUES (?, ?, ?, ?)",
+                [(-(i + 1), text, title, path) for i, (text, title, path) in enumerate(extra)],
+            )
+            w_text, w_title, w_path = BM25_WEIGHTS
+            expr = fts_expression(terms)
+            snapshot = conn.execute(
+                f"SELECT r.path, r.chunk_id, -bm25(chunks_fts, {w_text}, {w_title}, {w_path})"
+                " FROM chunks_fts JOIN fts_rows r ON r.rowid = chunks_fts.rowid"
+                " JOIN snapshot_docs d ON d.commit_sha = ? AND d.path = r.path"
+                " JOIN chunks c ON c.chunk_id = r.chunk_id AND c.blob_id = d.blob_id AND c.chunker_key = d.chunker_key"
+                " WHERE chunks_fts MATCH ?",
+                (commit_sha, expr),
+            ).fetchall()
+            raws = [0.0] * len(extra)
+            for rowid, score in conn.execute(
+                f"SELECT rowid, -bm25(chunks_fts, {w_text}, {w_title}, {w_path}) FROM chunks_fts"
+                " WHERE chunks_fts MATCH ? AND rowid < 0",
+                (expr,),
+            ):
+                raws[-rowid - 1] = float(score)
+            return snapshot, raws
+        finally:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            conn.close()
+
     def fetch_chunks(self, commit_sha: str, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], ChunkRow]:
         """Full rows for the given ``(path, chunk id)`` pairs of one snapshot."""
         out: dict[tuple[str, str], ChunkRow] = {}
