@@ -59,10 +59,12 @@ def _compact_step(report: CompactReport | None, keep_recent: int, trigger: str) 
 class _Pass:
     """The state of one ``maintain`` call."""
 
-    def __init__(self, messages: list[Message], owner: StrategyOwner, report: MaintenanceReport) -> None:
+    def __init__(self, messages: list[Message], owner: StrategyOwner, report: MaintenanceReport,
+                 allow_prune: bool = True) -> None:
         self.messages = messages
         self.owner = owner
         self.report = report
+        self.allow_prune = allow_prune
 
     def step(self, name: str, **details: Any) -> None:
         self.report.steps.append({"step": name, **details})
@@ -82,6 +84,9 @@ class _Pass:
         return False
 
     def prune(self, kind: str, pruner: Callable[[list[Message]], list[Message]]) -> bool:
+        if not self.allow_prune:
+            self.step("prune", kind=kind, removed=0, blocked="not_requested")
+            return False
         if self.owner.prune_blocked(self.messages):
             self.step("prune", kind=kind, removed=0, blocked="opaque_history")
             return False
@@ -111,8 +116,12 @@ def maintain(
     max_turns: int = MAX_TURNS,
     categories: Mapping[str, str] | None = None,
     recall_tool_name: str = RECALL_TOOL_NAME,
+    allow_prune: bool = True,
 ) -> MaintenanceReport:
     """Run the one maintenance pass of a request over ``messages`` (modified in place).
+
+    ``allow_prune=False`` keeps the lossy D.12 prune out of the pass (a still-critical history
+    then ends ``context_exhausted``), for callers that prune only on explicit request.
 
     ``keep_recent`` is the requested tail, capped by the tier; ``summarizer=None`` compacts
     with the deterministic default summary; ``checkpoint`` runs after a compaction replaced
@@ -125,7 +134,7 @@ def maintain(
     )
     metrics = owner.metrics(messages)
     report = MaintenanceReport(before_tokens=metrics.estimate)
-    run = _Pass(messages, owner, report)
+    run = _Pass(messages, owner, report, allow_prune)
     trimmed = trim_to_max_turns(messages, max_turns)
     if trimmed is not messages:
         run.step("max_turns", removed=len(messages) - len(trimmed))
