@@ -1,0 +1,178 @@
+"""``eval mine`` and ``eval run``: retrieval quality on real history (knowledge §21).
+
+Paths given to ``eval`` (``--out``, the task file, ``--repo``) resolve against the process
+working directory, not ``--cwd``: the task file and the benchmark repositories usually live
+outside the repository whose configuration is being measured.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from pathlib import Path
+
+import click
+
+from ..contract.describe import _CWD, _FMT, _spec, register
+from ..contract.inputs import MAX_SAFE_INTEGER, Validator
+from .common import common, resolve_root
+from .main import cli
+from .output import Output, normalize_format
+
+_MODES = ("keyword", "vector", "hybrid", "all")
+_EXT = re.compile(r"[A-Za-z0-9_+-]+(?:\.[A-Za-z0-9_+-]+)*")
+
+
+@cli.group("eval")
+def eval_group() -> None:
+    """Measure retrieval quality on real history."""
+
+
+def _abspath(given: str) -> Path:
+    return Path(os.path.abspath(os.path.expanduser(given)))
+
+
+def _seed(v: Validator, value: str | None) -> int:
+    if value is None:
+        return 0
+    text = value.strip()
+    if not re.fullmatch(r"\+?\d+", text) or int(text) > MAX_SAFE_INTEGER:
+        raise v.fail("--seed", "not_integer", f"--seed must be an integer between 0 and {MAX_SAFE_INTEGER}", value=value)
+    return int(text)
+
+
+def _progress_bar(format_: str | None, default: str):
+    """A one-line bar on stderr, only on a terminal and never in json format (cli-contract §8)."""
+    if (normalize_format(format_) or default) == "json" or not sys.stderr.isatty():
+        return None
+
+    def report(stage: str, done: int, total: int) -> None:
+        filled = 30 * done // total if total else 30
+        sys.stderr.write(f"\r[ragit] eval {stage:<8} [{'#' * filled}{'.' * (30 - filled)}] {done}/{total}")
+        if done == total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+    return report
+
+
+# ------------------------------------------------------------------ eval mine
+
+@eval_group.command("mine")
+@click.option("--out", default=None, metavar="PATH", help="Task file to write (JSON Lines).")
+@click.option("--count", default=None, metavar="N", help="Maximum number of tasks (default 150).")
+@click.option("--ext", default=None, metavar="EXTS", help="Comma-separated gold file extensions.")
+@click.option("--seed", default=None, metavar="N", help="Seed of the task selection (default 0).")
+@common
+def mine_cmd(out, count, ext, seed, format_, cwd) -> Output:
+    """Mine file-localisation tasks from the history of HEAD."""
+    from ..api import git_required
+    from ..config import load_config
+    from ..evaluation.mine import DEFAULT_COUNT, mine_tasks, render_tasks
+    from ..evaluation.report import mine_text
+    from ..fsutil import atomic_write_bytes
+    from ..gitsnap.git import Git
+
+    v = Validator("eval mine")
+    if out is None or not out.strip():
+        raise v.fail("--out", "missing", "--out is required")
+    target = _abspath(out)
+    if target.is_dir():
+        raise v.fail("--out", "is_directory", f"{out} is a directory", value=out)
+    if not target.parent.is_dir():
+        raise v.fail("--out", "parent_missing", f"the directory of {out} does not exist", value=out)
+    number = DEFAULT_COUNT if count is None else v.cli_positive_int(count, "--count")
+    exts = None
+    if ext is not None:
+        items = [e.strip().removeprefix(".") for e in ext.split(",") if e.strip()]
+        if not items or any(_EXT.fullmatch(e) is None for e in items):
+            raise v.fail("--ext", "invalid_format", "--ext must list extensions like py,md", value=ext)
+        exts = ["." + e for e in dict.fromkeys(items)]
+    seed_value = _seed(v, seed)
+    root, in_git = resolve_root(cwd)
+    if not in_git:
+        raise git_required(root)
+    result = mine_tasks(root, Git(root), load_config(root), count=number, extensions=exts, seed=seed_value)
+    atomic_write_bytes(target, render_tasks(result.tasks))
+    data = {"out": out, "tasks": len(result.tasks), "scanned": result.scanned, "skipped": result.skipped,
+            "seed": seed_value, "warnings": result.warnings}
+    return Output("eval mine", data, lambda: mine_text(data), data["warnings"], cwd=str(root))
+
+
+# ------------------------------------------------------------------ eval run
+
+@eval_group.command("run")
+@click.argument("tasks_file", required=False)
+@click.option("--repo", "repos", multiple=True, metavar="PATH", help="Repository holding task commits (repeatable).")
+@click.option("--mode", default=None, metavar="keyword|vector|hybrid|all", help="Retrieval mode(s) (default all).")
+@click.option("--budget", default=None, metavar="B,...", help="Pack budgets (default 600,1200,2400).")
+@click.option("--seed", default=None, metavar="N", help="Seed of the bootstrap (default 0).")
+@common
+def run_cmd(tasks_file, repos, mode, budget, seed, format_, cwd) -> Output:
+    """Index each task's commit into the evaluation store and measure keyword, vector and hybrid retrieval."""
+    from ..config import load_config
+    from ..evaluation.report import run_text
+    from ..evaluation.run import (
+        DEFAULT_BUDGETS,
+        MODES,
+        EvalRequest,
+        open_repository,
+        run_eval,
+    )
+    from ..evaluation.tasks import load_tasks
+
+    v = Validator("eval run")
+    if tasks_file is None or not tasks_file.strip():
+        raise v.fail("tasksFile", "missing", "the task file argument is required")
+    chosen = v.choice(mode, "--mode", _MODES) if mode is not None else "all"
+    modes = list(MODES) if chosen == "all" else [chosen]
+    budgets = list(DEFAULT_BUDGETS)
+    if budget is not None:
+        items = budget.split(",")
+        if not any(b.strip() for b in items):
+            raise v.fail("--budget", "empty", "--budget needs at least one positive integer", value=budget)
+        budgets = list(dict.fromkeys(v.cli_positive_int(b, "--budget") for b in items))
+    seed_value = _seed(v, seed)
+    tasks = load_tasks(_abspath(tasks_file), tasks_file)
+
+    root, _ = resolve_root(cwd)
+    given = list(repos) or [str(root)]
+    gits = [open_repository(_abspath(r), r) for r in given]
+    request = EvalRequest(tasks_file, tasks, gits, modes, budgets, seed_value)
+    result = run_eval(root, load_config(root), request, progress=_progress_bar(format_, "both"))
+    data = result.data
+    return Output("eval run", data, lambda: run_text(data), data["warnings"], cwd=str(root))
+
+
+_RUN_OUTPUTS = ["tasksFile", "tasks", "evaluated", "skipped", "embedderId", "modes", "modes[].packRecall",
+                "modes[].tokensPerTask", "modes[].secondsPerTask", "comparisons", "warnings"]
+
+register(_spec(
+    "eval mine", "Mine file-localisation tasks (query = commit message, gold = modified files) from HEAD's history.",
+    related=["eval run"], mutating=True, outputs=["out", "tasks", "scanned", "skipped", "seed", "warnings"],
+    options=[{"name": "--out", "type": "path", "required": True, "description": "Task file to write (JSON Lines)."},
+             {"name": "--count", "type": "number", "description": "Maximum number of tasks.", "defaultValue": 150},
+             {"name": "--ext", "type": "string",
+              "description": "Comma-separated gold extensions (default: those of ingest.code_globs and doc_globs)."},
+             {"name": "--seed", "type": "number", "description": "Seed of the task selection.", "defaultValue": 0},
+             _FMT, _CWD],
+    examples=["ragit eval mine --out tasks.jsonl", "ragit eval mine --out tasks.jsonl --count 50 --ext py --seed 1"],
+    errors=["INPUT_INVALID", "GIT_REPOSITORY_REQUIRED", "CONFIG_INVALID"], formats=("json", "json"),
+))
+register(_spec(
+    "eval run", "Index each task's commit into the evaluation store and measure file recall, MRR and pack recall per mode.",
+    related=["eval mine", "query", "context pack"], mutating=True, outputs=_RUN_OUTPUTS,
+    arguments=[{"name": "tasks", "type": "path", "required": True, "description": "Task file (JSON Lines)."}],
+    options=[{"name": "--repo", "type": "path",
+              "description": "Git repository holding task commits; repeatable, first match wins (default: --cwd root)."},
+             {"name": "--mode", "type": "enum", "description": "Retrieval mode(s).",
+              "enum": list(_MODES), "defaultValue": "all"},
+             {"name": "--budget", "type": "string", "description": "Comma-separated pack budgets.",
+              "defaultValue": "600,1200,2400"},
+             {"name": "--seed", "type": "number", "description": "Seed of the bootstrap resamples.", "defaultValue": 0},
+             dict(_FMT, defaultValue="both"), _CWD],
+    examples=["ragit eval run tasks.jsonl", "ragit eval run bench/tasks/hist_flask.jsonl --repo ../flask --mode hybrid"],
+    errors=["INPUT_INVALID", "GIT_REPOSITORY_REQUIRED", "EMBEDDER_UNAVAILABLE", "STORE_WRITE_BUSY", "CONFIG_INVALID"],
+    formats=("both", "both"),
+))

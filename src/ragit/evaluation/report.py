@@ -1,0 +1,49 @@
+"""Text renderings of ``eval mine`` and ``eval run`` (knowledge §21, cli-contract §8)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..contract.jsonout import format_score
+from ..contract.render import header
+
+_METRIC_LABELS = {"recallAt5": "R@5", "recallAt10": "R@10", "mrr": "MRR"}
+
+
+def _num(value: float | None) -> str:
+    return "none" if value is None else format_score(value)
+
+
+def _table(head: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    return lines + ["| " + " | ".join(r) + " |" for r in rows]
+
+
+def mine_text(data: dict[str, Any]) -> str:
+    skipped = ", ".join(f"{reason}={n}" for reason, n in data["skipped"].items() if n) or "none"
+    lines = header("eval mine", [("out", data["out"]), ("tasks", data["tasks"]), ("scanned", data["scanned"]),
+                                 ("skipped", skipped), ("seed", data["seed"])], data["warnings"])
+    return "\n".join(lines) + "\n"
+
+
+def run_text(data: dict[str, Any]) -> str:
+    """Header lines, the per-mode table and the paired comparisons, numbers with 4 decimals."""
+    lines = header("eval run", [("tasks", data["tasks"]), ("evaluated", data["evaluated"]),
+                                ("skipped", len(data["skipped"]))], data["warnings"])
+    budgets = list(data["modes"][0]["packRecall"]) if data["modes"] else []
+    head = ["mode", "R@1", "R@5", "R@10", "Acc@5", "Acc@10", "MRR"]
+    for b in budgets:
+        head += [f"pack@{b}", f"tokens@{b}"]
+    rows = []
+    for m in data["modes"]:
+        row = [m["mode"]] + [_num(m[k]) for k in ("recallAt1", "recallAt5", "recallAt10", "accAt5", "accAt10", "mrr")]
+        for b in budgets:
+            row += [_num(m["packRecall"][b]), _num(m["tokensPerTask"][b])]
+        rows.append(row + [_num(m["secondsPerTask"])])
+    lines += [""] + _table(head + ["s/task"], rows)
+    if data["comparisons"]:
+        comp = [[c["a"], c["b"], _METRIC_LABELS[c["metric"]], _num(c["diff"]),
+                 "none" if c["ci95"] is None else f"[{_num(c['ci95'][0])}, {_num(c['ci95'][1])}]"]
+                for c in data["comparisons"]]
+        lines += [""] + _table(["a", "b", "metric", "diff (b − a)", "95% CI"], comp)
+    return "\n".join(lines) + "\n"

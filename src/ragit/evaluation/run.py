@@ -1,0 +1,295 @@
+"""``eval run``: index every task's commit from git objects, then measure each mode (knowledge §21.2).
+
+Two phases keep the numbers reproducible. BM25 statistics cover every chunk in a store
+(knowledge §11.4), so all commits are indexed before the first query; and the evaluation store
+is keyed by the chunking parameters and the set of commits, so a task set always meets exactly
+the same store content, whatever was evaluated before. Re-runs find every snapshot in place and
+index nothing.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import RagitError
+from .metrics import (
+    ACC_KS,
+    RECALL_KS,
+    file_ranking,
+    mean,
+    pack_recall,
+    paired_difference,
+    rank_metrics,
+    resample_indices,
+)
+from .tasks import Task
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..config import Config
+    from ..embed.base import Embedder
+    from ..gitsnap.git import Git
+
+MODES = ("keyword", "vector", "hybrid")
+TOP_K = 100
+DEFAULT_BUDGETS = (600, 1200, 2400)
+EVAL_DIR = ".ragit/cache/eval"
+COMPARED = ("recallAt5", "recallAt10", "mrr")
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class EvalRequest:
+    tasks_file: str  # as given
+    tasks: list[Task]
+    repos: list[Git]
+    modes: list[str]
+    budgets: list[int]
+    seed: int = 0
+
+
+@dataclass
+class EvalRun:
+    data: dict[str, Any]
+    ingested: int = 0  # commits indexed by this run (0 on a re-run)
+    embedded_chunks: int = 0
+
+
+@dataclass
+class _ModeTotals:
+    """Per-task values of one mode, in task order."""
+
+    recall: dict[int, list[float]] = field(default_factory=lambda: {k: [] for k in RECALL_KS})
+    acc: dict[int, list[float]] = field(default_factory=lambda: {k: [] for k in ACC_KS})
+    mrr: list[float] = field(default_factory=list)
+    pack: dict[int, list[float]] = field(default_factory=dict)
+    tokens: dict[int, list[float]] = field(default_factory=dict)
+    seconds: list[float] = field(default_factory=list)
+
+
+def mode_alpha(mode: str, config: Config) -> float:
+    return {"keyword": 0.0, "vector": 1.0}.get(mode, config["retrieval"]["alpha"])
+
+
+def open_repository(path: Path, given: str) -> Git:
+    """A Git handle for ``path`` (worktree or bare repository), else GIT_REPOSITORY_REQUIRED."""
+    from ..gitsnap.git import Git
+
+    git = Git(path)
+    if not path.is_dir() or git.call("rev-parse", "--git-dir").returncode != 0:
+        raise RagitError("GIT_REPOSITORY_REQUIRED", f"{given} is not a Git repository",
+                         {"repo": given, "path": str(path)}, "git init")
+    return git
+
+
+def locate(tasks: list[Task], repos: list[Git]) -> dict[str, Git]:
+    """Commit -> the first repository holding it as a commit object (one batch query per repository)."""
+    found: dict[str, Git] = {}
+    wanted = list(dict.fromkeys(t.commit for t in tasks))
+    for git in repos:
+        ask = [sha for sha in wanted if sha not in found]
+        if not ask:
+            break
+        out = git.run("cat-file", "--batch-check=%(objectname) %(objecttype)", input=("\n".join(ask) + "\n").encode())
+        for line in out.decode().splitlines():
+            sha, _, kind = line.partition(" ")
+            if kind == "commit":
+                found[sha] = git
+    return found
+
+
+def eval_config(config: Config, commits: list[str], embedder_id: str) -> Config:
+    """The configuration of this task set's evaluation store under ``.ragit/cache/eval/<key>/``."""
+    from ..config import Config
+    from ..ingest.pipeline import current_params
+    from ..store import SCHEMA_VERSION
+
+    params = current_params(config, embedder_id)
+    identity = json.dumps([SCHEMA_VERSION, params.chunker_version, params.masking_version, params.config_hash,
+                           sorted(set(commits))])
+    key = hashlib.sha256(identity.encode()).hexdigest()[:16]
+    data = copy.deepcopy(config.data)
+    data["storage"]["manifest_dir"] = f"{EVAL_DIR}/{key}/manifest"
+    data["storage"]["store_dir"] = f"{EVAL_DIR}/{key}/store"
+    return Config(data, config.path, config.exists)
+
+
+def load_eval_embedder(config: Config, modes: list[str], warnings: list[str]) -> Embedder:
+    """The configured embedder; keyword-only runs fall back to the placeholder when it is missing."""
+    from ..embed import load_embedder
+
+    try:
+        return load_embedder(config)
+    except RagitError as exc:
+        if exc.code != "EMBEDDER_UNAVAILABLE" or modes != ["keyword"]:
+            raise
+    from ..embed.placeholder import PlaceholderEmbedder
+
+    warnings.append("the configured embedder is unavailable; indexed with placeholder vectors (keyword mode ignores them)")
+    return PlaceholderEmbedder()
+
+
+def _indexed(root: Path, config: Config, sha: str, params, store) -> bool:
+    from ..ingest.manifest import load_manifest
+
+    if store is None:
+        return False
+    try:
+        loaded = load_manifest(root, config, sha)
+    except RagitError:
+        return False
+    return loaded.manifest.params == params and store.snapshot_hash(sha) == loaded.sha256
+
+
+def index_commits(root: Path, config: Config, commits: list[tuple[str, Git]], embedder: Embedder,
+                  progress: Progress | None) -> tuple[int, int]:
+    """Ingest every commit not yet in the evaluation store; returns (ingested, embedded chunks)."""
+    from ..ingest.pipeline import IngestRequest, current_params, run_ingest
+    from ..store import open_store_read, store_exists
+
+    params = current_params(config, embedder.id)
+    store = open_store_read(root, config) if store_exists(root, config) else None
+    try:
+        todo = [(sha, git) for sha, git in commits if not _indexed(root, config, sha, params, store)]
+    finally:
+        if store is not None:
+            store.close()
+    embedded = 0
+    for n, (sha, git) in enumerate(todo, 1):
+        result = run_ingest(root, git, config, IngestRequest(mode="full"), commit=sha, check_dirty=False,
+                            embedder=embedder)
+        embedded += result.embedded_chunks
+        if progress:
+            progress("index", n, len(todo))
+    return len(todo), embedded
+
+
+def _evaluate_task(root: Path, config: Config, task: Task, embedder: Embedder, modes: list[str],
+                   alphas: dict[str, float], budgets: list[int], totals: dict[str, _ModeTotals]) -> None:
+    """Score the task's query once, then rank, measure and pack it under every mode."""
+    import numpy as np
+
+    from ..context.pack import select_hits
+    from ..contract.payloads import PACK_TOP_K
+    from ..contract.views import remask_hits
+    from ..ingest.manifest import load_manifest
+    from ..retrieve.readiness import open_checked_store
+    from ..retrieve.search import load_matrix
+    from ..security.masking import mask_text
+    from .scoring import keyword_scores, rank_hits, vector_scores
+
+    loaded = load_manifest(root, config, task.commit)
+    store = open_checked_store(root, config, loaded, embedder.id)
+    try:
+        started = time.perf_counter()
+        masked = mask_text(task.query).text
+        snap = load_matrix(store, task.commit, embedder.id)
+        shared = time.perf_counter() - started
+        n = len(snap.keys)
+        zeros = np.zeros(n, dtype=np.float64)
+        started = time.perf_counter()
+        needs_vector = n > 0 and any(alphas[m] > 0 for m in modes)
+        vector = vector_scores(snap, embedder, masked) if needs_vector else zeros
+        vector_seconds = time.perf_counter() - started
+        started = time.perf_counter()
+        needs_keyword = n > 0 and config["retrieval"]["keyword_enabled"] and any(alphas[m] < 1 for m in modes)
+        keyword = keyword_scores(store, task.commit, snap.keys, masked) if needs_keyword else zeros
+        keyword_seconds = time.perf_counter() - started
+        rows: dict = {}
+        for mode in modes:
+            alpha = alphas[mode]
+            started = time.perf_counter()
+            hits = rank_hits(store, task.commit, snap.keys, vector, keyword, alpha, TOP_K, rows)
+            ranked = rank_metrics(file_ranking(hits), task.gold)
+            candidates = hits[:PACK_TOP_K]
+            remask_hits(candidates)
+            t = totals[mode]
+            for budget in budgets:
+                selection = select_hits(candidates, budget)
+                t.pack[budget].append(pack_recall(selection.hits, task.gold))
+                t.tokens[budget].append(float(selection.used_tokens))
+            for k in RECALL_KS:
+                t.recall[k].append(ranked.recall[k])
+            for k in ACC_KS:
+                t.acc[k].append(ranked.acc[k])
+            t.mrr.append(ranked.mrr)
+            t.seconds.append(shared + (vector_seconds if alpha > 0 else 0.0)
+                             + (keyword_seconds if alpha < 1 else 0.0) + time.perf_counter() - started)
+    finally:
+        store.close()
+
+
+def run_eval(root: Path, config: Config, request: EvalRequest, *, embedder: Embedder | None = None,
+             progress: Progress | None = None) -> EvalRun:
+    """Evaluate ``request`` with the evaluation store under ``root``; returns the JSON ``data``."""
+    warnings: list[str] = []
+    located = locate(request.tasks, request.repos)
+    runnable = [t for t in request.tasks if t.commit in located]
+    skipped = [{"id": t.id, "reason": "commit_not_found"} for t in request.tasks if t.commit not in located]
+    if embedder is None:
+        embedder = load_eval_embedder(config, request.modes, warnings)
+    commits = list(dict.fromkeys(t.commit for t in runnable))
+    econfig = eval_config(config, commits, embedder.id)
+    ingested, embedded = index_commits(root, econfig, [(sha, located[sha]) for sha in commits], embedder, progress)
+
+    alphas = {m: mode_alpha(m, config) for m in request.modes}
+    totals = {m: _ModeTotals(pack={b: [] for b in request.budgets}, tokens={b: [] for b in request.budgets})
+              for m in request.modes}
+    for n, task in enumerate(runnable, 1):
+        _evaluate_task(root, econfig, task, embedder, request.modes, alphas, request.budgets, totals)
+        if progress:
+            progress("evaluate", n, len(runnable))
+    if not runnable:
+        warnings.append("no task was evaluated; every metric is undefined")
+
+    data = {
+        "tasksFile": request.tasks_file,
+        "tasks": len(request.tasks),
+        "evaluated": len(runnable),
+        "skipped": skipped,
+        "embedderId": embedder.id,
+        "modes": [_mode_row(m, alphas[m], totals[m], request.budgets) for m in request.modes],
+        "comparisons": _comparisons(request.modes, totals, len(runnable), request.seed),
+        "warnings": warnings,
+    }
+    return EvalRun(data, ingested, embedded)
+
+
+def _mode_row(mode: str, alpha: float, t: _ModeTotals, budgets: list[int]) -> dict[str, Any]:
+    return {
+        "mode": mode,
+        "alpha": alpha,
+        "recallAt1": mean(t.recall[1]),
+        "recallAt5": mean(t.recall[5]),
+        "recallAt10": mean(t.recall[10]),
+        "accAt5": mean(t.acc[5]),
+        "accAt10": mean(t.acc[10]),
+        "mrr": mean(t.mrr),
+        "packRecall": {str(b): mean(t.pack[b]) for b in budgets},
+        "tokensPerTask": {str(b): mean(t.tokens[b]) for b in budgets},
+        "secondsPerTask": mean(t.seconds),
+    }
+
+
+def _per_task(t: _ModeTotals, metric: str) -> list[float]:
+    return {"recallAt5": t.recall[5], "recallAt10": t.recall[10], "mrr": t.mrr}[metric]
+
+
+def _comparisons(modes: list[str], totals: dict[str, _ModeTotals], n: int, seed: int) -> list[dict[str, Any]]:
+    """Every pair of modes (in mode order) × R@5, R@10, MRR: mean of b − a and its bootstrap CI."""
+    indices = resample_indices(n, seed) if n else None
+    out = []
+    for i, a in enumerate(modes):
+        for b in modes[i + 1:]:
+            for metric in COMPARED:
+                result = paired_difference(_per_task(totals[a], metric), _per_task(totals[b], metric), indices)
+                diff, ci = result if result is not None else (None, None)
+                out.append({"a": a, "b": b, "metric": metric, "diff": diff, "ci95": ci})
+    return out

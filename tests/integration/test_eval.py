@@ -1,0 +1,305 @@
+"""`ragit eval mine | run` end to end on a small synthetic history (knowledge §21 checks)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+CONFIG = '[embedding]\nprovider = "placeholder"\ndimensions = 64\n'
+
+AUTH_V1 = '''"""Authentication: login and session tokens."""
+
+
+def login(user, password):
+    """Check the password and open a session."""
+    return check_password(user, password) and open_session(user)
+
+
+def check_password(user, password):
+    return user.password_hash == hash_password(password)
+
+
+def issue_token(user):
+    """Issue a signed session token for the user."""
+    return sign(user.id)
+'''
+
+STORAGE_V1 = '''"""Storage: save and load records in the database."""
+
+
+def save_record(db, record):
+    """Write one record to the database table."""
+    db.insert(record.table, record.values)
+
+
+def load_record(db, table, key):
+    return db.select(table, key)
+'''
+
+GUIDE_V1 = "# Guide\n\n## Sessions\n\nUsers log in and receive a session token.\n\n## Storage\n\nRecords live in the database.\n"
+
+
+def ragit(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ragit", *args], cwd=cwd, capture_output=True, text=True,
+                          check=False)
+
+
+def envelope(proc: subprocess.CompletedProcess) -> dict:
+    return json.loads(proc.stdout)
+
+
+@pytest.fixture
+def history(git_repo):
+    """Commits touching code, docs and tests, plus commits every filter must drop."""
+    r = git_repo
+    (r.root / ".ragit").mkdir()
+    (r.root / ".ragit" / "config.toml").write_text(CONFIG)
+    r.commit("Initial layout", {
+        ".gitignore": ".ragit/\n", "src/app/auth.py": AUTH_V1, "src/app/storage.py": STORAGE_V1,
+        "docs/guide.md": GUIDE_V1, "tests/test_auth.py": "def test_login():\n    assert True\n",
+        "README.md": "# App\n\nA small app.\n",
+    })
+    r.commit("Add token refresh to the login flow", {
+        "src/app/auth.py": AUTH_V1 + '\n\ndef refresh_token(token):\n    """Refresh an expiring token."""\n    return sign(token.user_id)\n',
+        "tests/test_auth.py": "def test_login():\n    assert True\n\n\ndef test_refresh():\n    assert True\n",
+    })
+    r.commit("Fix typo in the guide", {"docs/guide.md": GUIDE_V1.replace("receive", "recieve")})
+    r.commit("Release 1.0", {"src/app/__init__.py": '__version__ = "1.0"\n'})
+    r.commit("Store sessions in the database (#12)\n\nSessions survive a restart now.\n\n"
+             "Co-authored-by: Someone <someone@example.com>\nSigned-off-by: Test <test@example.com>", {
+                 "src/app/storage.py": STORAGE_V1 + "\n\ndef save_session(db, session):\n    save_record(db, session)\n",
+                 "docs/guide.md": GUIDE_V1 + "\nSessions are stored in the database too.\n",
+             })
+    r.git("checkout", "-q", "-b", "feature")
+    r.commit("Load sessions lazily from storage", {
+        "src/app/storage.py": STORAGE_V1 + "\n\ndef load_session(db, key):\n    return load_record(db, 'sessions', key)\n",
+    })
+    r.git("checkout", "-q", "main")
+    r.git("merge", "-q", "--no-ff", "-m", "Merge branch 'feature'", "feature")
+    r.commit("Add a changelog", {"CHANGELOG.md": "# Changes\n"})
+    return r
+
+
+def test_mine_then_run_is_deterministic_and_reuses_the_store(history, tmp_path):
+    root = history.root
+    out = tmp_path / "tasks.jsonl"
+    mined = ragit("eval", "mine", "--out", str(out), "--format", "json", cwd=root)
+    assert mined.returncode == 0, mined.stderr
+    data = envelope(mined)["data"]
+    assert list(data) == ["out", "tasks", "scanned", "skipped", "seed", "warnings"]
+    assert data["out"] == str(out)
+    assert data["tasks"] == 3
+    assert data["skipped"]["merge"] == 1 and data["skipped"]["release"] == 1
+    assert data["skipped"]["typo_or_format"] == 1 and data["skipped"]["root_commit"] == 1
+    assert data["scanned"] == data["tasks"] + sum(data["skipped"].values())
+    first_bytes = out.read_bytes()
+    tasks = [json.loads(line) for line in first_bytes.decode().splitlines()]
+    assert all(list(t) == ["id", "repo", "commit", "fix_commit", "query", "gold", "mentions_gold_name"]
+               for t in tasks)
+    by_query = {t["query"]: t for t in tasks}
+    assert by_query["Add token refresh to the login flow"]["gold"] == ["src/app/auth.py"]
+    stored = by_query["Store sessions in the database Sessions survive a restart now."]
+    assert stored["gold"] == ["docs/guide.md", "src/app/storage.py"]
+    assert stored["commit"] == history.git("rev-parse", f"{stored['fix_commit']}^")
+    assert stored["id"] == f"{root.name}@{stored['fix_commit'][:10]}"
+
+    again = ragit("eval", "mine", "--out", str(out), "--format", "json", cwd=root)
+    assert again.returncode == 0 and out.read_bytes() == first_bytes
+
+    before_manifests = sorted((root / ".ragit").rglob("manifest/*.json"))
+    run1 = ragit("eval", "run", str(out), "--format", "json", cwd=root)
+    assert run1.returncode == 0, run1.stdout + run1.stderr
+    result = envelope(run1)["data"]
+    assert list(result) == ["tasksFile", "tasks", "evaluated", "skipped", "embedderId", "modes", "comparisons",
+                            "warnings"]
+    assert result["evaluated"] == 3 and result["skipped"] == []
+    assert [m["mode"] for m in result["modes"]] == ["keyword", "vector", "hybrid"]
+    for m in result["modes"]:
+        values = [m[k] for k in ("recallAt1", "recallAt5", "recallAt10", "accAt5", "accAt10", "mrr")]
+        values += list(m["packRecall"].values())
+        assert all(0 <= v <= 1 for v in values), m
+        assert list(m["packRecall"]) == ["600", "1200", "2400"]
+        assert all(0 < t <= int(b) for b, t in m["tokensPerTask"].items())
+    assert len(result["comparisons"]) == 9
+    for c in result["comparisons"]:
+        assert c["ci95"][0] <= c["diff"] <= c["ci95"][1]
+    assert not (root / ".ragit" / "manifest").exists() and before_manifests == []
+    assert (root / ".ragit" / "cache" / "eval").is_dir()
+
+    from ragit.config import load_config
+    from ragit.contract.jsonout import normalize_numbers
+    from ragit.evaluation.run import EvalRequest, open_repository, run_eval
+    from ragit.evaluation.tasks import load_tasks
+
+    request = EvalRequest(str(out), load_tasks(out, str(out)), [open_repository(root, str(root))],
+                          ["keyword", "vector", "hybrid"], [600, 1200, 2400])
+    second = run_eval(root, load_config(root), request)
+    assert second.ingested == 0 and second.embedded_chunks == 0
+
+    def without_seconds(data: dict) -> dict:
+        data = json.loads(json.dumps(normalize_numbers(data)))
+        for m in data["modes"]:
+            m.pop("secondsPerTask")
+        return data
+
+    assert without_seconds(second.data) == without_seconds(result)
+    run3 = ragit("eval", "run", str(out), "--format", "json", cwd=root)
+    assert without_seconds(envelope(run3)["data"]) == without_seconds(result)
+    def strip(text: str) -> list[str]:
+        return [line for line in text.splitlines() if '"secondsPerTask"' not in line]
+
+    assert strip(run3.stdout) == strip(run1.stdout)
+
+    text = ragit("eval", "run", str(out), "--mode", "hybrid", "--budget", "800", "--format", "text", cwd=root)
+    assert text.returncode == 0
+    lines = text.stdout.splitlines()
+    assert lines[:4] == ["# ragit eval run", "- tasks: 3", "- evaluated: 3", "- skipped: 0"]
+    assert lines[5].startswith("| mode | R@1 | R@5 | R@10 | Acc@5 | Acc@10 | MRR | pack@800 | tokens@800 | s/task |")
+    assert lines[7].startswith("| hybrid | ")
+
+
+def test_run_skips_tasks_whose_commit_no_repository_holds(history, tmp_path):
+    head = history.head()
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(
+        json.dumps({"id": "a", "repo": "x/y", "commit": head, "query": "session token", "gold": ["src/app/auth.py"]})
+        + "\n\n"
+        + json.dumps({"id": "b", "repo": "x/y", "commit": "0" * 40, "query": "q", "gold": ["a.py"], "extra": 1}) + "\n"
+    )
+    proc = ragit("eval", "run", str(tasks), "--repo", str(history.root), "--mode", "keyword", "--format", "json",
+                 cwd=history.root)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = envelope(proc)["data"]
+    assert data["tasks"] == 2 and data["evaluated"] == 1
+    assert data["skipped"] == [{"id": "b", "reason": "commit_not_found"}]
+    assert [m["mode"] for m in data["modes"]] == ["keyword"] and data["comparisons"] == []
+
+
+@pytest.mark.parametrize(("line", "field", "reason"), [
+    ("not json", "tasks[2]", "invalid_json"),
+    ('["a"]', "tasks[2]", "not_object"),
+    ('{"repo": "x/y", "commit": "%s", "query": "q", "gold": ["a.py"]}', "tasks[2].id", "missing"),
+    ('{"id": "z", "repo": "x/y", "commit": "abc", "query": "q", "gold": ["a.py"]}', "tasks[2].commit", "invalid_format"),
+    ('{"id": "z", "repo": "x/y", "commit": "%s", "query": " ", "gold": ["a.py"]}', "tasks[2].query", "empty"),
+    ('{"id": "z", "repo": "x/y", "commit": "%s", "query": "q", "gold": []}', "tasks[2].gold", "empty"),
+    ('{"id": "z", "repo": "x/y", "commit": "%s", "query": "q", "gold": "a.py"}', "tasks[2].gold", "not_array"),
+    ('{"id": "a", "repo": "x/y", "commit": "%s", "query": "q", "gold": ["a.py"]}', "tasks[2].id", "duplicate"),
+])
+def test_malformed_task_lines_are_input_invalid_before_any_work(history, tmp_path, line, field, reason):
+    head = history.head()
+    good = json.dumps({"id": "a", "repo": "x/y", "commit": head, "query": "q", "gold": ["a.py"]})
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(good + "\n\n" + (line % head if "%s" in line else line) + "\n")
+    proc = ragit("eval", "run", str(tasks), "--format", "json", cwd=history.root)
+    assert proc.returncode == 2
+    error = envelope(proc)["error"]
+    assert error["code"] == "INPUT_INVALID"
+    assert (error["details"]["field"], error["details"]["reason"]) == (field, reason)
+    assert not (history.root / ".ragit" / "cache").exists()
+
+
+@pytest.mark.parametrize(("args", "field"), [
+    (["--mode", "fuzzy"], "--mode"),
+    (["--budget", "0"], "--budget"),
+    (["--budget", "600,abc"], "--budget"),
+    (["--budget", ","], "--budget"),
+    (["--seed", "-1"], "--seed"),
+])
+def test_bad_run_options_are_input_invalid(history, tmp_path, args, field):
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps({"id": "a", "repo": "x/y", "commit": history.head(), "query": "q", "gold": ["a.py"]}))
+    proc = ragit("eval", "run", str(tasks), *args, "--format", "json", cwd=history.root)
+    assert proc.returncode == 2
+    error = envelope(proc)["error"]
+    assert error["code"] == "INPUT_INVALID" and error["details"]["field"] == field
+
+
+def test_missing_task_file_is_input_invalid(history, tmp_path):
+    proc = ragit("eval", "run", str(tmp_path / "nope.jsonl"), "--format", "json", cwd=history.root)
+    error = envelope(proc)["error"]
+    assert proc.returncode == 2 and error["code"] == "INPUT_INVALID"
+    assert error["details"]["field"] == "tasksFile"
+
+
+def test_repo_that_is_not_git_is_rejected(history, tmp_path, monkeypatch):
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps({"id": "a", "repo": "x/y", "commit": history.head(), "query": "q", "gold": ["a.py"]}))
+    proc = ragit("eval", "run", str(tasks), "--repo", str(plain), "--format", "json", cwd=history.root)
+    assert proc.returncode == 3
+    assert envelope(proc)["error"]["code"] == "GIT_REPOSITORY_REQUIRED"
+
+
+def test_mine_options_and_outside_git(history, tmp_path, monkeypatch):
+    out = tmp_path / "t.jsonl"
+    for args, field in ((["--count", "0"], "--count"), (["--ext", ","], "--ext"), (["--seed", "x"], "--seed"),
+                        ([], "--out")):
+        extra = [] if field == "--out" else ["--out", str(out)]
+        proc = ragit("eval", "mine", *extra, *args, "--format", "json", cwd=history.root)
+        assert proc.returncode == 2 and envelope(proc)["error"]["details"]["field"] == field
+    assert not out.exists()
+
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    proc = ragit("eval", "mine", "--out", str(out), "--format", "json", cwd=plain)
+    assert proc.returncode == 3 and envelope(proc)["error"]["code"] == "GIT_REPOSITORY_REQUIRED"
+
+
+def test_mine_count_and_seed_select_by_hash(history, tmp_path):
+    out = tmp_path / "t.jsonl"
+    proc = ragit("eval", "mine", "--out", str(out), "--count", "2", "--ext", "py", "--format", "json",
+                 cwd=history.root)
+    data = envelope(proc)["data"]
+    assert data["tasks"] == 2 and data["skipped"]["not_sampled"] == 1
+    from ragit.evaluation.mine import sample_key
+
+    fixes = [json.loads(line)["fix_commit"] for line in out.read_text().splitlines()]
+    assert fixes == sorted(fixes, key=lambda sha: sample_key(0, sha))
+    assert all(not g.endswith(".md") for line in out.read_text().splitlines() for g in json.loads(line)["gold"])
+
+
+def test_describe_lists_eval_commands(history):
+    for path in ("eval mine", "eval run"):
+        proc = ragit("describe", *path.split(), "--format", "json", cwd=history.root)
+        assert proc.returncode == 0
+        spec = envelope(proc)["data"]["spec"]
+        assert spec["path"] == path and spec["group"] == "eval"
+
+
+def test_split_scoring_ranks_exactly_like_search_snapshot(history, tmp_path):
+    from ragit.config import load_config
+    from ragit.embed import load_embedder
+    from ragit.evaluation.run import EvalRequest, eval_config, open_repository, run_eval
+    from ragit.evaluation.scoring import keyword_scores, rank_hits, vector_scores
+    from ragit.evaluation.tasks import Task
+    from ragit.ingest.manifest import load_manifest
+    from ragit.retrieve.readiness import open_checked_store
+    from ragit.retrieve.search import RetrievalParams, load_matrix, search_snapshot
+
+    root, head = history.root, history.head()
+    config = load_config(root)
+    task = Task(0, "t", "x/y", head, "database session token", ("src/app/storage.py",))
+    run_eval(root, config, EvalRequest("t", [task], [open_repository(root, "r")], ["hybrid"], [600]))
+    embedder = load_embedder(config)
+    econfig = eval_config(config, [head], embedder.id)
+    store = open_checked_store(root, econfig, load_manifest(root, econfig, head), embedder.id)
+    try:
+        snap = load_matrix(store, head, embedder.id)
+        vector = vector_scores(snap, embedder, task.query)
+        keyword = keyword_scores(store, head, snap.keys, task.query)
+        rows: dict = {}
+        for alpha in (0.0, 0.7, 1.0):
+            for top_k in (3, 100):
+                ours = rank_hits(store, head, snap.keys, vector, keyword, alpha, top_k, rows)
+                theirs = search_snapshot(store, head, embedder, task.query, RetrievalParams(alpha), top_k)
+                assert [(h.chunk_id, h.path, h.score_final, h.breakdown) for h in ours] == \
+                       [(h.chunk_id, h.path, h.score_final, h.breakdown) for h in theirs]
+    finally:
+        store.close()
