@@ -168,6 +168,14 @@ class Repo:
         return PackResult(retrieval, inp.budget, selection, counter_name, count, (warning,) if warning else ())
 
 
+    def recall(self, goal: str):
+        """The resume packet for ``goal`` (memory §3): working state plus snapshot hits, degrading
+        to artifacts only when no snapshot is usable. Reuses this Repo's embedder and cache."""
+        from .memory.recall import check_goal, recall
+
+        return recall(self.root, self.git, self.config, check_goal(goal), embedder=self._lazy_embedder(),
+                      cache=self._cache)
+
     def packet(self, payload: Any, *, evidence: tuple[str, ...] | list[str] = ()):
         """A context packet from a request payload (context §2.4): ``retrieve`` runs a pack,
         ``evidence`` names files given as direct evidence."""

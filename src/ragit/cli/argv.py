@@ -38,6 +38,8 @@ DEFAULT_FORMATS: dict[str, tuple[str, str]] = {
     "doctor": ("text", "text"),
     "session search": ("both", "both"),
     "eval run": ("both", "both"),
+    # the MCP server owns stdout for protocol messages: start-up failures go to stderr
+    "mcp": ("json", "text"),
 }
 
 

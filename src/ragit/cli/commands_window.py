@@ -17,7 +17,6 @@ import click
 
 from ..contract.describe import _CWD, _FMT, _spec, register
 from ..contract.inputs import Validator
-from ..errors import RagitError
 from .commands_session import (
     FROM_SPEC,
     TRANSCRIPT_SPEC,
@@ -224,8 +223,7 @@ def recall_cmd(ref_id, session, format_, cwd) -> Output:
     from ..config import load_config
     from ..contract.jsonout import dumps
     from ..contract.render import header
-    from ..security.masking import mask_value
-    from ..window.offload import OffloadStore, RecallOutcome, lookup
+    from ..window.offload import recall_offloaded
 
     v = Validator("window recall")
     if ref_id is None:
@@ -235,20 +233,7 @@ def recall_cmd(ref_id, session, format_, cwd) -> Output:
         raise v.fail("--session", "required", "window recall needs --session <id>")
     session = safe_session(session, v)
     root, _ = resolve_root(cwd)
-    config = load_config(root)
-    threshold = config.get("window.tool_offload_threshold")
-    base = root / config.get("window.offload_dir")
-    if threshold <= 0:
-        outcome = lookup(ref_id, None)
-    elif not (base / session).is_dir():  # OffloadStore would create the directory
-        outcome = RecallOutcome(reason="not_found", message=f"no offloaded tool results for session {session!r}")
-    else:
-        store = OffloadStore(base, session, threshold=threshold, ttl_hours=config.get("window.tool_offload_ttl_hours"))
-        outcome = store.lookup(ref_id)
-    if not outcome.found:
-        raise RagitError("TOOL_RESULT_UNAVAILABLE", outcome.message or outcome.reason,
-                         {"refId": ref_id, "reason": outcome.reason}, "ragit window recall --help")
-    data = mask_value(outcome.result)[0]
+    data = recall_offloaded(root, load_config(root), session, ref_id)
 
     def text() -> str:
         return "\n".join(header("window recall", [("ref_id", ref_id), ("session", session)]) + ["", dumps(data)])

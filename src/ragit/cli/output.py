@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 FORMATS = ("text", "json", "both")
 FORMAT_ALIASES = {"markdown": "text", "table": "text"}
@@ -55,6 +56,13 @@ def emit(out: Output, fmt: str, cwd: str) -> int:
 def emit_failure(command: str, cwd: str, error, fmt: str) -> int:
     from ..contract.envelope import failure_envelope, failure_text
     from ..contract.jsonout import dumps
+    from ..security.masking import mask_text, mask_value
+
+    # a secret typed into an argument must not come back in the error (knowledge §10.2)
+    error.message = mask_text(error.message).text
+    error.details = mask_value(error.details)[0]
+    if error.recovery:
+        error.recovery = mask_text(error.recovery).text
 
     if fmt in ("json", "both"):
         sys.stdout.write(dumps(failure_envelope(command, cwd, error)))

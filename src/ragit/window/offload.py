@@ -181,3 +181,27 @@ def lookup(ref_id: str, store: OffloadStore | None) -> RecallOutcome:
     if store is None:
         return RecallOutcome(reason="disabled", message="offloading not enabled")
     return store.lookup(ref_id)
+
+
+def recall_offloaded(root: Path, config, session_id: str, ref_id: str) -> Any:
+    """The offloaded result of ``ref_id`` in ``session_id`` (masked), or TOOL_RESULT_UNAVAILABLE.
+
+    Shared by ``ragit window recall`` and the MCP ``tool_result_recall`` tool. Reads only: a
+    missing session directory is ``not_found`` (an ``OffloadStore`` would create it).
+    """
+    from ..errors import RagitError
+    from ..security.masking import mask_value
+
+    threshold = config.get("window.tool_offload_threshold")
+    base = Path(root) / config.get("window.offload_dir")
+    if threshold <= 0:
+        outcome = lookup(ref_id, None)
+    elif not (base / session_id).is_dir():
+        outcome = RecallOutcome(reason="not_found", message=f"no offloaded tool results for session {session_id!r}")
+    else:
+        store = OffloadStore(base, session_id, threshold=threshold, ttl_hours=config.get("window.tool_offload_ttl_hours"))
+        outcome = store.lookup(ref_id)
+    if not outcome.found:
+        raise RagitError("TOOL_RESULT_UNAVAILABLE", outcome.message or outcome.reason,
+                         {"refId": ref_id, "reason": outcome.reason}, "ragit window recall --help")
+    return mask_value(outcome.result)[0]

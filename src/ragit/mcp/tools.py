@@ -1,0 +1,310 @@
+"""The nine MCP tools (cli-contract §11): one command each, over the same library calls and input
+models as the CLI, so a tool call and the command line validate, fail and answer alike.
+
+This module knows nothing of the MCP SDK: :func:`call_tool` turns a tool name and its
+arguments into a :class:`ToolOutcome` (structured content, text, error flag) that
+``ragit.mcp.server`` only wraps into protocol types. That keeps the contract testable
+without a server process.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..contract.inputs import Validator
+from ..errors import RagitError
+from . import schemas
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..api import Repo
+    from ..config import Config
+    from ..gitsnap.git import Git
+
+
+class Workspace:
+    """The repository a server serves: its root, and a :class:`~ragit.api.Repo` kept warm.
+
+    The Repo (config, embedder, snapshot matrices) lives as long as the server, so repeated
+    calls are fast; it is rebuilt when ``.ragit/config.toml`` changes, so a long-running server
+    never answers with a stale configuration.
+    """
+
+    def __init__(self, root: Path, in_git: bool):
+        self.root = root
+        self.in_git = in_git
+        self._stamp: tuple[int, int] | None = None
+        self._config: Config | None = None
+        self._repo: Repo | None = None
+
+    def config(self) -> Config:
+        from ..config import CONFIG_RELPATH, load_config
+
+        try:
+            st = os.stat(self.root / CONFIG_RELPATH)
+            stamp: tuple[int, int] | None = (st.st_mtime_ns, st.st_size)
+        except OSError:
+            stamp = None
+        if self._config is None or stamp != self._stamp:
+            self._config, self._stamp, self._repo = load_config(self.root), stamp, None
+        return self._config
+
+    def repo(self) -> Repo:
+        """The Repo, or GIT_REPOSITORY_REQUIRED when the server runs outside git."""
+        from ..api import Repo, git_required
+        from ..gitsnap.git import Git
+
+        if not self.in_git:
+            raise git_required(self.root)
+        config = self.config()
+        if self._repo is None:
+            self._repo = Repo(self.root, config, Git(self.root))
+        return self._repo
+
+    def git(self) -> Git | None:
+        """The git handle, or None outside a repository (memory and artifacts still work)."""
+        return self.repo().git if self.in_git else None
+
+    def snapshot(self) -> dict[str, Any]:
+        """The §5.6 block for the current HEAD, computed as ``ragit status`` computes it."""
+        from ..gitsnap.context import read_context
+        from ..maintenance.status import snapshot_status
+
+        git = self.git()
+        block, _ = snapshot_status(self.root, self.config(), git, read_context(git) if git else None)
+        return block
+
+
+Run = Callable[[Workspace, dict[str, Any], Validator], Any]
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One tool: the command it maps, its input schema, and how to run it.
+
+    ``own_snapshot``: the command's ``data`` carries its own snapshot block (when it has one,
+    it wins over the HEAD block computed afterwards).
+    """
+
+    name: str
+    command: str
+    title: str
+    description: str
+    input_schema: dict[str, Any]
+    run: Run
+    read_only: bool = True
+    destructive: bool = False
+    own_snapshot: bool = False
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """The argument allow-list: exactly the schema's properties."""
+        return tuple(self.input_schema["properties"])
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    structured: dict[str, Any]
+    text: str
+    is_error: bool = False
+
+
+# ------------------------------------------------------------------ MCP-only arguments
+
+def _view(args: dict[str, Any], v: Validator) -> str:
+    from ..contract.views import VIEWS
+
+    return v.choice(args.pop("view"), "view", VIEWS) if "view" in args else "default"
+
+
+def _dry_run(args: dict[str, Any], v: Validator) -> bool:
+    return v.boolean(args.pop("dryRun"), "dryRun") if "dryRun" in args else False
+
+
+def _evidence(args: dict[str, Any], v: Validator) -> list[str]:
+    value = args.pop("evidence", None)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise v.fail("evidence", "invalid_format", "evidence must be an array of PATH[:kind] strings")
+    return [v.text(item, f"evidence[{i}]") for i, item in enumerate(value)]
+
+
+def _required_text(args: dict[str, Any], key: str, v: Validator) -> str:
+    if args.get(key) is None:
+        raise v.fail(key, "required", f"{key} is required")
+    return v.text(args[key], key)
+
+
+# ------------------------------------------------------------------ runs (CLI order: validate, then work)
+
+def _query(ws: Workspace, args: dict[str, Any], v: Validator) -> Any:
+    from ..contract.payloads import QueryInput
+
+    view = _view(args, v)
+    inp = QueryInput.from_payload(args, ws.config()["retrieval"]["top_k"])
+    return ws.repo().query_input(inp).to_dict(view)
+
+
+def _context_pack(ws: Workspace, args: dict[str, Any], v: Validator) -> Any:
+    from ..contract.payloads import PackInput
+
+    view = _view(args, v)
+    inp = PackInput.from_payload(args)
+    return ws.repo().pack_input(inp).to_dict(view)
+
+
+def _context_packet(ws: Workspace, args: dict[str, Any], v: Validator) -> Any:
+    evidence = _evidence(args, v)
+    return ws.repo().packet(args, evidence=evidence).to_dict()
+
+
+def _memory_recall(ws: Workspace, args: dict[str, Any], v: Validator) -> Any:
+    from ..memory.recall import check_goal, recall
+
+    view = _view(args, v)
+    goal = check_goal(args.get("goal"))
+    if ws.in_git:  # the warm Repo keeps the embedder and snapshot matrices between calls
+        return ws.repo().recall(goal).to_dict(view)
+    return recall(ws.root, None, ws.config(), goal).to_dict(view)
+
+
+def _memory_wrap(ws: Workspace, args: dict[str, Any], v: Validator) -> Any:
+    from ..memory.working import WrapInput, wrap
+
+    dry_run = _dry_run(args, v)
+    inp = WrapInput.from_payload(args, ws.root)
+    return wrap(ws.root, ws.git(), ws.config(), inp, dry_run=dry_run).to_dict()
+
+
+def _artifact_capture(ws: Workspace, args: dict[str, Any], v: Validator) -> Any:
+    from ..memory.artifacts import capture
+
+    dry_run = _dry_run(args, v)
+    return capture(ws.root, ws.config(), args, dry_run=dry_run)["artifact"]
+
+
+def _tool_result_recall(ws: Workspace, args: dict[str, Any], v: Validator) -> Any:
+    """``window recall``: reads ``window.offload_dir/<session>/<ref>.json``, never creates it."""
+    from ..window.offload import is_safe_id, recall_offloaded
+
+    ref_id = _required_text(args, "refId", v)
+    session = _required_text(args, "sessionId", v)
+    if not is_safe_id(session):
+        raise v.fail("sessionId", "invalid_format",
+                     "sessionId must be letters, digits, _ . : - (at most 200, not starting with . : -)",
+                     value=session)
+    return recall_offloaded(ws.root, ws.config(), session, ref_id)
+
+
+def _session_search(ws: Workspace, args: dict[str, Any], v: Validator) -> Any:
+    """The §8.4 tool: ``query`` is validated as on the CLI, the other parameters stay lenient."""
+    from ..sessions.search import session_search
+    from ..sessions.store import session_db_path
+
+    query = _required_text(args, "query", v)
+    params = {k: value for k, value in args.items() if k != "query"}
+    return session_search(session_db_path(ws.root, ws.config()), query=query, **params)
+
+
+def _verify_citation(ws: Workspace, args: dict[str, Any], v: Validator) -> Any:
+    from ..retrieve.verify import verify_citation
+
+    if args.get("citation") is None:
+        raise v.fail("citation", "required", "citation is required")
+    if not isinstance(args["citation"], str):
+        raise v.fail("citation", "not_string", "citation must be a string")
+    repo = ws.repo()
+    return verify_citation(repo.root, repo.git, repo.config, args["citation"])
+
+
+TOOLS: tuple[Tool, ...] = (
+    Tool("query", "query", "Query the snapshot",
+         "Search the exact indexed snapshot of HEAD (or `at`) and return cited, scored hits. "
+         "Arguments are the `ragit query --input` payload plus `view`.",
+         schemas.QUERY, _query, own_snapshot=True),
+    Tool("context_pack", "context pack", "Pack cited context",
+         "Pack cited hits for a goal under a strict content-unit budget (citation-diverse-v2). "
+         "Arguments are the `ragit context pack --input` payload plus `view`.",
+         schemas.CONTEXT_PACK, _context_pack, own_snapshot=True),
+    Tool("context_packet", "context packet", "Assemble a context packet",
+         "Assemble an inspectable context packet (selected, pointers, excluded, unknowns, refresh) from "
+         "candidates, a `retrieve` pack and `evidence` files. A blocked or refresh_required packet is a result, "
+         "not an error.",
+         schemas.CONTEXT_PACKET, _context_packet, own_snapshot=True),
+    Tool("memory_recall", "memory recall", "Recall working memory",
+         "Resume packet for a goal: working state, open loops, decisions and cited hits of HEAD's snapshot; "
+         "degrades to working memory and reviewed artifacts when the snapshot is unavailable.",
+         schemas.MEMORY_RECALL, _memory_recall, own_snapshot=True),
+    Tool("memory_wrap", "memory wrap", "Record the session",
+         "Record a session and replace the working state and open-loop registry under .ragit/memory/. "
+         "Arguments are the `ragit memory wrap --input` payload plus `dryRun`.",
+         schemas.MEMORY_WRAP, _memory_wrap, read_only=False, destructive=True),
+    Tool("artifact_capture", "artifact capture", "Capture an artifact",
+         "Record a finding, harness fact or evidence as a new knowledge artifact (status captured). "
+         "Arguments are the `ragit artifact capture --input` payload plus `dryRun`.",
+         schemas.ARTIFACT_CAPTURE, _artifact_capture, read_only=False),
+    Tool("tool_result_recall", "window recall", "Recall an offloaded tool result",
+         "Return a tool result that was offloaded (or masked) during a session, or TOOL_RESULT_UNAVAILABLE "
+         "with the reason.",
+         schemas.TOOL_RESULT_RECALL, _tool_result_recall),
+    Tool("session_search", "session search", "Search transcripts",
+         "Full-text search over mirrored session transcripts and, optionally, their context artifacts.",
+         schemas.SESSION_SEARCH, _session_search),
+    Tool("verify_citation", "verify", "Verify a citation",
+         "Check a citation id or path@sha:Lx-Ly handle against the HEAD commit: ok, shifted, changed, moved, "
+         "deleted or withdrawn. A drifted citation is a result, not an error.",
+         schemas.VERIFY_CITATION, _verify_citation),
+)
+BY_NAME: dict[str, Tool] = {tool.name: tool for tool in TOOLS}
+
+
+# ------------------------------------------------------------------ calling
+
+def with_snapshot(data: Any, own_snapshot: bool, snapshot: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """``data`` as structured output: its own snapshot block when it has one, else HEAD's appended
+    last; non-objects (and objects whose ``snapshot`` key is not a snapshot block) go under ``result``."""
+    if isinstance(data, dict) and "snapshot" in data and own_snapshot:
+        return data
+    out = dict(data) if isinstance(data, dict) and "snapshot" not in data else {"result": data}
+    out["snapshot"] = snapshot()
+    return out
+
+
+def call_tool(ws: Workspace, name: str, arguments: dict[str, Any] | None) -> ToolOutcome:
+    """Validate and run one tool; a typed failure becomes an error outcome, never an exception."""
+    from ..contract.inputs import check_control_characters
+    from ..contract.jsonout import dumps, normalize_numbers
+    from ..errors import internal_error
+
+    try:
+        tool = BY_NAME.get(name)
+        if tool is None:
+            raise RagitError("COMMAND_UNKNOWN", f"unknown tool {name!r}", {"command": name}, "ragit describe mcp")
+        v = Validator(tool.command)
+        args = dict(v.allowed_keys({} if arguments is None else arguments, tool.keys))
+        check_control_characters(args, "input", v)
+        structured = normalize_numbers(with_snapshot(tool.run(ws, args, v), tool.own_snapshot, ws.snapshot))
+        return ToolOutcome(structured, dumps(structured))
+    except RagitError as exc:
+        return error_outcome(exc)
+    except Exception as exc:  # noqa: BLE001 - the contract turns everything else into INTERNAL_ERROR
+        if os.environ.get("RAGIT_DEBUG") == "1":
+            import traceback
+
+            traceback.print_exc()
+        return error_outcome(internal_error(exc))
+
+
+def error_outcome(exc: RagitError) -> ToolOutcome:
+    """The §5 error object as structured content and the §5.1 block as text, secrets re-masked."""
+    from ..contract.envelope import failure_text
+    from ..contract.jsonout import normalize_numbers
+    from ..security.masking import mask_text, mask_value
+
+    masked = RagitError(exc.code, mask_text(exc.message).text, mask_value(exc.details)[0],
+                        None if exc.recovery is None else mask_text(exc.recovery).text)
+    return ToolOutcome(normalize_numbers(masked.to_dict()), failure_text(masked), is_error=True)
