@@ -83,7 +83,7 @@ class Validator:
 
     def allowed_keys(self, obj: Any, allowed: Iterable[str], field: str = "input") -> dict:
         if not isinstance(obj, dict):
-            raise self.fail(field, "not_one_of", f"{field} must be a JSON object")
+            raise self.fail(field, "invalid_format", f"{field} must be a JSON object")
         allowed = list(allowed)
         for key in obj:
             if key not in allowed:
