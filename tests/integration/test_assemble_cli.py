@@ -142,7 +142,7 @@ def test_memory_without_sessions_db_creates_nothing(git_repo, cli, now):
 
 @pytest.mark.parametrize(("payload", "field", "reason"), [
     ({"extra": 1}, "input.extra", "unknown_field"),
-    ({"static": "base"}, "input.static", "not_one_of"),
+    ({"static": "base"}, "input.static", "invalid_format"),
     ({"static": {"base": 1}}, "input.static.base", "not_string"),
     ({"static": {"persona": True}}, "input.static.persona", "unknown_field"),
     ({"dynamic": {"learnedPatterns": "one"}}, "input.dynamic.learnedPatterns", "not_string"),

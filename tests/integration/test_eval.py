@@ -273,15 +273,16 @@ def test_describe_lists_eval_commands(history):
         assert spec["path"] == path and spec["group"] == "eval"
 
 
-def test_split_scoring_ranks_exactly_like_search_snapshot(history, tmp_path):
+def test_cached_ranking_across_alphas_equals_a_fresh_search(history, tmp_path):
+    """eval ranks one set of scores under several alphas with a shared row cache; every ranking
+    must equal what a fresh query at that alpha returns."""
     from ragit.config import load_config
     from ragit.embed import load_embedder
     from ragit.evaluation.run import EvalRequest, eval_config, open_repository, run_eval
-    from ragit.evaluation.scoring import keyword_scores, rank_hits, vector_scores
     from ragit.evaluation.tasks import Task
     from ragit.ingest.manifest import load_manifest
     from ragit.retrieve.readiness import open_checked_store
-    from ragit.retrieve.search import RetrievalParams, load_matrix, search_snapshot
+    from ragit.retrieve.search import RetrievalParams, rank_hits, score_snapshot, search_snapshot
 
     root, head = history.root, history.head()
     config = load_config(root)
@@ -291,13 +292,11 @@ def test_split_scoring_ranks_exactly_like_search_snapshot(history, tmp_path):
     econfig = eval_config(config, [head], embedder.id)
     store = open_checked_store(root, econfig, load_manifest(root, econfig, head), embedder.id)
     try:
-        snap = load_matrix(store, head, embedder.id)
-        vector = vector_scores(snap, embedder, task.query)
-        keyword = keyword_scores(store, head, snap.keys, task.query)
+        scores = score_snapshot(store, head, embedder, task.query, RetrievalParams())
         rows: dict = {}
         for alpha in (0.0, 0.7, 1.0):
             for top_k in (3, 100):
-                ours = rank_hits(store, head, snap.keys, vector, keyword, alpha, top_k, rows)
+                ours = rank_hits(store, head, scores, (), RetrievalParams(alpha), top_k, rows_cache=rows)
                 theirs = search_snapshot(store, head, embedder, task.query, RetrievalParams(alpha), top_k)
                 assert [(h.chunk_id, h.path, h.score_final, h.breakdown) for h in ours] == \
                        [(h.chunk_id, h.path, h.score_final, h.breakdown) for h in theirs]

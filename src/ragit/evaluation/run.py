@@ -181,9 +181,8 @@ def _evaluate_task(root: Path, config: Config, task: Task, embedder: Embedder, m
     from ..contract.views import remask_hits
     from ..ingest.manifest import load_manifest
     from ..retrieve.readiness import open_checked_store
-    from ..retrieve.search import load_matrix
+    from ..retrieve.search import RetrievalParams, SnapshotScores, keyword_raw, load_matrix, rank_hits, vector_scores
     from ..security.masking import mask_text
-    from .scoring import keyword_scores, rank_hits, vector_scores
 
     loaded = load_manifest(root, config, task.commit)
     store = open_checked_store(root, config, loaded, embedder.id)
@@ -192,21 +191,24 @@ def _evaluate_task(root: Path, config: Config, task: Task, embedder: Embedder, m
         masked = mask_text(task.query).text
         snap = load_matrix(store, task.commit, embedder.id)
         shared = time.perf_counter() - started
-        n = len(snap.keys)
+        n = len(snap.rowids)
         zeros = np.zeros(n, dtype=np.float64)
         started = time.perf_counter()
         needs_vector = n > 0 and any(alphas[m] > 0 for m in modes)
         vector = vector_scores(snap, embedder, masked) if needs_vector else zeros
         vector_seconds = time.perf_counter() - started
         started = time.perf_counter()
-        needs_keyword = n > 0 and config["retrieval"]["keyword_enabled"] and any(alphas[m] < 1 for m in modes)
-        keyword = keyword_scores(store, task.commit, snap.keys, masked) if needs_keyword else zeros
+        keyword_enabled = config["retrieval"]["keyword_enabled"]
+        needs_keyword = n > 0 and keyword_enabled and any(alphas[m] < 1 for m in modes)
+        raw = keyword_raw(store, snap, masked)[0] if needs_keyword else zeros
         keyword_seconds = time.perf_counter() - started
+        scores = SnapshotScores(snap.rowids, vector, raw)
         rows: dict = {}
         for mode in modes:
             alpha = alphas[mode]
             started = time.perf_counter()
-            hits = rank_hits(store, task.commit, snap.keys, vector, keyword, alpha, TOP_K, rows)
+            params = RetrievalParams(alpha=alpha, keyword_enabled=keyword_enabled)
+            hits = rank_hits(store, task.commit, scores, (), params, TOP_K, rows_cache=rows)
             ranked = rank_metrics(file_ranking(hits), task.gold)
             candidates = hits[:PACK_TOP_K]
             remask_hits(candidates)

@@ -20,13 +20,13 @@ if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
     from ..embed.base import Embedder
-    from ..store.base import Store
+    from ..store.base import ChunkRow, Store
     from .overlay import OverlayCandidate
 
 
 @dataclass
 class SnapshotMatrix:
-    keys: list[tuple[str, str]]  # (path, chunk id) per row
+    rowids: "np.ndarray"  # int64 FTS row id per row, ascending
     matrix: "np.ndarray"  # float32 [rows, d]
 
 
@@ -52,13 +52,13 @@ def load_matrix(store: "Store", sha: str, embedder_id: str) -> SnapshotMatrix:
     from ..store.sqlite import StoreUnreadable
 
     try:
-        keys, matrix = store.load_vectors(sha, embedder_id)
+        rowids, matrix = store.load_vectors(sha, embedder_id)
     except StoreUnreadable as exc:
         raise RagitError(
             "SNAPSHOT_STORE_UNAVAILABLE", f"the store cannot serve snapshot {sha}: {exc}",
             {"resolvedSha": sha, "reason": "store_unreadable"}, "ragit ingest --all",
         ) from None
-    return SnapshotMatrix(keys, matrix)
+    return SnapshotMatrix(rowids, matrix)
 
 
 def query_terms(masked_question: str) -> list[str]:
@@ -83,10 +83,45 @@ class RetrievalParams:
 class SnapshotScores:
     """Per-row vector and raw keyword scores of one snapshot for one question."""
 
-    keys: list[tuple[str, str]]
+    rowids: "np.ndarray"  # int64 FTS row id per row, ascending
     vector: "np.ndarray"  # float64 cosine per row
     raw_keyword: "np.ndarray"  # float64 −bm25 per row, 0 where the row does not match
     extra_raw: list[float] = field(default_factory=list)  # −bm25 of the extra (overlay) documents
+
+
+def vector_scores(snap: SnapshotMatrix, embedder: "Embedder", masked_question: str) -> "np.ndarray":
+    """Cosine of the question with every snapshot row (knowledge §11.3), float64."""
+    import numpy as np
+
+    if not len(snap.rowids):
+        return np.zeros(0, dtype=np.float64)
+    qvec = embedder.embed([masked_question])[0]
+    return (snap.matrix @ qvec).astype(np.float64)
+
+
+def keyword_raw(
+    store: "Store", snap: SnapshotMatrix, masked_question: str, extra: Sequence[tuple[str, str, str]] = ()
+) -> tuple["np.ndarray", list[float]]:
+    """Raw −bm25 per snapshot row (0 where it does not match) and per ``extra`` document.
+
+    Every lexical match of the snapshot is scored (no LIMIT); matches of rows that belong to
+    other snapshots in the store are not candidates.
+    """
+    import numpy as np
+
+    n = len(snap.rowids)
+    raw = np.zeros(n, dtype=np.float64)
+    terms = query_terms(masked_question)
+    if not terms:
+        return raw, [0.0] * len(extra)
+    matches, extra_raw = store.keyword_scores_with(terms, extra)
+    if matches and n:
+        ids = np.fromiter((m[0] for m in matches), dtype=np.int64, count=len(matches))
+        scores = np.fromiter((m[1] for m in matches), dtype=np.float64, count=len(matches))
+        pos = np.minimum(np.searchsorted(snap.rowids, ids), n - 1)
+        inside = snap.rowids[pos] == ids
+        raw[pos[inside]] = scores[inside]
+    return raw, extra_raw
 
 
 def score_snapshot(
@@ -99,7 +134,7 @@ def score_snapshot(
     cache: VectorCache | None = None,
     extra: Sequence[tuple[str, str, str]] = (),
 ) -> SnapshotScores:
-    """Cosine for every chunk of the snapshot and raw BM25 for every lexical match (no LIMIT).
+    """Cosine for every chunk of the snapshot and raw BM25 for every lexical match.
 
     ``extra`` documents (overlay artifacts) are BM25-scored against the same statistics; their
     raw scores land in ``extra_raw``.
@@ -107,25 +142,12 @@ def score_snapshot(
     import numpy as np
 
     snap = cache.get(store, sha, embedder.id) if cache is not None else load_matrix(store, sha, embedder.id)
-    n = len(snap.keys)
-    raw = np.zeros(n, dtype=np.float64)
-    extra_raw = [0.0] * len(extra)
-    vector = np.zeros(n, dtype=np.float64)
-    if n:
-        qvec = embedder.embed([masked_question])[0]
-        vector = (snap.matrix @ qvec).astype(np.float64)
+    vector = vector_scores(snap, embedder, masked_question)
     if params.keyword_enabled:
-        terms = query_terms(masked_question)
-        matches: list = []
-        if terms:
-            matches, extra_raw = store.keyword_scores_with(sha, terms, extra)
-        if matches:
-            index = {key: i for i, key in enumerate(snap.keys)}
-            for path, cid, score in matches:
-                i = index.get((path, cid))
-                if i is not None:
-                    raw[i] = score
-    return SnapshotScores(snap.keys, vector, raw, extra_raw)
+        raw, extra_raw = keyword_raw(store, snap, masked_question, extra)
+    else:
+        raw, extra_raw = np.zeros(len(snap.rowids), dtype=np.float64), [0.0] * len(extra)
+    return SnapshotScores(snap.rowids, vector, raw, extra_raw)
 
 
 def rank_hits(
@@ -136,11 +158,14 @@ def rank_hits(
     params: RetrievalParams,
     top_k: int,
     now: "datetime | None" = None,
+    rows_cache: "dict[int, ChunkRow] | None" = None,
 ) -> list[Hit]:
     """Fuse snapshot and overlay candidates with the seed formula and take the top ``top_k``.
 
     Keyword scores are normalised by the best raw BM25 over *all* candidates of the query
     (knowledge §11.4 step 4), so a snapshot chunk and an artifact compete on one scale.
+    ``rows_cache`` lets a caller ranking the same scores several times (``eval run`` modes)
+    fetch each chunk row once.
     """
     import numpy as np
 
@@ -155,8 +180,8 @@ def rank_hits(
         return raw / best if best > 0 and raw > 0 else 0.0
 
     hits: list[Hit] = []
-    if snapshot is not None and store is not None and sha is not None and len(snapshot.keys):
-        n = len(snapshot.keys)
+    if snapshot is not None and store is not None and sha is not None and len(snapshot.rowids):
+        n = len(snapshot.rowids)
         if best > 0:
             keyword = np.where(snapshot.raw_keyword > 0, snapshot.raw_keyword / best, 0.0)
         else:
@@ -166,9 +191,16 @@ def rank_hits(
         k = min(top_k, n)
         kth = np.partition(final, n - k)[n - k]
         pool = np.nonzero(final >= kth)[0]
-        rows = store.fetch_chunks(sha, [snapshot.keys[i] for i in pool])
+        wanted = [int(snapshot.rowids[i]) for i in pool]
+        if rows_cache is not None:
+            missing = [r for r in wanted if r not in rows_cache]
+            if missing:
+                rows_cache.update(store.fetch_rows(sha, missing))
+            rows = rows_cache
+        else:
+            rows = store.fetch_rows(sha, wanted)
         for i in pool:
-            row = rows.get(snapshot.keys[i])
+            row = rows.get(int(snapshot.rowids[i]))
             if row is None:
                 continue
             v, kw = float(snapshot.vector[i]), float(keyword[i])

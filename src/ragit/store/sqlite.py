@@ -3,11 +3,18 @@
 Derived data only: chunks (masked text), an FTS5 index for BM25, float32 vectors and the
 per-commit list of admitted documents. Everything here can be rebuilt from git objects plus
 manifests, so a missing or stale store is a recoverable condition, never data loss.
+
+Vectors live beside the database in one append-only heap file per embedder (fixed-size float32
+rows); the ``vectors`` table maps a chunk to its slot. Each snapshot keeps two packed arrays:
+its FTS row ids (sorted) and the heap slots of the same chunks. A read therefore loads two small
+blobs and gathers its matrix from a memory-mapped heap, instead of joining one row per chunk.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import sqlite3
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -43,9 +50,14 @@ CREATE TABLE IF NOT EXISTS fts_rows(
   rowid INTEGER PRIMARY KEY, path TEXT NOT NULL, chunk_id TEXT NOT NULL, UNIQUE(path, chunk_id));
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
   text, title, path, content='', tokenize='unicode61 remove_diacritics 2');
+CREATE TABLE IF NOT EXISTS embedders(
+  embedder_id TEXT PRIMARY KEY, dims INTEGER NOT NULL, heap TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS vectors(
-  chunk_id TEXT NOT NULL, embedder_id TEXT NOT NULL, vec BLOB NOT NULL,
+  chunk_id TEXT NOT NULL, embedder_id TEXT NOT NULL, slot INTEGER NOT NULL,
   PRIMARY KEY(chunk_id, embedder_id)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS snapshot_rows(
+  commit_sha TEXT NOT NULL, embedder_id TEXT NOT NULL, rowids BLOB NOT NULL, slots BLOB NOT NULL,
+  PRIMARY KEY(commit_sha, embedder_id)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS snapshots(
   commit_sha TEXT PRIMARY KEY, manifest_sha256 TEXT NOT NULL, params TEXT NOT NULL, created_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS snapshot_docs(
@@ -229,10 +241,10 @@ class SqliteStore:
                 ],
             )
             if write.vectors is not None and write.vector_ids:
-                vecs = write.vectors
+                first = self._append_heap(cur, write.embedder_id, write.vectors)
                 cur.executemany(
                     "INSERT OR REPLACE INTO vectors VALUES(?,?,?)",
-                    ((cid, write.embedder_id, vecs[i].tobytes()) for i, cid in enumerate(write.vector_ids)),
+                    ((cid, write.embedder_id, first + i) for i, cid in enumerate(write.vector_ids)),
                 )
             cur.execute("DELETE FROM snapshot_docs WHERE commit_sha = ?", (write.commit_sha,))
             cur.executemany(
@@ -261,6 +273,7 @@ class SqliteStore:
                 " WHERE r.rowid > ?",
                 (before,),
             )
+            self._write_rows(cur, write)
             cur.execute(
                 "INSERT OR REPLACE INTO snapshots VALUES(?,?,?,?)",
                 (write.commit_sha, write.manifest_sha256, json.dumps(write.params, sort_keys=True), write.created_at),
@@ -270,6 +283,59 @@ class SqliteStore:
             cur.execute("ROLLBACK")
             raise
 
+    def _heap_path(self, heap: str) -> Path:
+        return self.path.parent / heap
+
+    def _append_heap(self, cur: sqlite3.Cursor, embedder_id: str, vectors) -> int:
+        """Append ``vectors`` to the embedder's heap file; returns the slot of the first row.
+
+        The bytes are flushed before the slots are committed, so a committed slot always points
+        at written data; a crash in between only leaves unreferenced bytes at the end.
+        """
+        import numpy as np
+
+        dims = int(vectors.shape[1])
+        row = cur.execute("SELECT dims, heap FROM embedders WHERE embedder_id = ?", (embedder_id,)).fetchone()
+        if row is None:
+            heap = "vectors-" + hashlib.sha1(embedder_id.encode("utf-8")).hexdigest()[:16] + ".f32"
+            cur.execute("INSERT INTO embedders VALUES(?,?,?)", (embedder_id, dims, heap))
+        else:
+            if row[0] != dims:
+                raise StoreUnreadable(f"{embedder_id} has {row[0]} dimensions in the store, got {dims}")
+            heap = row[1]
+        path = self._heap_path(heap)
+        row_bytes = dims * 4
+        with open(path, "ab") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            first = -(-size // row_bytes)  # a torn tail is skipped, never reused
+            if first * row_bytes != size:
+                fh.write(b"\0" * (first * row_bytes - size))
+            fh.write(np.ascontiguousarray(vectors, dtype=np.float32).tobytes())
+            fh.flush()
+            os.fsync(fh.fileno())
+        return first
+
+    def _write_rows(self, cur: sqlite3.Cursor, write: SnapshotWrite) -> None:
+        """Pack the snapshot's FTS row ids and heap slots (knowledge §11: exact search rows)."""
+        import numpy as np
+
+        pairs = cur.execute(
+            "SELECT r.rowid, v.slot FROM snapshot_docs d"
+            " JOIN chunks c ON c.blob_id = d.blob_id AND c.chunker_key = d.chunker_key"
+            " JOIN fts_rows r ON r.path = d.path AND r.chunk_id = c.chunk_id"
+            " LEFT JOIN vectors v ON v.chunk_id = c.chunk_id AND v.embedder_id = ?"
+            " WHERE d.commit_sha = ? ORDER BY r.rowid",
+            (write.embedder_id, write.commit_sha),
+        ).fetchall()
+        if any(slot is None for _, slot in pairs):
+            missing = sum(1 for _, slot in pairs if slot is None)
+            raise StoreUnreadable(f"{missing} chunk(s) of {write.commit_sha} have no vector for {write.embedder_id}")
+        rowids = np.fromiter((p[0] for p in pairs), dtype=np.int64, count=len(pairs))
+        slots = np.fromiter((p[1] for p in pairs), dtype=np.int64, count=len(pairs))
+        cur.execute("DELETE FROM snapshot_rows WHERE commit_sha = ?", (write.commit_sha,))
+        cur.execute("INSERT INTO snapshot_rows VALUES(?,?,?,?)",
+                    (write.commit_sha, write.embedder_id, rowids.tobytes(), slots.tobytes()))
+
     def delete_snapshots(self, commit_shas: Iterable[str]) -> None:
         shas = list(commit_shas)
         if not shas:
@@ -277,6 +343,7 @@ class SqliteStore:
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             self.conn.executemany("DELETE FROM snapshot_docs WHERE commit_sha = ?", ((s,) for s in shas))
+            self.conn.executemany("DELETE FROM snapshot_rows WHERE commit_sha = ?", ((s,) for s in shas))
             self.conn.executemany("DELETE FROM snapshots WHERE commit_sha = ?", ((s,) for s in shas))
             self.conn.execute("COMMIT")
         except BaseException:
@@ -292,54 +359,52 @@ class SqliteStore:
     def snapshot_shas(self) -> list[str]:
         return [r[0] for r in self.conn.execute("SELECT commit_sha FROM snapshots ORDER BY commit_sha")]
 
-    def snapshot_rows(self, commit_sha: str) -> list[tuple[str, str]]:
-        """``(path, chunk id)`` of every chunk in the snapshot, in path then ordinal order."""
-        return self.conn.execute(
-            "SELECT d.path, c.chunk_id FROM snapshot_docs d"
-            " JOIN chunks c ON c.blob_id = d.blob_id AND c.chunker_key = d.chunker_key"
-            " WHERE d.commit_sha = ? ORDER BY d.path, c.ordinal",
-            (commit_sha,),
-        ).fetchall()
-
     def load_vectors(self, commit_sha: str, embedder_id: str):
-        """Rows ``(path, chunk id)`` and the float32 matrix of their vectors, in the same order."""
+        """The snapshot's sorted FTS row ids and the float32 matrix of their vectors (same order)."""
         import numpy as np
 
-        rows = self.conn.execute(
-            "SELECT d.path, c.chunk_id, v.vec FROM snapshot_docs d"
-            " JOIN chunks c ON c.blob_id = d.blob_id AND c.chunker_key = d.chunker_key"
-            " LEFT JOIN vectors v ON v.chunk_id = c.chunk_id AND v.embedder_id = ?"
-            " WHERE d.commit_sha = ? ORDER BY d.path, c.ordinal",
-            (embedder_id, commit_sha),
-        ).fetchall()
-        keys = [(r[0], r[1]) for r in rows]
-        blobs = [r[2] for r in rows]
-        if any(b is None for b in blobs):
-            missing = sum(1 for b in blobs if b is None)
-            raise StoreUnreadable(f"{missing} chunk(s) of {commit_sha} have no vector for {embedder_id}")
-        if not blobs:
-            return keys, np.zeros((0, 0), dtype=np.float32)
-        matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1)
-        return keys, matrix
+        row = self.conn.execute(
+            "SELECT s.rowids, s.slots, e.dims, e.heap FROM snapshot_rows s"
+            " LEFT JOIN embedders e ON e.embedder_id = s.embedder_id"
+            " WHERE s.commit_sha = ? AND s.embedder_id = ?",
+            (commit_sha, embedder_id),
+        ).fetchone()
+        if row is None:
+            if self.conn.execute("SELECT 1 FROM snapshot_docs WHERE commit_sha = ? LIMIT 1", (commit_sha,)).fetchone():
+                raise StoreUnreadable(f"snapshot {commit_sha} has no vector rows for {embedder_id}")
+            return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
+        rowids = np.frombuffer(row[0], dtype=np.int64)
+        slots = np.frombuffer(row[1], dtype=np.int64)
+        if not len(slots):
+            return rowids, np.zeros((0, 0), dtype=np.float32)
+        if row[2] is None:
+            raise StoreUnreadable(f"no vector heap for {embedder_id}")
+        dims = int(row[2])
+        path = self._heap_path(row[3])
+        try:
+            rows = os.path.getsize(path) // (dims * 4)
+            if int(slots.max()) >= rows:
+                raise StoreUnreadable(f"vector heap {path.name} is shorter than the store says")
+            heap = np.memmap(path, dtype=np.float32, mode="r", shape=(rows, dims))
+        except OSError as exc:
+            raise StoreUnreadable(f"vector heap {path.name} cannot be read: {exc}") from exc
+        return rowids, np.asarray(heap[slots])
 
-    def keyword_scores(self, commit_sha: str, terms: Sequence[str]) -> list[tuple[str, str, float]]:
-        """``(path, chunk id, -bm25)`` for every snapshot chunk matching any term (no LIMIT)."""
+    def keyword_scores(self, terms: Sequence[str]) -> list[tuple[int, float]]:
+        """``(FTS row id, −bm25)`` of every stored chunk matching any term (no LIMIT); the
+        caller keeps the rows of its snapshot."""
         if not terms:
             return []
         w_text, w_title, w_path = BM25_WEIGHTS
         return self.conn.execute(
-            f"SELECT r.path, r.chunk_id, -bm25(chunks_fts, {w_text}, {w_title}, {w_path})"
-            " FROM chunks_fts JOIN fts_rows r ON r.rowid = chunks_fts.rowid"
-            " JOIN snapshot_docs d ON d.commit_sha = ? AND d.path = r.path"
-            " JOIN chunks c ON c.chunk_id = r.chunk_id AND c.blob_id = d.blob_id AND c.chunker_key = d.chunker_key"
-            " WHERE chunks_fts MATCH ?",
-            (commit_sha, fts_expression(terms)),
+            f"SELECT rowid, -bm25(chunks_fts, {w_text}, {w_title}, {w_path}) FROM chunks_fts WHERE chunks_fts MATCH ?",
+            (fts_expression(terms),),
         ).fetchall()
 
     def keyword_scores_with(
-        self, commit_sha: str, terms: Sequence[str], extra: Sequence[tuple[str, str, str]]
-    ) -> tuple[list[tuple[str, str, float]], list[float]]:
-        """BM25 of the snapshot's chunks and of ``extra`` (text, title, path) documents, scored
+        self, terms: Sequence[str], extra: Sequence[tuple[str, str, str]]
+    ) -> tuple[list[tuple[int, float]], list[float]]:
+        """BM25 of the stored chunks and of ``extra`` (text, title, path) documents, scored
         against one set of corpus statistics.
 
         The extra documents (knowledge artifacts) are inserted into the FTS index inside a
@@ -349,7 +414,7 @@ class SqliteStore:
         if not terms:
             return [], [0.0] * len(extra)
         if not extra:
-            return self.keyword_scores(commit_sha, terms), []
+            return self.keyword_scores(terms), []
         conn = sqlite3.connect(f"file:{self.path}?mode=rw", uri=True, timeout=30, isolation_level=None)
         try:
             conn.execute("BEGIN")
@@ -358,48 +423,39 @@ class SqliteStore:
                 [(-(i + 1), text, title, path) for i, (text, title, path) in enumerate(extra)],
             )
             w_text, w_title, w_path = BM25_WEIGHTS
-            expr = fts_expression(terms)
-            snapshot = conn.execute(
-                f"SELECT r.path, r.chunk_id, -bm25(chunks_fts, {w_text}, {w_title}, {w_path})"
-                " FROM chunks_fts JOIN fts_rows r ON r.rowid = chunks_fts.rowid"
-                " JOIN snapshot_docs d ON d.commit_sha = ? AND d.path = r.path"
-                " JOIN chunks c ON c.chunk_id = r.chunk_id AND c.blob_id = d.blob_id AND c.chunker_key = d.chunker_key"
-                " WHERE chunks_fts MATCH ?",
-                (commit_sha, expr),
-            ).fetchall()
-            raws = [0.0] * len(extra)
-            for rowid, score in conn.execute(
+            matches = conn.execute(
                 f"SELECT rowid, -bm25(chunks_fts, {w_text}, {w_title}, {w_path}) FROM chunks_fts"
-                " WHERE chunks_fts MATCH ? AND rowid < 0",
-                (expr,),
-            ):
-                raws[-rowid - 1] = float(score)
-            return snapshot, raws
+                " WHERE chunks_fts MATCH ?",
+                (fts_expression(terms),),
+            ).fetchall()
         finally:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             conn.close()
+        raws = [0.0] * len(extra)
+        stored = []
+        for rowid, score in matches:
+            if rowid < 0:
+                raws[-rowid - 1] = float(score)
+            else:
+                stored.append((rowid, score))
+        return stored, raws
 
-    def fetch_chunks(self, commit_sha: str, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], ChunkRow]:
-        """Full rows for the given ``(path, chunk id)`` pairs of one snapshot."""
-        out: dict[tuple[str, str], ChunkRow] = {}
-        keys = list(dict.fromkeys(keys))
-        for start in range(0, len(keys), 400):
-            part = keys[start : start + 400]
-            values = ",".join("(?,?)" for _ in part)
-            params: list[str] = []
-            for path, cid in part:
-                params += [path, cid]
-            params.append(commit_sha)
+    def fetch_rows(self, commit_sha: str, rowids: Sequence[int]) -> dict[int, ChunkRow]:
+        """Full rows, keyed by FTS row id, for chunks of one snapshot."""
+        out: dict[int, ChunkRow] = {}
+        ids = [int(r) for r in dict.fromkeys(rowids)]
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
             rows = self.conn.execute(
-                f"WITH q(path, chunk_id) AS (VALUES {values})"
-                " SELECT d.path, c.chunk_id, c.blob_id, d.doc_type, c.title, c.start_line, c.end_line, c.text,"
-                " c.citation_id FROM q JOIN snapshot_docs d ON d.commit_sha = ? AND d.path = q.path"
-                " JOIN chunks c ON c.chunk_id = q.chunk_id AND c.blob_id = d.blob_id AND c.chunker_key = d.chunker_key",
-                params,
+                "SELECT r.rowid, r.path, c.chunk_id, c.blob_id, d.doc_type, c.title, c.start_line, c.end_line,"
+                " c.text, c.citation_id FROM json_each(?) q JOIN fts_rows r ON r.rowid = q.value"
+                " JOIN chunks c ON c.chunk_id = r.chunk_id"
+                " JOIN snapshot_docs d ON d.commit_sha = ? AND d.path = r.path",
+                (json.dumps(part), commit_sha),
             ).fetchall()
             for row in rows:
-                out[(row[0], row[1])] = ChunkRow(*row)
+                out[row[0]] = ChunkRow(*row[1:])
         return out
 
     def chunks_by_citation(self, citation_id: str) -> list[tuple[str, str, int, int]]:
