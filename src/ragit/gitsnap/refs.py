@@ -8,11 +8,13 @@ it can never make a commit prefix ambiguous, nor be mistaken for one.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from ragit.errors import RagitError
 from ragit.gitsnap.git import Git
 
 _HEX_REF = re.compile(r"[0-9a-fA-F]{4,40}")
+_FULL_SHA = re.compile(r"[0-9a-f]{40}")
 _BRANCH_PREFIX = "refs/heads/"
 
 
@@ -27,6 +29,41 @@ def head_sha(git: Git) -> str | None:
     if result.returncode == 1:
         return None
     return result.stdout.decode().strip()
+
+
+def head_from_files(git_dir: Path, common_dir: Path) -> str | None:
+    """HEAD's commit read straight from the ref files, or None when that is not certain.
+
+    Re-reading HEAD after a manifest load (knowledge §5.2 step 3) happens on every read; doing
+    it without a git process keeps warm queries fast. Only the plain cases are handled (a
+    detached SHA, or a symbolic ref to a loose or packed ref); anything else (unborn HEAD,
+    reftable, nested symbolic refs) returns None and the caller asks git.
+    """
+    try:
+        content = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    if _FULL_SHA.fullmatch(content):
+        return content
+    if not content.startswith("ref: "):
+        return None
+    name = content[5:].strip()
+    try:
+        value = (common_dir / name).read_text(encoding="utf-8").strip()
+        return value if _FULL_SHA.fullmatch(value) else None
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        pass
+    except OSError:
+        return None
+    try:
+        packed = (common_dir / "packed-refs").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    for line in packed.splitlines():
+        sha, _, ref = line.partition(" ")
+        if ref == name and _FULL_SHA.fullmatch(sha):
+            return sha
+    return None
 
 
 def branch_from_symref(full_ref: str) -> str:

@@ -13,7 +13,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ..errors import RagitError
 from ..fsutil import atomic_write_bytes
@@ -94,6 +94,30 @@ class LoadedManifest:
     manifest: Manifest
     sha256: str
     relpath: str
+    docs_loaded: bool = True  # False for the header-only form a trusted read uses
+
+
+class ManifestCache:
+    """Parsed manifests of one process, keyed by file identity (inode, size, mtime).
+
+    A long-lived process (the Python API, the MCP server) re-reads a manifest only when its
+    file changed; the key includes whether the documents were parsed.
+    """
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple[str, bool], tuple[tuple[int, int, int], LoadedManifest]] = {}
+
+    def get(self, path: Path, header_only: bool) -> tuple[tuple[int, int, int] | None, LoadedManifest | None]:
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            return None, None
+        ident = (st.st_ino, st.st_size, st.st_mtime_ns)
+        hit = self._entries.get((str(path), header_only))
+        return ident, (hit[1] if hit is not None and hit[0] == ident else None)
+
+    def put(self, path: Path, header_only: bool, ident: tuple[int, int, int], loaded: LoadedManifest) -> None:
+        self._entries[(str(path), header_only)] = (ident, loaded)
 
 
 def render_manifest(manifest: Manifest) -> bytes:
@@ -145,17 +169,61 @@ def _not_indexed(sha: str) -> RagitError:
     )
 
 
-def load_manifest(root: Path, config, sha: str) -> LoadedManifest:
-    """Load and validate the exact manifest of ``sha`` (knowledge §4.2); never rewrites it."""
+def load_manifest(root: Path, config, sha: str, *, trusted: Callable[[str, str], bool] | None = None,
+                  cache: ManifestCache | None = None) -> LoadedManifest:
+    """Load and validate the exact manifest of ``sha`` (knowledge §4.2); never rewrites it.
+
+    ``trusted(sha, digest)`` says whether the store holds a snapshot published from a manifest
+    with exactly this sha256. Such a file is byte-identical to one ingest rendered and
+    validated, so a read that only needs the header (identity and parameters) skips parsing
+    the document list; any other file is validated in full, so errors are reported as before.
+    """
     relpath = manifest_relpath(config, sha)
     path = Path(root) / relpath
+    header_only = trusted is not None
+    ident, hit = cache.get(path, header_only) if cache is not None else (None, None)
+    if hit is not None:
+        return hit
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
         raise _not_indexed(sha) from None
     except IsADirectoryError:
         raise _invalid(sha, relpath, "not_a_file") from None
-    return parse_manifest(raw, sha, relpath)
+    loaded = None
+    if trusted is not None:
+        digest = hashlib.sha256(raw).hexdigest()
+        if trusted(sha, digest):
+            loaded = _parse_header(raw, sha, relpath, digest)
+    if loaded is None:
+        loaded = parse_manifest(raw, sha, relpath)
+    if cache is not None and ident is not None:
+        cache.put(path, header_only, ident, loaded)
+    return loaded
+
+
+_DOCS_MARK = b',\n  "docs": '
+
+
+def _parse_header(raw: bytes, sha: str, relpath: str, digest: str) -> LoadedManifest | None:
+    """Parse everything but the document list of a manifest rendered by :func:`render_manifest`."""
+    cut = raw.find(_DOCS_MARK)
+    if cut < 0:
+        return None
+    try:
+        head = json.loads(raw[:cut] + b"\n}")
+        params = head["params"]
+        manifest = Manifest(
+            commit_sha=head["commitSha"], parent_sha=head["parentSha"], created_at=head["createdAt"],
+            params=ManifestParams(params["chunkerVersion"], params["maskingVersion"], params["embedderId"],
+                                  params["configHash"]),
+            ingest_mode=head["ingest"]["mode"], base_sha=head["ingest"]["baseSha"], docs=[],
+        )
+    except (ValueError, KeyError, TypeError):
+        return None
+    if manifest.commit_sha != sha or head.get("indexVersion") != INDEX_VERSION:
+        return None
+    return LoadedManifest(manifest, digest, relpath, docs_loaded=False)
 
 
 def parse_manifest(raw: bytes, sha: str, relpath: str) -> LoadedManifest:

@@ -12,13 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 from ..contract.views import hits_redaction, project_hit, remask_hits
 from .hits import Hit
-from .readiness import open_checked_store
+from .readiness import open_checked_store, try_open_store
 from .search import RetrievalParams, VectorCache, label_hits, rank_hits, score_snapshot
 from .selection import Selection, select_snapshot
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..embed.base import Embedder
     from ..gitsnap.git import Git
+    from ..ingest.manifest import ManifestCache
 
 SCOPES = ("durable", "session", "harness", "evidence", "all")
 DIRTY_WARNING = "working tree has uncommitted changes; results exclude them"
@@ -59,16 +60,30 @@ def retrieve(
     at: str | None = None,
     cache: VectorCache | None = None,
     embedder: "Embedder | None" = None,
+    manifests: "ManifestCache | None" = None,
 ) -> Retrieval:
     """Run selection, checks and hybrid retrieval for already-validated inputs."""
     from ..embed import embedder_id_for, load_embedder
     from ..security.masking import mask_text
 
-    selection = select_snapshot(git, root, config, at)
-    embedder_id = embedder.id if embedder is not None else embedder_id_for(config)
-    assert selection.loaded is not None
-    sha = selection.loaded.manifest.commit_sha
-    store = open_checked_store(root, config, selection.loaded, embedder_id)
+    early = try_open_store(root, config)
+    try:
+        trusted = None
+        if early is not None:
+            def trusted(sha: str, digest: str) -> bool:
+                try:
+                    return early.snapshot_hash(sha) == digest
+                except Exception:
+                    return False
+        selection = select_snapshot(git, root, config, at, trusted=trusted, cache=manifests)
+        embedder_id = embedder.id if embedder is not None else embedder_id_for(config)
+        assert selection.loaded is not None
+        sha = selection.loaded.manifest.commit_sha
+        store = open_checked_store(root, config, selection.loaded, embedder_id, early)
+    except BaseException:
+        if early is not None:
+            early.close()
+        raise
     warnings: list[str] = []
     try:
         if embedder is None:

@@ -19,17 +19,28 @@ def store_unavailable(sha: str, reason: str, message: str) -> RagitError:
     return RagitError("SNAPSHOT_STORE_UNAVAILABLE", message, {"resolvedSha": sha, "reason": reason}, recovery)
 
 
-def open_checked_store(root: Path, config, loaded: "LoadedManifest", embedder_id: str) -> "Store":
-    """Open the store read-only and verify schema, embedder and that it holds this manifest."""
+def try_open_store(root: Path, config) -> "Store | None":
+    """The store opened read-only, or None when it is missing or unreadable (reported later)."""
+    try:
+        return open_store_read(root, config)
+    except Exception:
+        return None
+
+
+def open_checked_store(root: Path, config, loaded: "LoadedManifest", embedder_id: str,
+                       store: "Store | None" = None) -> "Store":
+    """Open the store read-only (or take ``store``) and verify schema, embedder and that it
+    holds this manifest; closes the store when a check fails."""
     from ..store.sqlite import StoreMissing, StoreUnreadable
 
     sha = loaded.manifest.commit_sha
-    try:
-        store = open_store_read(root, config)
-    except StoreMissing:
-        raise store_unavailable(sha, "store_missing", "the store does not exist") from None
-    except StoreUnreadable as exc:
-        raise store_unavailable(sha, "store_unreadable", f"the store cannot be read: {exc}") from None
+    if store is None:
+        try:
+            store = open_store_read(root, config)
+        except StoreMissing:
+            raise store_unavailable(sha, "store_missing", "the store does not exist") from None
+        except StoreUnreadable as exc:
+            raise store_unavailable(sha, "store_unreadable", f"the store cannot be read: {exc}") from None
     try:
         version = store.schema_version()
         if version != SCHEMA_VERSION:

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ..errors import RagitError
 from ..gitsnap.context import RepoContext, read_context
 from ..gitsnap.git import Git
 from ..gitsnap.history import rev_list
-from ..gitsnap.refs import head_sha, resolve_at
-from ..ingest.manifest import LoadedManifest, list_manifest_shas, load_manifest
+from ..gitsnap.refs import resolve_at
+from ..ingest.manifest import LoadedManifest, ManifestCache, list_manifest_shas, load_manifest
 
 
 @dataclass
@@ -78,14 +78,20 @@ def _unborn_error() -> RagitError:
     )
 
 
-def select_snapshot(git: Git, root: Path, config, at: str | None) -> Selection:
-    """Select the exact snapshot for HEAD (``at`` None) or for ``--at`` (knowledge §5.2–5.4)."""
+def select_snapshot(git: Git, root: Path, config, at: str | None, *,
+                    trusted: Callable[[str, str], bool] | None = None,
+                    cache: ManifestCache | None = None) -> Selection:
+    """Select the exact snapshot for HEAD (``at`` None) or for ``--at`` (knowledge §5.2–5.4).
+
+    ``trusted`` and ``cache`` are passed to :func:`load_manifest` (a read that only needs the
+    manifest header).
+    """
     if at is not None:
         context = read_context(git)
         sha = resolve_at(git, at)
         selection = Selection(at, "explicit-exact", sha, context)
         try:
-            selection.loaded = load_manifest(root, config, sha)
+            selection.loaded = load_manifest(root, config, sha, trusted=trusted, cache=cache)
         except RagitError as exc:
             raise with_ancestor_hint(exc, git, root, config) from None
         return selection
@@ -100,10 +106,10 @@ def select_snapshot(git: Git, root: Path, config, at: str | None) -> Selection:
         captured: RagitError | None = None
         loaded: LoadedManifest | None = None
         try:
-            loaded = load_manifest(root, config, context.head)
+            loaded = load_manifest(root, config, context.head, trusted=trusted, cache=cache)
         except RagitError as exc:
             captured = exc
-        final_head = head_sha(git)
+        final_head = context.reread_head(git)
         if final_head == context.head:
             if captured is not None:
                 raise with_ancestor_hint(captured, git, root, config)
