@@ -30,7 +30,7 @@ def collect(tasks_file: Path, repos: list[Path], cwd: Path) -> list[dict]:
     from ragit.evaluation.tasks import load_tasks
     from ragit.ingest.manifest import load_manifest
     from ragit.retrieve.readiness import open_checked_store
-    from ragit.retrieve.search import load_matrix, query_terms
+    from ragit.retrieve.search import keyword_raw, load_matrix, vector_scores
     from ragit.security.masking import mask_text
 
     config = load_config(cwd)
@@ -48,22 +48,70 @@ def collect(tasks_file: Path, repos: list[Path], cwd: Path) -> list[dict]:
         try:
             snap = load_matrix(store, task.commit, embedder.id)
             q = mask_text(task.query).text
-            vector = (snap.matrix @ embedder.embed([q])[0]).astype(np.float64)
-            raw = np.zeros(len(snap.keys))
-            terms = query_terms(q)
-            if terms:
-                index = {k: i for i, k in enumerate(snap.keys)}
-                for path, cid, score in store.keyword_scores(task.commit, terms):
-                    if (path, cid) in index:
-                        raw[index[(path, cid)]] = score
+            vector = vector_scores(snap, embedder, q)
+            raw = keyword_raw(store, snap, q)[0]
+            rows = store.fetch_rows(task.commit, [int(r) for r in snap.rowids])
         finally:
             store.close()
-        out.append({"id": task.id, "gold": list(task.gold), "files": [k[0] for k in snap.keys],
-                    "vector": vector.astype(np.float32), "raw": raw.astype(np.float32)})
+        out.append({"id": task.id, "query": q, "gold": list(task.gold), "rowids": snap.rowids.copy(),
+                    "files": [rows[int(r)].path for r in snap.rowids],
+                    "vector": vector.astype(np.float32), "raw": raw.astype(np.float32),
+                    "store": str(store.path)})
         if n % 25 == 0 or n == len(tasks):
             print(f"[lab] {n}/{len(tasks)}", file=sys.stderr)
-    print(file=sys.stderr)
     return out
+
+
+FTS_VARIANTS = {
+    "unicode61 (shipped v1)": ("unicode61 remove_diacritics 2", False, (1.0, 2.0, 2.0)),
+    "porter": ("porter unicode61 remove_diacritics 2", False, (1.0, 2.0, 2.0)),
+    "symbols": ("unicode61 remove_diacritics 2", True, (1.0, 2.0, 2.0, 1.0)),
+    "porter + symbols": ("porter unicode61 remove_diacritics 2", True, (1.0, 2.0, 2.0, 1.0)),
+    "porter + symbols, title 3 path 3": ("porter unicode61 remove_diacritics 2", True, (1.0, 3.0, 3.0, 1.0)),
+    "porter + symbols, symbols 2": ("porter unicode61 remove_diacritics 2", True, (1.0, 2.0, 2.0, 2.0)),
+    "porter + symbols, path 4": ("porter unicode61 remove_diacritics 2", True, (1.0, 2.0, 4.0, 1.0)),
+}
+
+
+def fts_raw(data: list[dict], variant: str, workdir: Path) -> None:
+    """Recompute every task's raw BM25 with an experimental FTS layout built from the eval store."""
+    import sqlite3
+
+    from ragit.embed.tokenize import tokenize
+    from ragit.lexical import symbol_terms, symbols_field
+    from ragit.store.sqlite import fts_expression
+
+    tokenizer, symbols, weights = FTS_VARIANTS[variant]
+    db = workdir / ("fts-" + "".join(c if c.isalnum() else "_" for c in variant) + ".db")
+    if not db.exists():
+        src = sqlite3.connect(data[0]["store"])
+        rows = src.execute("SELECT r.rowid, r.path, c.title, c.text FROM fts_rows r JOIN chunks c"
+                           " ON c.chunk_id = r.chunk_id").fetchall()
+        src.close()
+        conn = sqlite3.connect(db)
+        cols = "text, title, path" + (", symbols" if symbols else "")
+        conn.execute(f"CREATE VIRTUAL TABLE f USING fts5({cols}, content='', tokenize='{tokenizer}')")
+        conn.executemany(
+            f"INSERT INTO f(rowid, {cols}) VALUES (?, ?, ?, ?{', ?' if symbols else ''})",
+            [(r, text, title, path) + ((symbols_field(title + chr(10) + text + chr(10) + path),) if symbols else ())
+             for r, path, title, text in rows])
+        conn.commit()
+        conn.close()
+    conn = sqlite3.connect(db)
+    w = ", ".join(str(x) for x in weights)
+    for t in data:
+        terms = list(dict.fromkeys(tokenize(t["query"]) + (symbol_terms(t["query"]) if symbols else [])))
+        raw = np.zeros(len(t["rowids"]))
+        if terms:
+            res = conn.execute(f"SELECT rowid, -bm25(f, {w}) FROM f WHERE f MATCH ?", (fts_expression(terms),)).fetchall()
+            if res:
+                ids = np.array([r[0] for r in res], dtype=np.int64)
+                sc = np.array([r[1] for r in res])
+                pos = np.minimum(np.searchsorted(t["rowids"], ids), len(t["rowids"]) - 1)
+                inside = t["rowids"][pos] == ids
+                raw[pos[inside]] = sc[inside]
+        t["raw"] = raw.astype(np.float32)
+    conn.close()
 
 
 def file_metrics(scores: np.ndarray, files: list[str], gold: list[str]) -> tuple[float, float, float]:
@@ -153,6 +201,8 @@ def main() -> None:
     ap.add_argument("--cwd", type=Path, required=True)
     ap.add_argument("--alpha", type=float, default=0.7)
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--fts", choices=list(FTS_VARIANTS), help="rescore keywords with an experimental FTS layout")
+    ap.add_argument("--only", nargs="*", help="fusion variants to print (default: all)")
     args = ap.parse_args()
     args.cwd.mkdir(parents=True, exist_ok=True)
     cache = args.cwd / f"lab-{args.tasks.stem}.pkl"
@@ -161,10 +211,14 @@ def main() -> None:
     else:
         data = collect(args.tasks, args.repo, args.cwd)
         cache.write_bytes(pickle.dumps(data))
+    if args.fts:
+        fts_raw(data, args.fts, args.cwd)
     rows = []
-    print(f"| variant ({args.tasks.stem}, {len(data)} tasks) | R@5 | R@10 | MRR |")
+    print(f"| variant ({args.tasks.stem}, {len(data)} tasks, fts: {args.fts or 'store'}) | R@5 | R@10 | MRR |")
     print("|---|---|---|---|")
     for name, fn in variants(args.alpha).items():
+        if args.only and name not in args.only:
+            continue
         m = np.array([file_metrics(fn(t["vector"].astype(np.float64), t["raw"].astype(np.float64), t["files"]),
                                    t["files"], t["gold"]) for t in data])
         r5, r10, mrr = m.mean(axis=0)

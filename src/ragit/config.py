@@ -83,7 +83,7 @@ ENUMS: dict[str, tuple[str, ...]] = {
     "project.mode": ("auto", "empty", "existing", "monorepo", "docs-heavy"),
     "init.strategy": ("minimal", "balanced", "full"),
     "storage.backend": ("sqlite",),
-    "embedding.provider": ("wordllama", "placeholder"),
+    "embedding.provider": ("wordllama", "minilm-static", "placeholder"),
     "ingest.type_detection": ("frontmatter-first",),
     "retrieval.keyword_normalization": ("max",),
     "retrieval.vector_normalization": ("none",),
