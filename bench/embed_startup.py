@@ -5,7 +5,7 @@ after one warm-up run that writes bytecode and the encoder-table cache), so impo
 the way the CLI pays them. Throughput embeds 2,000 chunk-sized (2,400-char) texts cut from the
 standard library's sources. Prints a table and writes bench/embed_startup.json.
 
-    python bench/embed_startup.py [--runs 5] [--texts 2000] [--no-wordllama]
+    python bench/embed_startup.py [--runs 5] [--texts 2000] 
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ import statistics
 import subprocess
 import sys
 import sysconfig
-import tempfile
 import time
 from pathlib import Path
 
@@ -51,8 +50,8 @@ BREAKDOWN = (
 
 TOKENIZER_JSON_LOAD = (
     "import json, time\n"
-    "from ragit.embed import _wordllama_package\n"
-    "path = _wordllama_package('bench')[0] / 'tokenizers' / 'l2_supercat_tokenizer_config.json'\n"
+    "from ragit.embed import MINILM_DIR\n"
+    "path = MINILM_DIR / 'tokenizer.json'\n"
     "t0 = time.perf_counter()\n"
     "from tokenizers import Tokenizer\n"
     "t1 = time.perf_counter()\n"
@@ -66,7 +65,6 @@ SNIPPETS = {
     "python -c pass": "pass",
     "import numpy": "import numpy",
     "import tokenizers": "import tokenizers",
-    "import wordllama": "import wordllama",
     "import ragit.embed": "import ragit.embed",
     "embedder_id_for(defaults())": (
         "from ragit.config import defaults\n"
@@ -77,10 +75,9 @@ SNIPPETS = {
 }
 
 
-def child_env(cache_home: str) -> dict[str, str]:
+def child_env() -> dict[str, str]:
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed ragit has its bytecode cached
-    env["XDG_CACHE_HOME"] = cache_home
     return env
 
 
@@ -116,47 +113,24 @@ def chunk_texts(count: int, size: int = 2400) -> list[str]:
     return texts
 
 
-def throughput(texts: list[str], compare_wordllama: bool) -> dict[str, float]:
-    import numpy as np
+def throughput(texts: list[str]) -> dict[str, float]:
+    """Texts/s of the default embedder on chunk-sized texts (first call includes loading)."""
+    from ragit.config import defaults
+    from ragit.embed import load_embedder
 
-    from ragit.embed import _wordllama_package
-    from ragit.embed.static import StaticEmbedder
-
-    package = _wordllama_package("bench")[0]
-    tokenizer = package / "tokenizers" / "l2_supercat_tokenizer_config.json"
-    weights = package / "weights" / "l2_supercat_256.safetensors"
     result: dict[str, float] = {"texts": len(texts), "mean_chars": round(sum(map(len, texts)) / len(texts))}
     start = time.perf_counter()
-    embedder = StaticEmbedder("bench", tokenizer, weights, tensor_key="embedding.weight")
-    vectors = embedder.embed(texts)
+    embedder = load_embedder(defaults())
+    embedder.embed(texts)
     first = time.perf_counter() - start
     start = time.perf_counter()
     embedder.embed(texts)
     steady = time.perf_counter() - start
-    start = time.perf_counter()
-    tokens = sum(map(len, embedder.token_ids(texts)))
-    tokenize_only = time.perf_counter() - start
     result.update({
-        "tokens": tokens,
+        "embedder": embedder.id,
         "first_call_texts_per_s": round(len(texts) / first),
         "steady_texts_per_s": round(len(texts) / steady),
-        "tokenize_only_texts_per_s": round(len(texts) / tokenize_only),
     })
-    if compare_wordllama:
-        import logging
-
-        from wordllama import WordLlama
-
-        logging.getLogger().setLevel(logging.WARNING)
-        with tempfile.TemporaryDirectory() as tmp:
-            # wordllama 0.4.0.post1 looks for its bundled tokenizer under "tokenizer/".
-            (Path(tmp) / "tokenizers").mkdir()
-            (Path(tmp) / "tokenizers" / tokenizer.name).symlink_to(tokenizer)
-            reference = WordLlama.load("l2_supercat", cache_dir=tmp, disable_download=True)
-            start = time.perf_counter()
-            expected = reference.embed(texts, norm=True)
-            result["wordllama_texts_per_s"] = round(len(texts) / (time.perf_counter() - start))
-        result["max_abs_diff_vs_wordllama"] = float(np.abs(vectors - expected).max())
     return result
 
 
@@ -164,25 +138,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--texts", type=int, default=2000)
-    parser.add_argument("--no-wordllama", action="store_true", help="skip the WordLlama reference run")
     args = parser.parse_args()
 
-    with tempfile.TemporaryDirectory() as cache_home:
-        env = child_env(cache_home)
-        first_ever = fresh(LOAD_AND_EMBED, env)[0]  # empty cache: builds the encoder tables
-        fresh_runs = {label: median_fresh(code, env, args.runs) for label, code in SNIPPETS.items()}
-        breakdown = median_json(BREAKDOWN, env, args.runs)
-        tokenizer_json = median_json(TOKENIZER_JSON_LOAD, env, args.runs)
+    env = child_env()
+    fresh_runs = {label: median_fresh(code, env, args.runs) for label, code in SNIPPETS.items()}
+    breakdown = median_json(BREAKDOWN, env, args.runs)
+    tokenizer_json = median_json(TOKENIZER_JSON_LOAD, env, args.runs)
     results = {
         "python": sys.version.split()[0],
         "cpus": os.cpu_count(),
         "load_average": [round(x, 2) for x in os.getloadavg()],
         "runs": args.runs,
         "fresh_interpreter": fresh_runs,
-        "first_ever_load_and_embed_ms": round(first_ever, 1),
         "in_process_breakdown_ms": breakdown,
         "tokenizers_alternative_ms": tokenizer_json,
-        "throughput": throughput(chunk_texts(args.texts), not args.no_wordllama),
+        "throughput": throughput(chunk_texts(args.texts)),
     }
 
     load = results["load_average"]
@@ -190,7 +160,6 @@ def main() -> None:
     print(f"{'command':<32} {'median ms':>10} {'min ms':>8}")
     for label, stats in fresh_runs.items():
         print(f"{label:<32} {stats['median_ms']:>10.1f} {stats['min_ms']:>8.1f}")
-    print(f"{'first ever (builds tables)':<32} {first_ever:>10.1f}")
     print("\n# inside one fresh interpreter (ms)")
     for key, value in {**breakdown, **tokenizer_json}.items():
         print(f"{key:<32} {value:>10.2f}")

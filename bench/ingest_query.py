@@ -18,7 +18,7 @@ performance stance (DESIGN.md):
    bench/results.json) with machine info, ragit's git sha, the date and every metric with
    its unit.
 
-    python bench/ingest_query.py [--quick] [--skip-100k] [--embedder wordllama|placeholder]
+    python bench/ingest_query.py [--quick] [--skip-100k] [--embedder minilm-static|placeholder]
                                  [--repo PATH] [--out PATH] [--profile DIR] [--keep]
 
 Corpora are generated from a fixed seed, so every run indexes byte-identical repositories.
@@ -888,7 +888,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true", help="small corpora for a smoke run")
     p.add_argument("--skip-100k", action="store_true", help="skip the ≈100k-chunk corpus")
     p.add_argument("--skip-10k", action="store_true", help="skip the 10,000-file repository")
-    p.add_argument("--embedder", choices=("wordllama", "placeholder"), default="wordllama",
+    p.add_argument("--embedder", choices=("minilm-static", "placeholder"), default="minilm-static",
                    help="embedder of the ≈100k-chunk corpus (the others use the configured default)")
     p.add_argument("--repo", type=Path, help="measure sections 1-3 on a clone of this repository instead of the "
                                             "generated 1,000-doc corpus")

@@ -1,10 +1,13 @@
-"""Static token-embedding models: a tiny synthetic model, then WordLlama's bundled one."""
+"""Static token-embedding models: a tiny synthetic model, the bundled MiniLM model, WordLlama."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
+import re
+import string
 import subprocess
 import sys
 from pathlib import Path
@@ -15,30 +18,26 @@ from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
 
 import ragit.embed as embed_pkg
 from ragit.config import defaults
-from ragit.embed import embedder_id_for, load_embedder
+from ragit.embed import MINILM_DIR, MINILM_ID, embedder_id_for, load_embedder
 from ragit.embed import static
 from ragit.embed.base import Embedder
-from ragit.embed.bpe import load_bpe
 from ragit.embed.static import StaticEmbedder
+from ragit.embed.wordpiece import WordPieceEncoder, load_wordpiece
 from ragit.errors import RagitError
 
-# ---------------------------------------------------------------- a tiny Llama-style model
+# ---------------------------------------------------------------- a tiny BERT-style model
 
-BYTES = {f"<0x{b:02X}>": 3 + b for b in range(256)}
-PIECES = ["▁", "a", "b", "c", "d", "é", "▁a", "ab", "▁ab", "bc", "▁b", "abc", "▁abc", "cd", "▁▁",
-          "dd"]
-VOCAB = {"<unk>": 0, "<s>": 1, "</s>": 2, **BYTES, **{p: 259 + i for i, p in enumerate(PIECES)}}
-# "▁ab" is reachable by two merges of different rank: exercises the stale-entry rule.
-MERGES = [("a", "b"), ("▁", "a"), ("▁a", "b"), ("▁", "ab"), ("b", "c"), ("▁", "b"), ("ab", "c"),
-          ("▁ab", "c"), ("c", "d"), ("▁", "▁"), ("d", "d")]
-ALPHABET = ["a", "b", "c", "d", "é", "x", "😀", " ", "  ", "\n", "<s>", "</s>", "<unk>", "▁"]
+VOCAB = {"[PAD]": 0, "[UNK]": 1, "a": 2, "b": 3, "ab": 4, "##b": 5, "##c": 6, "abc": 7, "c": 8,
+         "x": 9, ".": 10, "(": 11, ")": 12, "_": 13, "##x": 14, "send": 15, "##file": 16, "file": 17}
+ALPHABET = ["a", "b", "c", "x", "A", "B", "ab", "abc", "sendfile", "file", ".", "(", ")", "_", "-", " ", "  ",
+            "\t", "\n", "\r", "\x00", "\x07", "\x7f", "[UNK]", "[PAD]", "z", "1", "é", "😀", "ß"]
 
 
-def _tokenizer(byte_fallback: bool = True, fuse_unk: bool = True) -> Tokenizer:
-    tok = Tokenizer(models.BPE(dict(VOCAB), list(MERGES), unk_token="<unk>", fuse_unk=fuse_unk,
-                               byte_fallback=byte_fallback))
-    tok.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
-    tok.add_special_tokens(["<unk>", "<s>", "</s>"])
+def _tokenizer() -> Tokenizer:
+    tok = Tokenizer(models.WordPiece(dict(VOCAB), unk_token="[UNK]", max_input_chars_per_word=12))
+    tok.normalizer = normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=True, lowercase=True)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok.add_special_tokens(["[PAD]", "[UNK]"])
     return tok
 
 
@@ -51,9 +50,9 @@ def _write_safetensors(path: Path, name: str, matrix: np.ndarray) -> Path:
     return path
 
 
-def _random_texts(count: int, seed: int) -> list[str]:
+def _random_texts(count: int, seed: int, alphabet=ALPHABET) -> list[str]:
     rng = random.Random(seed)
-    return ["".join(rng.choice(ALPHABET) for _ in range(rng.randint(0, 24))) for _ in range(count)]
+    return ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 24))) for _ in range(count)]
 
 
 @pytest.fixture
@@ -65,9 +64,9 @@ def tiny(tmp_path):
     return tok_path, matrix, _write_safetensors(tmp_path / "model.safetensors", "embeddings", matrix)
 
 
-def _tiny_embedder(tiny, tmp_path, **kwargs) -> StaticEmbedder:
+def _tiny_embedder(tiny, **kwargs) -> StaticEmbedder:
     tok_path, _, matrix_path = tiny
-    return StaticEmbedder("tiny:test:8:1", tok_path, matrix_path, cache_dir=tmp_path / "cache", **kwargs)
+    return StaticEmbedder("tiny:test:8:1", tok_path, matrix_path, **kwargs)
 
 
 def _expected(tok: Tokenizer, matrix: np.ndarray, texts: list[str]) -> np.ndarray:
@@ -75,117 +74,99 @@ def _expected(tok: Tokenizer, matrix: np.ndarray, texts: list[str]) -> np.ndarra
     for row, encoding in enumerate(tok.encode_batch(texts, add_special_tokens=False)):
         ids = np.clip(encoding.ids, 0, matrix.shape[0] - 1)
         if len(ids):
-            mean = matrix[ids].astype(np.float64).mean(axis=0)
-            out[row] = mean / np.linalg.norm(mean)
+            total = matrix[ids].astype(np.float64).sum(axis=0)
+            norm = np.linalg.norm(total)
+            out[row] = total / norm if norm else total
     return out
 
 
-# ---------------------------------------------------------------- the Python BPE encoder
+# ---------------------------------------------------------------- the Python WordPiece encoder
 
-@pytest.mark.parametrize(("byte_fallback", "fuse_unk"), [(True, True), (False, True), (False, False)])
-def test_python_encoder_matches_tokenizers(tmp_path, byte_fallback, fuse_unk):
-    tok = _tokenizer(byte_fallback, fuse_unk)
+def test_python_encoder_matches_tokenizers_on_ascii(tmp_path):
+    tok = _tokenizer()
     path = tmp_path / "tokenizer.json"
     tok.save(str(path))
-    encoder = load_bpe(path, tmp_path / "cache")
-    assert encoder is not None
-    texts = _random_texts(1500, seed=1) + ["", " ", "<s>", "a<s>b", "a <s> b", "abcabc abc", "xx😀x"]
+    encoder = load_wordpiece(path)
+    assert isinstance(encoder, WordPieceEncoder)
+    ascii_alphabet = [a for a in ALPHABET if a.isascii()]
+    texts = _random_texts(2000, seed=1, alphabet=ascii_alphabet) + [
+        "", " ", "x" * 13, "x" * 12, "send_file(sendFile)", "AB.C", "a\x00b", "zzz abc", "ab##c"]
     expected = [e.ids for e in tok.encode_batch(texts, add_special_tokens=False)]
-    assert [encoder.encode(t) for t in texts] == expected
+    got = [encoder.encode(t) for t in texts]
+    assert [g for g, t in zip(got, texts) if "[UNK]" not in t and "[PAD]" not in t] == \
+           [e for e, t in zip(expected, texts) if "[UNK]" not in t and "[PAD]" not in t]
+    assert encoder.encode("a [UNK] b") is None  # added tokens: deferred to `tokenizers`
+    assert encoder.encode("café") is None  # non-ASCII: deferred to `tokenizers`
 
 
-def test_encoder_tables_are_cached_and_rebuilt_when_stale(tmp_path):
-    path = tmp_path / "tokenizer.json"
-    _tokenizer().save(str(path))
-    cache = tmp_path / "cache"
-    first = load_bpe(path, cache)
-    (entry,) = cache.iterdir()
-    entry.write_bytes(b"garbage")  # a broken cache entry costs a rebuild, nothing else
-    second = load_bpe(path, cache)
-    assert second is not None and first is not None
-    assert second.encode("abc d") == first.encode("abc d")
-    assert load_bpe(path, None) is not None  # works without a cache directory too
-
-
-def test_unsupported_tokenizer_is_reported(tmp_path):
+def test_other_tokenizer_shapes_have_no_python_encoder(tmp_path):
     tok = _tokenizer()
     tok.pre_tokenizer = pre_tokenizers.Whitespace()
     path = tmp_path / "tokenizer.json"
     tok.save(str(path))
-    assert load_bpe(path, tmp_path / "cache") is None
-    assert load_bpe(path, tmp_path / "cache") is None  # the verdict is cached too
+    assert load_wordpiece(path) is None
+    bpe = Tokenizer(models.BPE({"a": 0, "b": 1, "ab": 2}, [("a", "b")]))
+    bpe.save(str(path))
+    assert load_wordpiece(path) is None
 
 
 # ---------------------------------------------------------------- StaticEmbedder on the tiny model
 
-def test_mean_pooling_and_normalisation(tiny, tmp_path):
+def test_mean_pooling_and_normalisation(tiny):
     tok_path, matrix, _ = tiny
-    embedder = _tiny_embedder(tiny, tmp_path)
+    embedder = _tiny_embedder(tiny)
     assert isinstance(embedder, Embedder)
     assert (embedder.id, embedder.dimensions) == ("tiny:test:8:1", 8)
-    texts = ["abc abc", "a<s>b", "xé😀", "", "dd cd"]
+    texts = ["abc abc", "a.b", "x😀é", "", "send file"]
     vectors = embedder.embed(texts)
     assert vectors.dtype == np.float32 and vectors.shape == (5, 8) and vectors.flags["C_CONTIGUOUS"]
-    expected = _expected(Tokenizer.from_file(str(tok_path)), matrix, texts)
-    np.testing.assert_allclose(vectors, expected, atol=1e-6)
+    np.testing.assert_allclose(vectors, _expected(Tokenizer.from_file(str(tok_path)), matrix, texts), atol=1e-6)
     assert not vectors[3].any()
     assert embedder.embed([]).shape == (0, 8)
 
 
-def test_both_tokenizer_paths_give_identical_vectors(tiny, tmp_path, monkeypatch):
-    texts = _random_texts(300, seed=2)
-    python_path = _tiny_embedder(tiny, tmp_path)
+def test_both_tokenizer_paths_give_identical_vectors(tiny, monkeypatch):
+    texts = _random_texts(300, seed=2, alphabet=[a for a in ALPHABET if a.isascii() and a not in ("[UNK]", "[PAD]")])
+    python_path = _tiny_embedder(tiny)
     assert sum(map(len, texts)) <= static.PY_ENCODE_MAX_CHARS
     one_by_one = np.vstack([python_path.embed([t]) for t in texts])
-    assert python_path._hf is None  # short input never loads `tokenizers`
+    assert python_path._hf is None  # short ASCII input never loads `tokenizers`
     monkeypatch.setattr(static, "PY_ENCODE_MAX_CHARS", 0)
     monkeypatch.setattr(static, "WIDEN_AFTER_TOKENS", 0)
     monkeypatch.setattr(static, "ENCODE_BATCH", 7)
-    rust_path = _tiny_embedder(tiny, tmp_path)
+    rust_path = _tiny_embedder(tiny)
     batched = rust_path.embed(texts)
     assert rust_path._hf is not None
     assert np.array_equal(one_by_one, batched)  # bit-identical, whatever the batch
 
 
+def test_non_ascii_input_goes_through_tokenizers(tiny):
+    tok_path, matrix, _ = tiny
+    embedder = _tiny_embedder(tiny)
+    vector = embedder.embed(["abc é"])
+    assert embedder._hf is not None
+    np.testing.assert_allclose(vector, _expected(Tokenizer.from_file(str(tok_path)), matrix, ["abc é"]), atol=1e-6)
+
+
 def test_float16_matrix_widened_or_not_gives_identical_vectors(tiny, tmp_path, monkeypatch):
     tok_path, matrix, _ = tiny
     half = _write_safetensors(tmp_path / "half.safetensors", "w", matrix.astype(np.float16))
-    texts = _random_texts(50, seed=3)
-    mapped = StaticEmbedder("t", tok_path, half, cache_dir=tmp_path).embed(texts)
+    texts = _random_texts(50, seed=3, alphabet=["a", "b", "abc", " ", "x", "."])
+    mapped = StaticEmbedder("t", tok_path, half).embed(texts)
     monkeypatch.setattr(static, "WIDEN_AFTER_TOKENS", 0)
-    widened_embedder = StaticEmbedder("t", tok_path, half, cache_dir=tmp_path)
+    widened_embedder = StaticEmbedder("t", tok_path, half)
     widened = widened_embedder.embed(texts)
     assert widened_embedder._matrix.dtype == np.float32
     assert np.array_equal(mapped, widened)
-    widened_matrix = matrix.astype(np.float16).astype(np.float32)
-    expected = _expected(Tokenizer.from_file(str(tok_path)), widened_matrix, texts)
+    expected = _expected(Tokenizer.from_file(str(tok_path)), matrix.astype(np.float16).astype(np.float32), texts)
     np.testing.assert_allclose(mapped, expected, atol=1e-6)
 
 
 def test_ids_past_the_matrix_use_its_last_row(tiny, tmp_path):
     tok_path, matrix, _ = tiny
-    short = _write_safetensors(tmp_path / "short.safetensors", "w", matrix[:260])
-    # "c" encodes as "▁" (259) and "c" (262); the matrix stops at row 259
-    vector = StaticEmbedder("t", tok_path, short, cache_dir=tmp_path).embed(["c"])[0]
-    expected = matrix[259] + matrix[259]
-    np.testing.assert_allclose(vector, expected / np.linalg.norm(expected), atol=1e-6)
-
-
-def test_tokenizer_without_python_encoder_uses_tokenizers(tmp_path):
-    """A WordPiece model (model2vec style) loads with the same class, through ``tokenizers``."""
-    vocab = {"[UNK]": 0, "hello": 1, "world": 2, "##s": 3, "wor": 4, "##ld": 5}
-    tok = Tokenizer(models.WordPiece(vocab, unk_token="[UNK]"))
-    tok.normalizer = normalizers.Lowercase()
-    tok.pre_tokenizer = pre_tokenizers.Whitespace()
-    tok_path = tmp_path / "wp.json"
-    tok.save(str(tok_path))
-    matrix = np.random.default_rng(1).standard_normal((6, 4)).astype(np.float32)
-    matrix_path = _write_safetensors(tmp_path / "m.safetensors", "embeddings", matrix)
-    embedder = StaticEmbedder("m2v:test:4:1", tok_path, matrix_path, tensor_key="embeddings",
-                              cache_dir=tmp_path)
-    assert embedder._hf is not None
-    texts = ["Hello worlds", "WORLD hello ?", ""]
-    np.testing.assert_allclose(embedder.embed(texts), _expected(tok, matrix, texts), atol=1e-6)
+    short = _write_safetensors(tmp_path / "short.safetensors", "w", matrix[:8])
+    vector = StaticEmbedder("t", tok_path, short).embed(["x"])[0]  # "x" is id 9, the matrix stops at 7
+    np.testing.assert_allclose(vector, matrix[7] / np.linalg.norm(matrix[7]), atol=1e-6)
 
 
 def _unavailable(make) -> RagitError:
@@ -201,12 +182,10 @@ def test_missing_and_corrupt_files(tiny, tmp_path):
     tok_path, matrix, matrix_path = tiny
 
     def make(tokenizer=tok_path, weights=matrix_path, **kw):
-        return lambda: StaticEmbedder("x:y:8:1", tokenizer, weights, cache_dir=tmp_path / "c", **kw)
+        return lambda: StaticEmbedder("x:y:8:1", tokenizer, weights, **kw)
 
-    reason = _unavailable(make(weights=tmp_path / "nope.safetensors")).details["reason"]
-    assert "weights file not found" in reason
-    reason = _unavailable(make(tokenizer=tmp_path / "nope.json")).details["reason"]
-    assert "tokenizer file not found" in reason
+    assert "weights file not found" in _unavailable(make(weights=tmp_path / "nope.safetensors")).details["reason"]
+    assert "tokenizer file not found" in _unavailable(make(tokenizer=tmp_path / "nope.json")).details["reason"]
     garbage = tmp_path / "garbage.bin"
     garbage.write_bytes(b"\xff" * 64)
     assert "corrupt weights" in _unavailable(make(weights=garbage)).details["reason"]
@@ -219,112 +198,63 @@ def test_missing_and_corrupt_files(tiny, tmp_path):
     assert "corrupt tokenizer" in _unavailable(make(tokenizer=bad_json)).details["reason"]
 
 
-# ---------------------------------------------------------------- WordLlama's bundled model
+# ---------------------------------------------------------------- the bundled MiniLM model
 
 SAMPLES = [
     "How does ingest reuse unchanged blobs?",
     "restore auth context",
     "def embed(self, texts: Sequence[str]) -> numpy.ndarray:\n    return self._pool(ids)\n",
     "Ünïcode 한국어 검색 — émoji 😀 and tabs\tand\r\nCRLF",
-    "literal special tokens <s> </s> <unk> inside text",
     "x",
     "   leading and trailing spaces   ",
 ]
 
 
-@pytest.fixture(scope="module")
-def shared_cache(tmp_path_factory):
-    return tmp_path_factory.mktemp("xdg-cache")
-
-
 @pytest.fixture
-def wordllama_env(monkeypatch, shared_cache):
-    """One encoder-table cache for the module, and a fresh per-id model cache per test."""
-    monkeypatch.setenv("XDG_CACHE_HOME", str(shared_cache))
+def fresh_models(monkeypatch):
     monkeypatch.setattr(embed_pkg, "_LOADED", {})
 
 
-def _wordllama_version() -> str:
-    from importlib.metadata import version
+def test_bundled_model_files_match_their_recorded_hashes():
+    """The id's version must be bumped with the files: MODEL.md pins them."""
+    model_md = (MINILM_DIR / "MODEL.md").read_text(encoding="utf-8")
+    for name in ("tokenizer.json", "embeddings.safetensors", "LICENSE"):
+        recorded = re.search(rf"`{re.escape(name)}` \| [\d,]+ \| `([0-9a-f]{{64}})`", model_md).group(1)
+        assert hashlib.sha256((MINILM_DIR / name).read_bytes()).hexdigest() == recorded, name
 
-    return version("wordllama")
 
-
-@pytest.mark.slow
-def test_default_config_loads_bundled_wordllama(wordllama_env):
+def test_default_config_loads_the_bundled_model(fresh_models):
     config = defaults()
     embedder = load_embedder(config)
-    assert embedder.id == embedder_id_for(config) == f"wordllama:l2_supercat:256:{_wordllama_version()}"
+    assert embedder.id == embedder_id_for(config) == MINILM_ID
     assert embedder.dimensions == 256
     assert load_embedder(config) is embedder  # loaded once per id and process
-    vectors = embedder.embed(SAMPLES + [""])
-    assert vectors.shape == (len(SAMPLES) + 1, 256) and vectors.dtype == np.float32
-    np.testing.assert_allclose(np.linalg.norm(vectors[:-1], axis=1), 1.0, atol=1e-5)
-    assert not vectors[-1].any()
+    vectors = embedder.embed(SAMPLES + ["", "😀 😀"])
+    assert vectors.shape == (len(SAMPLES) + 2, 256) and vectors.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vectors[:-2], axis=1), 1.0, atol=1e-5)
+    assert not vectors[-2].any() and not vectors[-1].any()  # no tokens (or only [UNK]) → zeros
     paraphrase = embedder.embed(["restoring the authentication context"])[0]
-    assert vectors[1] @ paraphrase > vectors[1] @ vectors[5]
+    assert vectors[1] @ paraphrase > vectors[1] @ vectors[4]
 
 
-@pytest.mark.slow
-def test_vectors_equal_wordllama_inference(wordllama_env, tmp_path):
-    from wordllama import WordLlama
-
-    package = Path(embed_pkg._wordllama_package("t")[0])
-    # wordllama 0.4.0.post1 looks for its bundled tokenizer under "tokenizer/" (the wheel ships
-    # "tokenizers/"), so point its cache directory at the bundled file and forbid downloads.
-    (tmp_path / "tokenizers").mkdir()
-    (tmp_path / "tokenizers" / "l2_supercat_tokenizer_config.json").symlink_to(
-        package / "tokenizers" / "l2_supercat_tokenizer_config.json")
-    reference = WordLlama.load("l2_supercat", cache_dir=tmp_path, disable_download=True)
-    embedder = load_embedder(defaults())
-    long_text = (SAMPLES[2] * 40)[:2400]
-    texts = SAMPLES + [long_text]
-    np.testing.assert_allclose(embedder.embed(texts), reference.embed(texts, norm=True), atol=1e-5, rtol=0)
-    assert embedder._hf is None  # that was the pure-Python tokenizer path
-    batch = [f"{SAMPLES[i % len(SAMPLES)]} #{i}" for i in range(400)] + [long_text] * 4
-    np.testing.assert_allclose(embedder.embed(batch), reference.embed(batch, norm=True), atol=1e-5, rtol=0)
-    assert embedder._hf is not None  # and the `tokenizers` batch path
-
-
-@pytest.mark.slow
-def test_python_encoder_matches_tokenizers_on_the_bundled_tokenizer(wordllama_env):
+def test_python_encoder_matches_tokenizers_on_the_bundled_tokenizer(fresh_models):
     embedder = load_embedder(defaults())
     rng = random.Random(5)
-    source = Path(static.__file__).read_text(encoding="utf-8") + "".join(SAMPLES)
-    texts = [source[i:i + rng.randint(1, 400)] for i in range(0, len(source) - 400, 97)]
-    code_points = (*range(0x20, 0x250), *range(0x370, 0x3FF), *range(0xAC00, 0xAC40), 0x1F600, 0x2581)
-    pool = [chr(c) for c in code_points] + ["<s>", "\n", "  "]
-    texts += ["".join(rng.choice(pool) for _ in range(rng.randint(0, 40))) for _ in range(300)]
-    assert embedder._bpe is not None
-    python_ids = [embedder._bpe.encode(t) for t in texts]
+    source = "".join(p.read_text(encoding="utf-8") for p in sorted(Path(static.__file__).parent.glob("*.py")))
+    source = "".join(c for c in source if c.isascii())
+    texts = [source[i:i + rng.randint(1, 400)] for i in range(0, len(source) - 400, 61)]
+    texts += ["".join(rng.choice(string.printable) for _ in range(rng.randint(0, 60))) for _ in range(500)]
+    texts += ["x" * 101, "x" * 100, "camelCaseIdentifier snake_case_name HTTPServer2"]
+    python_ids = [embedder._py.encode(t) for t in texts]
     encodings = embedder._hf_tokenizer().encode_batch(texts, add_special_tokens=False)
-    assert python_ids == [e.ids for e in encodings]
+    deferred = [t for t, ids in zip(texts, python_ids) if ids is None]
+    assert all("[UNK]" in t or "[PAD]" in t or "[CLS]" in t or "[SEP]" in t or "[MASK]" in t for t in deferred)
+    assert len(deferred) < len(texts) // 10
+    assert [ids for ids in python_ids if ids is not None] == \
+           [e.ids for e, ids in zip(encodings, python_ids) if ids is not None]
 
 
-@pytest.mark.slow
-def test_model_path_and_dimension_checks(wordllama_env, tmp_path):
-    package = Path(embed_pkg._wordllama_package("t")[0])
-    files = (("weights", "l2_supercat_256.safetensors"), ("tokenizers", "l2_supercat_tokenizer_config.json"))
-    for sub, name in files:
-        (tmp_path / "models" / sub).mkdir(parents=True, exist_ok=True)
-        (tmp_path / "models" / sub / name).symlink_to(package / sub / name)
-    config = defaults()
-    config["embedding"]["model_path"] = str(tmp_path / "models")
-    vector = load_embedder(config).embed(["restore auth context"])
-    embed_pkg._LOADED.clear()
-    assert np.array_equal(vector, load_embedder(defaults()).embed(["restore auth context"]))
-
-    embed_pkg._LOADED.clear()
-    config["embedding"]["dimensions"] = 128
-    err = pytest.raises(RagitError, load_embedder, config).value
-    assert err.code == "EMBEDDER_UNAVAILABLE" and "l2_supercat_128.safetensors" in err.details["reason"]
-    config["embedding"]["model_path"] = str(tmp_path / "absent")
-    err = pytest.raises(RagitError, load_embedder, config).value
-    assert "not a directory" in err.details["reason"]
-
-
-@pytest.mark.slow
-def test_id_and_query_path_stay_cheap(wordllama_env):
+def test_id_and_query_path_stay_cheap():
     """The id needs no numpy; one query loads neither `tokenizers` nor `wordllama`."""
     code = (
         "import sys\n"
@@ -341,18 +271,39 @@ def test_id_and_query_path_stay_cheap(wordllama_env):
     assert out[:2] == ["[]", "['numpy']"]
 
 
+# ---------------------------------------------------------------- WordLlama (optional extra)
+
+def _wordllama_config():
+    config = defaults()
+    config["embedding"].update(provider="wordllama", model="l2_supercat", dimensions=256)
+    return config
+
+
+@pytest.mark.slow
+def test_vectors_equal_wordllama_inference(fresh_models, tmp_path):
+    wordllama = pytest.importorskip("wordllama")
+    package = Path(embed_pkg._wordllama_package("t")[0])
+    # wordllama 0.4.0.post1 looks for its bundled tokenizer under "tokenizer/" (the wheel ships
+    # "tokenizers/"), so point its cache directory at the bundled file and forbid downloads.
+    (tmp_path / "tokenizers").mkdir()
+    (tmp_path / "tokenizers" / "l2_supercat_tokenizer_config.json").symlink_to(
+        package / "tokenizers" / "l2_supercat_tokenizer_config.json")
+    reference = wordllama.WordLlama.load("l2_supercat", cache_dir=tmp_path, disable_download=True)
+    embedder = load_embedder(_wordllama_config())
+    assert embedder.id == f"wordllama:l2_supercat:256:{embed_pkg._wordllama_package('t')[1]}"
+    texts = SAMPLES + [(SAMPLES[2] * 40)[:2400]]
+    np.testing.assert_allclose(embedder.embed(texts), reference.embed(texts, norm=True), atol=1e-5, rtol=0)
+
+
 def test_missing_wordllama_package_is_reported(monkeypatch):
     import importlib.util
 
     monkeypatch.setattr(embed_pkg, "_PACKAGE", None)
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
-    err = pytest.raises(RagitError, embedder_id_for, defaults()).value
+    err = pytest.raises(RagitError, embedder_id_for, _wordllama_config()).value
     assert err.code == "EMBEDDER_UNAVAILABLE"
     assert err.details == {
         "embedderId": "wordllama:l2_supercat:256",
         "reason": "the wordllama package is not installed",
     }
-    config = defaults()
-    config["embedding"]["provider"] = "placeholder"
-    config["embedding"]["dimensions"] = 64
-    assert load_embedder(config).id == "placeholder:sha1:64:v1"  # the placeholder never needs it
+    assert load_embedder(defaults()).id == MINILM_ID  # the default never needs it

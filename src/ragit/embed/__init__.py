@@ -4,10 +4,17 @@
 to compare ids without loading a model. ``load_embedder`` loads once per id and process, so the
 Python API and the MCP server pay for a model a single time.
 
-The default ``wordllama`` provider reads the model files that ship inside the ``wordllama``
-wheel (located with ``find_spec``, never imported: its import configures logging and costs
-~0.35 s), or, with ``embedding.model_path``, from a directory in WordLlama's cache layout
-(``weights/<model>_<dims>.safetensors``, ``tokenizers/<model>_tokenizer_config.json``).
+Providers:
+
+* ``minilm-static`` (default): a static model distilled from all-MiniLM-L6-v2 that ships inside
+  ragit (``models/minilm-l6-static-256``; provenance, licence and reproduction in its MODEL.md).
+  ``ragit eval`` measured it better than WordLlama on every development set (docs/evaluation.md).
+* ``wordllama`` (optional extra ``ragit[wordllama]``): the 256-d model whose files ship inside the
+  ``wordllama`` wheel, located with ``find_spec`` and never imported (its import configures
+  logging and costs ~0.35 s), or, with ``embedding.model_path``, a directory in WordLlama's
+  cache layout.
+* ``placeholder``: the reference's 64-d hash projection, for tests only.
+
 Nothing is ever downloaded.
 """
 
@@ -26,7 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Embedder", "embedder_id_for", "load_embedder"]
 
-# A static model distilled from all-MiniLM-L6-v2 that ships inside ragit (models/*/MODEL.md).
+# The bundled model; bump the id's last part whenever its files change (a test pins their hashes).
 MINILM_DIR = Path(__file__).parent / "models" / "minilm-l6-static-256"
 MINILM_ID = "minilm-static:all-MiniLM-L6-v2:256:1"
 

@@ -1,0 +1,105 @@
+"""A pure-Python WordPiece encoder for ASCII text (BERT-style tokenizers), for fast start-up.
+
+A cold ``ragit query`` embeds one short question; importing ``tokenizers`` and building the
+tokenizer would cost more than everything else in the query. For ASCII input, BERT's
+normaliser and pre-tokeniser reduce to a few plain rules (drop control characters, map
+whitespace to spaces, lower-case, split on whitespace and isolate ASCII punctuation), followed
+by greedy longest-match-first WordPiece; this module implements exactly that and yields the
+same ids as ``tokenizers`` (tests compare them on real text). Any non-ASCII input, or a
+tokenizer JSON of another shape, is left to ``tokenizers``.
+"""
+
+from __future__ import annotations
+
+import json
+import string
+from pathlib import Path
+
+_PUNCTUATION = frozenset(string.punctuation)
+# ASCII control characters BERT's clean_text drops (tab, newline and carriage return become spaces).
+_DROP = {c: None for c in range(32) if chr(c) not in "\t\n\r"} | {127: None}
+_SPACES = str.maketrans({"\t": " ", "\n": " ", "\r": " "})
+
+
+class WordPieceEncoder:
+    """Token ids of an ASCII text, identical to ``Tokenizer.encode(text, add_special_tokens=False)``."""
+
+    def __init__(self, vocab: dict[str, int], unk_id: int, prefix: str = "##", max_chars: int = 100):
+        self.vocab = vocab
+        self.unk_id = unk_id
+        self.prefix = prefix
+        self.max_chars = max_chars
+
+    @classmethod
+    def from_tokenizer_json(cls, data: dict) -> "WordPieceEncoder | None":
+        """An encoder for a BERT-style ``tokenizer.json``; None for any other configuration."""
+        model = data.get("model") or {}
+        normalizer = data.get("normalizer") or {}
+        if (model.get("type") != "WordPiece" or normalizer.get("type") != "BertNormalizer"
+                or not normalizer.get("lowercase") or not normalizer.get("clean_text")
+                or (data.get("pre_tokenizer") or {}).get("type") != "BertPreTokenizer"):
+            return None
+        vocab = model.get("vocab")
+        unk = model.get("unk_token")
+        if not isinstance(vocab, dict) or unk not in vocab:
+            return None
+        # added tokens are matched before normalisation; with any beyond [PAD]/[UNK]-style
+        # specials that cannot occur in plain text, defer to ``tokenizers``
+        for token in data.get("added_tokens") or []:
+            content = token.get("content", "")
+            if not (content.startswith("[") and content.endswith("]") and token.get("special")):
+                return None
+        return cls(vocab, vocab[unk], model.get("continuing_subword_prefix", "##"),
+                   model.get("max_input_chars_per_word", 100))
+
+    def encode(self, text: str) -> list[int] | None:
+        """Ids of ``text``, or None when it is not ASCII (the caller uses ``tokenizers``)."""
+        if not text.isascii():
+            return None
+        for special in ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"):
+            if special in text:
+                return None  # added tokens are split out before normalisation: leave it to tokenizers
+        clean = text.translate(_DROP).translate(_SPACES).lower()
+        ids: list[int] = []
+        for chunk in clean.split():
+            word = []
+            for ch in chunk:
+                if ch in _PUNCTUATION:
+                    if word:
+                        self._wordpiece("".join(word), ids)
+                        word = []
+                    self._wordpiece(ch, ids)
+                else:
+                    word.append(ch)
+            if word:
+                self._wordpiece("".join(word), ids)
+        return ids
+
+    def _wordpiece(self, word: str, out: list[int]) -> None:
+        if len(word) > self.max_chars:
+            out.append(self.unk_id)
+            return
+        vocab = self.vocab
+        pieces: list[int] = []
+        start = 0
+        while start < len(word):
+            end = len(word)
+            found = None
+            while start < end:
+                piece = word[start:end] if start == 0 else self.prefix + word[start:end]
+                found = vocab.get(piece)
+                if found is not None:
+                    break
+                end -= 1
+            if found is None:
+                out.append(self.unk_id)
+                return
+            pieces.append(found)
+            start = end
+        out.extend(pieces)
+
+
+def load_wordpiece(tokenizer_path: Path) -> WordPieceEncoder | None:
+    """The Python encoder for a BERT-style tokenizer file, else None."""
+    with open(tokenizer_path, encoding="utf-8") as fh:
+        return WordPieceEncoder.from_tokenizer_json(json.load(fh))
