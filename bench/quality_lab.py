@@ -53,10 +53,20 @@ def collect(tasks_file: Path, repos: list[Path], cwd: Path) -> list[dict]:
             rows = store.fetch_rows(task.commit, [int(r) for r in snap.rowids])
         finally:
             store.close()
+        files = [rows[int(r)].path for r in snap.rowids]
+        # cosine of the question with each file's mean chunk vector, per row
+        qv = embedder.embed([q])[0]
+        index: dict[str, list[int]] = {}
+        for i, f in enumerate(files):
+            index.setdefault(f, []).append(i)
+        file_cos = np.zeros(len(files), dtype=np.float32)
+        for idx in index.values():
+            mean = snap.matrix[idx].astype(np.float64).sum(axis=0)
+            norm = np.linalg.norm(mean)
+            file_cos[idx] = float(mean @ qv / norm) if norm else 0.0
         out.append({"id": task.id, "query": q, "gold": list(task.gold), "rowids": snap.rowids.copy(),
-                    "files": [rows[int(r)].path for r in snap.rowids],
-                    "vector": vector.astype(np.float32), "raw": raw.astype(np.float32),
-                    "store": str(store.path)})
+                    "files": files, "vector": vector.astype(np.float32), "raw": raw.astype(np.float32),
+                    "file_cos": file_cos, "store": str(store.path)})
         if n % 25 == 0 or n == len(tasks):
             print(f"[lab] {n}/{len(tasks)}", file=sys.stderr)
     return out
@@ -155,6 +165,15 @@ def variants(alpha: float = 0.7):
             out[pool] = v[pool]
         return out
 
+    def vunion(v, raw, top=50, vtop=10):
+        # cosine counts for the lexical top-`top` and for the vector top-`vtop`
+        out = np.zeros_like(v)
+        pool = np.argsort(-raw)[:top]
+        pool = pool[raw[pool] > 0]
+        keep = np.union1d(pool, np.argsort(-v)[:vtop])
+        out[keep] = v[keep]
+        return out
+
     def vrel(v, raw):
         # cosine rescaled to the spread of the keyword candidates: max cosine ↦ 1, median ↦ 0
         med = np.median(v)
@@ -185,6 +204,11 @@ def variants(alpha: float = 0.7):
         "relative cos + file agg": lambda v, r, f: file_agg(hybrid(vrel(v, r), kmax(r)), f),
         "keyword + file agg": lambda v, r, f: file_agg(kmax(r), f),
         "seed, keyword squared": lambda v, r, f: hybrid(v, kmax(r) ** 2),
+        "union bm25 top50 + cos top10": lambda v, r, f: hybrid(vunion(v, r), kmax(r)),
+        "union bm25 top50 + cos top20": lambda v, r, f: hybrid(vunion(v, r, 50, 20), kmax(r)),
+        "union bm25 top100 + cos top10": lambda v, r, f: hybrid(vunion(v, r, 100, 10), kmax(r)),
+        "union 50+10 + file agg": lambda v, r, f: file_agg(hybrid(vunion(v, r), kmax(r)), f),
+        "relative cos, union 50+10": lambda v, r, f: hybrid(vunion(vrel(v, r), r), kmax(r)),
         "gated top50 + file agg": lambda v, r, f: file_agg(hybrid(vgated(v, r), kmax(r)), f),
         "gated top100 + file agg": lambda v, r, f: file_agg(hybrid(vgated(v, r, 100), kmax(r)), f),
         "gated top20 + file agg": lambda v, r, f: file_agg(hybrid(vgated(v, r, 20), kmax(r)), f),

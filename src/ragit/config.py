@@ -55,7 +55,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "top_k": 5,
         "keyword_enabled": True,
         "keyword_normalization": "max",
-        "vector_normalization": "none",
+        "vector_normalization": "file_blend",
     },
     "memory": {
         "corpus_dir": "docs/memory",
@@ -86,7 +86,7 @@ ENUMS: dict[str, tuple[str, ...]] = {
     "embedding.provider": ("wordllama", "minilm-static", "placeholder"),
     "ingest.type_detection": ("frontmatter-first",),
     "retrieval.keyword_normalization": ("max",),
-    "retrieval.vector_normalization": ("none",),
+    "retrieval.vector_normalization": ("file_blend", "none"),
     "output.format": ("text", "json", "both"),
     "output.language": ("en",),
     "window.token_counter": ("heuristic", "o200k_base", "cl100k_base"),

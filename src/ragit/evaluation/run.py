@@ -195,7 +195,8 @@ def _evaluate_task(root: Path, config: Config, task: Task, embedder: Embedder, m
         zeros = np.zeros(n, dtype=np.float64)
         started = time.perf_counter()
         needs_vector = n > 0 and any(alphas[m] > 0 for m in modes)
-        vector = vector_scores(snap, embedder, masked) if needs_vector else zeros
+        file_blend = RetrievalParams.from_config(config).file_blend
+        vector = vector_scores(snap, embedder, masked, file_blend) if needs_vector else zeros
         vector_seconds = time.perf_counter() - started
         started = time.perf_counter()
         keyword_enabled = config["retrieval"]["keyword_enabled"]
@@ -207,7 +208,7 @@ def _evaluate_task(root: Path, config: Config, task: Task, embedder: Embedder, m
         for mode in modes:
             alpha = alphas[mode]
             started = time.perf_counter()
-            params = RetrievalParams(alpha=alpha, keyword_enabled=keyword_enabled)
+            params = RetrievalParams(alpha=alpha, keyword_enabled=keyword_enabled, file_blend=file_blend)
             hits = rank_hits(store, task.commit, scores, (), params, TOP_K, rows_cache=rows)
             ranked = rank_metrics(file_ranking(hits), task.gold)
             candidates = hits[:PACK_TOP_K]

@@ -25,9 +25,6 @@ EVIDENCE_STATUSES = ("captured", "reviewed")
 BODY_STATUSES = ("reviewed", "promoted")
 EVIDENCE_TITLE = "Evidence"
 
-_FTS_SCHEMA = "CREATE VIRTUAL TABLE overlay_fts USING fts5(text, title, path, tokenize='unicode61 remove_diacritics 2')"
-
-
 @dataclass(frozen=True)
 class OverlayCandidate:
     """Everything a hit needs from one artifact body or one evidence ref (strings already masked)."""
@@ -159,32 +156,12 @@ def _fts_path(candidate: OverlayCandidate) -> str:
 
 
 def keyword_raw(candidates: Sequence[OverlayCandidate], masked_question: str) -> list[float]:
-    """Raw ``−bm25`` per candidate (0.0 when it does not match), with the snapshot's FTS rules."""
-    import sqlite3
-
-    from ..store.sqlite import BM25_WEIGHTS, fts_expression
+    """Raw ``−bm25`` per candidate (0.0 when it does not match), with the snapshot's FTS rules,
+    in an index of their own (used when no snapshot store is available)."""
+    from ..store.sqlite import bm25_in_memory
     from .search import query_terms
 
-    raw = [0.0] * len(candidates)
-    terms = query_terms(masked_question)
-    if not terms or not candidates:
-        return raw
-    conn = sqlite3.connect(":memory:")
-    try:
-        conn.execute(_FTS_SCHEMA)
-        conn.executemany("INSERT INTO overlay_fts(rowid, text, title, path) VALUES (?, ?, ?, ?)",
-                         [(i, c.text, c.section_title, _fts_path(c)) for i, c in enumerate(candidates)])
-        w_text, w_title, w_path = BM25_WEIGHTS
-        rows = conn.execute(
-            f"SELECT rowid, -bm25(overlay_fts, {w_text}, {w_title}, {w_path})"
-            " FROM overlay_fts WHERE overlay_fts MATCH ?",
-            (fts_expression(terms),),
-        ).fetchall()
-    finally:
-        conn.close()
-    for rowid, score in rows:
-        raw[rowid] = float(score)
-    return raw
+    return bm25_in_memory([fts_document(c) for c in candidates], query_terms(masked_question))
 
 
 def score_overlay(

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Iterable, Protocol, Sequence
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 @dataclass(frozen=True)
@@ -126,7 +126,9 @@ class Store(Protocol):
 
     def delete_snapshots(self, commit_shas: Iterable[str]) -> None: ...
 
-    def load_vectors(self, commit_sha: str, embedder_id: str) -> tuple["np.ndarray", "np.ndarray"]: ...
+    def load_vectors(
+        self, commit_sha: str, embedder_id: str
+    ) -> tuple["np.ndarray", "np.ndarray", "np.ndarray", "np.ndarray"]: ...
 
     def keyword_scores(self, terms: Sequence[str]) -> list[tuple[int, float]]: ...
 

@@ -31,8 +31,39 @@ from .base import (
 
 DB_NAME = "ragit.db"
 
-# Column weights of bm25(): text, title, path (knowledge §11.4).
-BM25_WEIGHTS = (1.0, 2.0, 2.0)
+# The FTS5 layout (knowledge §11.4–11.5): text, section title, path, and the code-aware symbols
+# field of ragit.lexical; bm25() column weights in the same order.
+FTS_COLUMNS = ("text", "title", "path", "symbols")
+BM25_WEIGHTS = (1.0, 2.0, 2.0, 1.0)
+FTS_TOKENIZE = "unicode61 remove_diacritics 2"
+_FTS_DDL = ", ".join(FTS_COLUMNS) + f", content='', tokenize='{FTS_TOKENIZE}'"
+_BM25 = "-bm25({table}, " + ", ".join(str(w) for w in BM25_WEIGHTS) + ")"
+
+
+def fts_row(text: str, title: str, path: str) -> tuple[str, str, str, str]:
+    """The indexed fields of one document: its text, title and path plus their symbol terms."""
+    from ..lexical import symbols_field
+
+    return text, title, path, symbols_field(f"{title}\n{text}\n{path}")
+
+
+def bm25_in_memory(docs: Sequence[tuple[str, str, str]], terms: Sequence[str]) -> list[float]:
+    """Raw −bm25 of ``docs`` (text, title, path) under the store's FTS layout, in a throwaway
+    in-memory index: for candidates with no store to share statistics with (degraded recall)."""
+    raw = [0.0] * len(docs)
+    if not terms or not docs:
+        return raw
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.execute(f"CREATE VIRTUAL TABLE f USING fts5({_FTS_DDL})")
+        conn.executemany("INSERT INTO f(rowid, text, title, path, symbols) VALUES (?, ?, ?, ?, ?)",
+                         [(i, *fts_row(*doc)) for i, doc in enumerate(docs)])
+        for rowid, score in conn.execute(f"SELECT rowid, {_BM25.format(table='f')} FROM f WHERE f MATCH ?",
+                                         (fts_expression(terms),)):
+            raw[rowid] = float(score)
+    finally:
+        conn.close()
+    return raw
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -48,8 +79,7 @@ CREATE INDEX IF NOT EXISTS chunks_by_blob ON chunks(blob_id, chunker_key, ordina
 CREATE INDEX IF NOT EXISTS chunks_by_citation ON chunks(citation_id);
 CREATE TABLE IF NOT EXISTS fts_rows(
   rowid INTEGER PRIMARY KEY, path TEXT NOT NULL, chunk_id TEXT NOT NULL, UNIQUE(path, chunk_id));
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
-  text, title, path, content='', tokenize='unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5({fts});
 CREATE TABLE IF NOT EXISTS embedders(
   embedder_id TEXT PRIMARY KEY, dims INTEGER NOT NULL, heap TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS vectors(
@@ -57,6 +87,7 @@ CREATE TABLE IF NOT EXISTS vectors(
   PRIMARY KEY(chunk_id, embedder_id)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS snapshot_rows(
   commit_sha TEXT NOT NULL, embedder_id TEXT NOT NULL, rowids BLOB NOT NULL, slots BLOB NOT NULL,
+  files BLOB NOT NULL, file_norms BLOB NOT NULL,
   PRIMARY KEY(commit_sha, embedder_id)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS snapshots(
   commit_sha TEXT PRIMARY KEY, manifest_sha256 TEXT NOT NULL, params TEXT NOT NULL, created_at TEXT NOT NULL);
@@ -129,7 +160,7 @@ class SqliteStore:
             version = cls._read_version(conn)
             if version is not None and version != SCHEMA_VERSION:
                 raise StoreUnreadable(f"store schema {version} is not {SCHEMA_VERSION}")
-            conn.executescript(_SCHEMA)
+            conn.executescript(_SCHEMA.format(fts=_FTS_DDL))
             if version is None:
                 conn.execute("BEGIN IMMEDIATE")
                 conn.execute("INSERT OR REPLACE INTO meta VALUES('schema_version', ?)", (str(SCHEMA_VERSION),))
@@ -267,11 +298,14 @@ class SqliteStore:
                 " ORDER BY d.path, c.ordinal",
                 (write.commit_sha,),
             )
-            cur.execute(
-                "INSERT INTO chunks_fts(rowid, text, title, path)"
-                " SELECT r.rowid, c.text, c.title, r.path FROM fts_rows r JOIN chunks c ON c.chunk_id = r.chunk_id"
+            fresh = cur.execute(
+                "SELECT r.rowid, c.text, c.title, r.path FROM fts_rows r JOIN chunks c ON c.chunk_id = r.chunk_id"
                 " WHERE r.rowid > ?",
                 (before,),
+            ).fetchall()
+            cur.executemany(
+                "INSERT INTO chunks_fts(rowid, text, title, path, symbols) VALUES (?, ?, ?, ?, ?)",
+                ((rowid, *fts_row(text, title, path)) for rowid, text, title, path in fresh),
             )
             self._write_rows(cur, write)
             cur.execute(
@@ -316,25 +350,55 @@ class SqliteStore:
         return first
 
     def _write_rows(self, cur: sqlite3.Cursor, write: SnapshotWrite) -> None:
-        """Pack the snapshot's FTS row ids and heap slots (knowledge §11: exact search rows)."""
+        """Pack the snapshot's rows: FTS row ids (sorted), heap slots, each row's file ordinal and
+        each file's vector-sum norm (so a file's cosine is a cheap sum of its chunks' cosines)."""
         import numpy as np
 
-        pairs = cur.execute(
-            "SELECT r.rowid, v.slot FROM snapshot_docs d"
+        triples = cur.execute(
+            "SELECT r.rowid, v.slot, d.path FROM snapshot_docs d"
             " JOIN chunks c ON c.blob_id = d.blob_id AND c.chunker_key = d.chunker_key"
             " JOIN fts_rows r ON r.path = d.path AND r.chunk_id = c.chunk_id"
             " LEFT JOIN vectors v ON v.chunk_id = c.chunk_id AND v.embedder_id = ?"
             " WHERE d.commit_sha = ? ORDER BY r.rowid",
             (write.embedder_id, write.commit_sha),
         ).fetchall()
-        if any(slot is None for _, slot in pairs):
-            missing = sum(1 for _, slot in pairs if slot is None)
+        if any(slot is None for _, slot, _ in triples):
+            missing = sum(1 for _, slot, _ in triples if slot is None)
             raise StoreUnreadable(f"{missing} chunk(s) of {write.commit_sha} have no vector for {write.embedder_id}")
-        rowids = np.fromiter((p[0] for p in pairs), dtype=np.int64, count=len(pairs))
-        slots = np.fromiter((p[1] for p in pairs), dtype=np.int64, count=len(pairs))
+        n = len(triples)
+        rowids = np.fromiter((t[0] for t in triples), dtype=np.int64, count=n)
+        slots = np.fromiter((t[1] for t in triples), dtype=np.int64, count=n)
+        ordinal = {path: i for i, path in enumerate(sorted({t[2] for t in triples}))}
+        files = np.fromiter((ordinal[t[2]] for t in triples), dtype=np.int32, count=n)
+        norms = np.zeros(len(ordinal), dtype=np.float64)
+        if n:
+            matrix = self._gather(cur, write.embedder_id, slots).astype(np.float64)
+            order = np.argsort(files, kind="stable")
+            starts = np.searchsorted(files[order], np.arange(len(ordinal)))
+            sums = np.add.reduceat(matrix[order], starts, axis=0)
+            norms = np.sqrt(np.einsum("ij,ij->i", sums, sums))
         cur.execute("DELETE FROM snapshot_rows WHERE commit_sha = ?", (write.commit_sha,))
-        cur.execute("INSERT INTO snapshot_rows VALUES(?,?,?,?)",
-                    (write.commit_sha, write.embedder_id, rowids.tobytes(), slots.tobytes()))
+        cur.execute("INSERT INTO snapshot_rows VALUES(?,?,?,?,?,?)",
+                    (write.commit_sha, write.embedder_id, rowids.tobytes(), slots.tobytes(), files.tobytes(),
+                     norms.tobytes()))
+
+    def _gather(self, cur, embedder_id: str, slots):
+        """Rows ``slots`` of an embedder's heap, as a float32 matrix."""
+        import numpy as np
+
+        row = cur.execute("SELECT dims, heap FROM embedders WHERE embedder_id = ?", (embedder_id,)).fetchone()
+        if row is None:
+            raise StoreUnreadable(f"no vector heap for {embedder_id}")
+        dims, heap = int(row[0]), row[1]
+        path = self._heap_path(heap)
+        try:
+            rows = os.path.getsize(path) // (dims * 4)
+            if len(slots) and int(slots.max()) >= rows:
+                raise StoreUnreadable(f"vector heap {path.name} is shorter than the store says")
+            mapped = np.memmap(path, dtype=np.float32, mode="r", shape=(rows, dims))
+        except OSError as exc:
+            raise StoreUnreadable(f"vector heap {path.name} cannot be read: {exc}") from exc
+        return np.asarray(mapped[slots])
 
     def delete_snapshots(self, commit_shas: Iterable[str]) -> None:
         shas = list(commit_shas)
@@ -360,44 +424,34 @@ class SqliteStore:
         return [r[0] for r in self.conn.execute("SELECT commit_sha FROM snapshots ORDER BY commit_sha")]
 
     def load_vectors(self, commit_sha: str, embedder_id: str):
-        """The snapshot's sorted FTS row ids and the float32 matrix of their vectors (same order)."""
+        """The snapshot's rows: sorted FTS row ids, their float32 vectors, each row's file ordinal
+        and each file's vector-sum norm."""
         import numpy as np
 
         row = self.conn.execute(
-            "SELECT s.rowids, s.slots, e.dims, e.heap FROM snapshot_rows s"
-            " LEFT JOIN embedders e ON e.embedder_id = s.embedder_id"
-            " WHERE s.commit_sha = ? AND s.embedder_id = ?",
+            "SELECT rowids, slots, files, file_norms FROM snapshot_rows WHERE commit_sha = ? AND embedder_id = ?",
             (commit_sha, embedder_id),
         ).fetchone()
         if row is None:
             if self.conn.execute("SELECT 1 FROM snapshot_docs WHERE commit_sha = ? LIMIT 1", (commit_sha,)).fetchone():
                 raise StoreUnreadable(f"snapshot {commit_sha} has no vector rows for {embedder_id}")
-            return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
+            empty = np.zeros(0, dtype=np.int64)
+            return empty, np.zeros((0, 0), dtype=np.float32), empty.astype(np.int32), np.zeros(0)
         rowids = np.frombuffer(row[0], dtype=np.int64)
         slots = np.frombuffer(row[1], dtype=np.int64)
+        files = np.frombuffer(row[2], dtype=np.int32)
+        norms = np.frombuffer(row[3], dtype=np.float64)
         if not len(slots):
-            return rowids, np.zeros((0, 0), dtype=np.float32)
-        if row[2] is None:
-            raise StoreUnreadable(f"no vector heap for {embedder_id}")
-        dims = int(row[2])
-        path = self._heap_path(row[3])
-        try:
-            rows = os.path.getsize(path) // (dims * 4)
-            if int(slots.max()) >= rows:
-                raise StoreUnreadable(f"vector heap {path.name} is shorter than the store says")
-            heap = np.memmap(path, dtype=np.float32, mode="r", shape=(rows, dims))
-        except OSError as exc:
-            raise StoreUnreadable(f"vector heap {path.name} cannot be read: {exc}") from exc
-        return rowids, np.asarray(heap[slots])
+            return rowids, np.zeros((0, 0), dtype=np.float32), files, norms
+        return rowids, self._gather(self.conn, embedder_id, slots), files, norms
 
     def keyword_scores(self, terms: Sequence[str]) -> list[tuple[int, float]]:
         """``(FTS row id, −bm25)`` of every stored chunk matching any term (no LIMIT); the
         caller keeps the rows of its snapshot."""
         if not terms:
             return []
-        w_text, w_title, w_path = BM25_WEIGHTS
         return self.conn.execute(
-            f"SELECT rowid, -bm25(chunks_fts, {w_text}, {w_title}, {w_path}) FROM chunks_fts WHERE chunks_fts MATCH ?",
+            f"SELECT rowid, {_BM25.format(table='chunks_fts')} FROM chunks_fts WHERE chunks_fts MATCH ?",
             (fts_expression(terms),),
         ).fetchall()
 
@@ -419,13 +473,11 @@ class SqliteStore:
         try:
             conn.execute("BEGIN")
             conn.executemany(
-                "INSERT INTO chunks_fts(rowid, text, title, path) VALUES (?, ?, ?, ?)",
-                [(-(i + 1), text, title, path) for i, (text, title, path) in enumerate(extra)],
+                "INSERT INTO chunks_fts(rowid, text, title, path, symbols) VALUES (?, ?, ?, ?, ?)",
+                [(-(i + 1), *fts_row(*doc)) for i, doc in enumerate(extra)],
             )
-            w_text, w_title, w_path = BM25_WEIGHTS
             matches = conn.execute(
-                f"SELECT rowid, -bm25(chunks_fts, {w_text}, {w_title}, {w_path}) FROM chunks_fts"
-                " WHERE chunks_fts MATCH ?",
+                f"SELECT rowid, {_BM25.format(table='chunks_fts')} FROM chunks_fts WHERE chunks_fts MATCH ?",
                 (fts_expression(terms),),
             ).fetchall()
         finally:

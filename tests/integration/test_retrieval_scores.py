@@ -1,0 +1,71 @@
+"""What the vector and keyword inputs of the hybrid formula mean (knowledge §11.3–11.5)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from conftest import write_placeholder_config
+from ragit import Repo
+from ragit.embed.placeholder import PlaceholderEmbedder
+
+FILES = {
+    "docs/a.md": "# Alpha\n\nrefresh tokens rotate on every use\n\n## More\n\ntoken rotation keeps sessions safe\n",
+    "docs/b.md": "# Beta\n\nthe store backend writes snapshots atomically\n",
+    "src/tokens.py": "def rotate_token(token):\n    return token[::-1]\n\n\ndef refresh(session):\n    return session\n",
+}
+
+
+def _repo(git_repo, normalization: str) -> Repo:
+    write_placeholder_config(git_repo.root)
+    cfg = git_repo.root / ".ragit" / "config.toml"
+    cfg.write_text(cfg.read_text() + f'\n[retrieval]\nvector_normalization = "{normalization}"\n')
+    git_repo.commit("c", FILES)
+    repo = Repo.open(git_repo.root)
+    repo.ingest(all=True)
+    return repo
+
+
+def _chunk_vectors(repo: Repo, hits_by_path: dict) -> dict:
+    """Every chunk vector of each hit's file, recomputed from the stored text."""
+    from ragit.store import open_store_read
+
+    emb = PlaceholderEmbedder()
+    store = open_store_read(repo.root, repo.config)
+    try:
+        rows = store.fetch_rows(repo.git.run("rev-parse", "HEAD").decode().strip(), list(range(1, 100)))
+    finally:
+        store.close()
+    out: dict[str, list] = {}
+    for row in rows.values():
+        out.setdefault(row.path, []).append(emb.embed([f"{row.title}\n{row.text}"])[0])
+    return out
+
+
+def test_raw_cosine_when_normalization_is_none(git_repo):
+    repo = _repo(git_repo, "none")
+    result = repo.query("refresh token rotation", top_k=10)
+    q = PlaceholderEmbedder().embed(["refresh token rotation"])[0]
+    for hit in result.hits:
+        v = PlaceholderEmbedder().embed([f"{hit.section_title}\n{hit.text}"])[0]
+        assert abs(hit.score_vector - float(v @ q)) < 1e-6
+    best = max(h.score_keyword for h in result.hits)
+    assert best == 1.0  # keyword normalised by the best lexical match (max)
+
+
+def test_file_blend_mixes_chunk_and_file_cosine(git_repo):
+    repo = _repo(git_repo, "file_blend")
+    result = repo.query("refresh token rotation", top_k=10)
+    q = PlaceholderEmbedder().embed(["refresh token rotation"])[0]
+    vectors = _chunk_vectors(repo, {})
+    for hit in result.hits:
+        v = PlaceholderEmbedder().embed([f"{hit.section_title}\n{hit.text}"])[0]
+        total = np.sum(vectors[hit.path], axis=0)
+        file_cos = float(total @ q / np.linalg.norm(total))
+        assert abs(hit.score_vector - (0.7 * float(v @ q) + 0.3 * file_cos)) < 1e-6
+        assert -1.0 <= hit.score_vector <= 1.0
+
+
+def test_symbols_let_identifier_styles_meet(git_repo):
+    repo = _repo(git_repo, "file_blend")
+    hits = repo.query("rotateToken", top_k=3).hits
+    assert hits[0].path == "src/tokens.py" and hits[0].score_keyword == 1.0

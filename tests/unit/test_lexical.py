@@ -1,0 +1,38 @@
+"""Code-aware lexical analysis (knowledge §11.5): identifier parts and symbol terms."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragit.lexical import identifier_parts, symbol_terms, symbols_field
+
+
+@pytest.mark.parametrize(
+    "word,parts",
+    [
+        ("send_file", ["send", "file"]),
+        ("sendFile", ["send", "file"]),
+        ("HTTPServerError", ["http", "server", "error"]),
+        ("getHTTP2Response", ["get", "http", "2", "response"]),
+        ("__init__", ["init"]),
+        ("x", ["x"]),
+    ],
+)
+def test_identifier_parts(word, parts):
+    assert identifier_parts(word) == parts
+
+
+def test_symbol_terms_join_identifiers_and_split_camel_case():
+    text = "call send_file(path) or sendFile; raise HTTPServerError in app.py"
+    assert symbol_terms(text) == ["sendfile", "send", "file", "httpservererror", "http", "server", "error"]
+
+
+def test_plain_words_add_nothing():
+    assert symbol_terms("restore the auth context") == []
+    assert symbols_field("restore the auth context") == ""
+
+
+def test_snake_case_query_meets_camel_case_code():
+    """`send_file` in a question and `sendFile` in code share the joined term."""
+    assert "sendfile" in symbol_terms("why does send_file fail")
+    assert "sendfile" in symbol_terms("def sendFile(self):")
