@@ -178,12 +178,13 @@ class Repo:
         return recall(self.root, self.git, self.config, check_goal(goal), embedder=self._lazy_embedder(),
                       cache=self._cache)
 
-    def packet(self, payload: Any, *, evidence: tuple[str, ...] | list[str] = ()):
+    def packet(self, payload: Any, *, evidence: tuple[str, ...] | list[str] = (), evidence_outside: bool = True):
         """A context packet from a request payload (context §2.4): ``retrieve`` runs a pack,
-        ``evidence`` names files given as direct evidence."""
+        ``evidence`` names files given as direct evidence (outside the repository only when
+        ``evidence_outside``)."""
         from .context.bridge import assemble_packet
 
-        return assemble_packet(self, payload, tuple(evidence))
+        return assemble_packet(self, payload, tuple(evidence), evidence_outside=evidence_outside)
 
 
 class _LazyEmbedder:

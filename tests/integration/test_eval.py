@@ -182,7 +182,7 @@ def test_run_skips_tasks_whose_commit_no_repository_holds(history, tmp_path):
 @pytest.mark.parametrize(("line", "field", "reason"), [
     ("not json", "tasks[2]", "invalid_json"),
     ('["a"]', "tasks[2]", "not_object"),
-    ('{"repo": "x/y", "commit": "%s", "query": "q", "gold": ["a.py"]}', "tasks[2].id", "missing"),
+    ('{"repo": "x/y", "commit": "%s", "query": "q", "gold": ["a.py"]}', "tasks[2].id", "required"),
     ('{"id": "z", "repo": "x/y", "commit": "abc", "query": "q", "gold": ["a.py"]}', "tasks[2].commit", "invalid_format"),
     ('{"id": "z", "repo": "x/y", "commit": "%s", "query": " ", "gold": ["a.py"]}', "tasks[2].query", "empty"),
     ('{"id": "z", "repo": "x/y", "commit": "%s", "query": "q", "gold": []}', "tasks[2].gold", "empty"),

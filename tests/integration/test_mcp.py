@@ -102,8 +102,13 @@ def test_server_lists_and_runs_every_tool(indexed_repo, tmp_path):
     offload(root, "s1", "call_1", {"rows": [1, 2, 3], "text": "page 1"})
     offload(root, "s1", "call_2", "plain text result")
     mirror(root)
-    test_output = tmp_path / "test-output.txt"
-    test_output.write_text("FAILED tests/test_auth.py::test_rotate - AssertionError\n", encoding="utf-8")
+    # over MCP evidence files must lie inside the repository (.ragit/ never makes it dirty)
+    (root / ".ragit" / "cache").mkdir(parents=True, exist_ok=True)
+    (root / ".ragit" / "cache" / "test-output.txt").write_text(
+        "FAILED tests/test_auth.py::test_rotate - AssertionError\n", encoding="utf-8")
+    test_output = ".ragit/cache/test-output.txt"
+    outside = tmp_path / "outside.txt"
+    outside.write_text("secret elsewhere\n", encoding="utf-8")
 
     async def body(session):
         listing = await session.list_tools()
@@ -120,7 +125,9 @@ def test_server_lists_and_runs_every_tool(indexed_repo, tmp_path):
         out["pack"] = await call(session, "context_pack", {"goal": "token rotation", "budget": 300})
         out["ready"] = await call(session, "context_packet", {
             "taskAnchor": ANCHOR, "budgetUnits": 400, "retrieve": {"goal": "token rotation", "budget": 200},
-            "evidence": [str(test_output)]})
+            "evidence": [test_output]})
+        out["outside"] = await session.call_tool("context_packet", {
+            "taskAnchor": ANCHOR, "budgetUnits": 400, "evidence": [str(outside)]})
         out["blocked"] = await call(session, "context_packet", {
             "taskAnchor": ANCHOR, "budgetUnits": 8,
             "candidates": [{"id": "c1", "kind": "direct-evidence", "relevance": "current", "freshness": "fresh",
@@ -170,6 +177,8 @@ def test_server_lists_and_runs_every_tool(indexed_repo, tmp_path):
     ready = out["ready"]
     assert ready["snapshot"] == indexed and ready["snapshotSha"] == head
     assert any(s["id"] == f"file:{test_output}" for s in ready["packet"]["selected"])
+    assert out["outside"].is_error
+    assert out["outside"].structured_content["details"]["reason"] == "path_outside_repo"
     assert out["recall"]["snapshot"] == indexed and out["recall"]["openLoops"][0]["title"] == "update docs"
 
     # commands without a snapshot block get HEAD's, appended last

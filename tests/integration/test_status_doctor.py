@@ -147,7 +147,9 @@ def test_config_parses_typed_values_and_invalid_toml(git_repo, cli):
     assert render_config(load_config(git_repo.root)) == text
     cfg.write_text("[retrieval\nalpha = ")
     r = cli("status", "--cwd", str(git_repo.root), "--format", "json")
-    assert r.code == 4 and r.json["error"]["code"] == "CONFIG_INVALID"
+    assert r.code == 0  # status always answers (knowledge §15); doctor names the problem
+    r = cli("doctor", "--cwd", str(git_repo.root), "--format", "json")
+    assert r.code == 1 and not {c["name"]: c for c in r.json["data"]["checks"]}["ragit.config"]["ok"]
     cfg.write_text('[retrieval]\nalpha = "high"\n')
     r = cli("query", "x", "--cwd", str(git_repo.root), "--format", "json")
     assert r.code == 4 and r.json["error"]["code"] == "CONFIG_INVALID"

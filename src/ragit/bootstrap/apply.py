@@ -83,7 +83,7 @@ def inspect_bootstrap(root: Path, config: Config, git: dict[str, bool]) -> dict[
     return {
         "git": git,
         "agents": agents,
-        "guide": _guide([p for p in paths if p not in existing], existing),
+        "guide": _guide([], existing),  # nothing is created in a dry run
         "storage": storage,
     }
 

@@ -52,12 +52,12 @@ class Plan:
     def paths(self, action_type: str) -> list[str]:
         return [a.path for a in self.actions if a.type == action_type]
 
-    def to_data(self) -> dict[str, Any]:
-        """The ``actions`` object of the init JSON."""
+    def to_data(self, dry_run: bool = False) -> dict[str, Any]:
+        """The ``actions`` object of the init JSON; a dry run creates nothing, it only plans."""
         return {
             "mergeExisting": True,
             "planned": [a.to_data() for a in self.actions],
-            "created": self.paths("create"),
+            "created": [] if dry_run else self.paths("create"),
             "reused": self.reused,
             "skipped": self.paths("skip"),
         }

@@ -160,7 +160,7 @@ def run_init(
         "coverage": census.coverage,
         "maturity": scores,
         "knowledgeMap": kmap,
-        "actions": plan.to_data(),
+        "actions": plan.to_data(dry_run),
         "bootstrap": bootstrap,
         "nextActions": next_actions(dry_run, bootstrap["storage"]["migrationRequired"]),
     }

@@ -76,12 +76,12 @@ def mine_cmd(out, count, ext, seed, format_, cwd) -> Output:
 
     v = Validator("eval mine")
     if out is None or not out.strip():
-        raise v.fail("--out", "missing", "--out is required")
+        raise v.fail("--out", "required", "--out is required")
     target = _abspath(out)
     if target.is_dir():
-        raise v.fail("--out", "is_directory", f"{out} is a directory", value=out)
+        raise v.fail("--out", "invalid_format", f"{out} is a directory", value=out)
     if not target.parent.is_dir():
-        raise v.fail("--out", "parent_missing", f"the directory of {out} does not exist", value=out)
+        raise v.fail("--out", "file_not_found", f"the directory of {out} does not exist", value=out)
     number = DEFAULT_COUNT if count is None else v.cli_positive_int(count, "--count")
     exts = None
     if ext is not None:
@@ -124,7 +124,7 @@ def run_cmd(tasks_file, repos, mode, budget, seed, format_, cwd) -> Output:
 
     v = Validator("eval run")
     if tasks_file is None or not tasks_file.strip():
-        raise v.fail("tasksFile", "missing", "the task file argument is required")
+        raise v.fail("tasksFile", "required", "the task file argument is required")
     chosen = v.choice(mode, "--mode", _MODES) if mode is not None else "all"
     modes = list(MODES) if chosen == "all" else [chosen]
     budgets = list(DEFAULT_BUDGETS)

@@ -80,8 +80,9 @@ def parse_evidence_spec(spec: str) -> tuple[str, str]:
     return spec, "direct-evidence"
 
 
-def evidence_candidate(spec: str, root: Path) -> dict[str, Any]:
-    """A file given on the command line as evidence (it may lie outside the repository)."""
+def evidence_candidate(spec: str, root: Path, allow_outside: bool = True) -> dict[str, Any]:
+    """A file given as evidence; on the command line it may lie outside the repository (agent
+    harnesses keep test output elsewhere), over MCP it may not."""
     from ..contract.inputs import Validator, read_text_input
     from ..ingest.text import normalize_newlines
     from ..security.labels import flags_for
@@ -89,7 +90,7 @@ def evidence_candidate(spec: str, root: Path) -> dict[str, Any]:
 
     path_text, kind = parse_evidence_spec(spec)
     v = Validator(COMMAND)
-    text = read_text_input(path_text, root, v, field="--evidence", allow_outside=True)
+    text = read_text_input(path_text, root, v, field="--evidence", allow_outside=allow_outside)
     resolved = Path(path_text).expanduser()
     if not resolved.is_absolute():
         resolved = Path(root) / resolved
@@ -133,7 +134,8 @@ def retrieved_candidates(pack: "PackResult", commit_time: str, kind: str | None)
     return out
 
 
-def assemble_packet(repo: "Repo", payload: Any, evidence: Sequence[str] = ()) -> PacketOutcome:
+def assemble_packet(repo: "Repo", payload: Any, evidence: Sequence[str] = (), *,
+                    evidence_outside: bool = True) -> PacketOutcome:
     """Validate the request, gather candidates, and run the pure ``build_packet``."""
     from ..contract.inputs import Validator
     from ..contract.payloads import PackInput
@@ -158,7 +160,7 @@ def assemble_packet(repo: "Repo", payload: Any, evidence: Sequence[str] = ()) ->
         raise _input_error(exc) from None
 
     candidates = [_label(c, "evidence") for c in base["candidates"]]
-    candidates += [evidence_candidate(spec, repo.root) for spec in evidence]
+    candidates += [evidence_candidate(spec, repo.root, evidence_outside) for spec in evidence]
     pack = None
     if pack_input is not None:
         from ..gitsnap.history import commit_time

@@ -39,7 +39,7 @@ def _fail(field: str, reason: str, message: str, **extra: Any) -> RagitError:
 
 def _string(obj: dict, key: str, prefix: str) -> str:
     if key not in obj:
-        raise _fail(f"{prefix}.{key}", "missing", f"{prefix}.{key} is required")
+        raise _fail(f"{prefix}.{key}", "required", f"{prefix}.{key} is required")
     value = obj[key]
     if not isinstance(value, str):
         raise _fail(f"{prefix}.{key}", "not_string", f"{prefix}.{key} must be a string")
@@ -59,7 +59,7 @@ def _sha(obj: dict, key: str, prefix: str) -> str:
 def _gold(obj: dict, prefix: str) -> tuple[str, ...]:
     field = f"{prefix}.gold"
     if "gold" not in obj:
-        raise _fail(field, "missing", f"{field} is required")
+        raise _fail(field, "required", f"{field} is required")
     value = obj["gold"]
     if not isinstance(value, list) or not value:
         raise _fail(field, "empty" if value == [] else "not_array", f"{field} must be a non-empty array of paths")

@@ -78,11 +78,14 @@ def run_doctor(cwd: Path) -> tuple[Path, dict[str, Any]]:
                 repair = f"git checkout -- {rel}" if tracked else f"rm {rel} && ragit ingest --all"
                 invalid_lines.append(f"{rel}: {exc.code} ({exc.details.get('reason', exc.details.get('indexVersion'))}); repair: {repair}")
 
-        embedder_ids = sorted({m.manifest.params.embedder_id for m in loaded.values()})
-        stored_ok = not embedder_ids or embedder_id in embedder_ids
-        checks.append(_check("store.embedding", stored_ok,
-                             f"store={','.join(embedder_ids) or 'none'}, configured={embedder_id}"
-                             + ("" if stored_ok else "; run ragit ingest --all to embed with the configured model")))
+        if store is None:
+            checks.append(_check("store.embedding", False, f"store=none, configured={embedder_id}"))
+        else:
+            embedder_ids = sorted({m.manifest.params.embedder_id for m in loaded.values()})
+            stored_ok = not embedder_ids or embedder_id in embedder_ids
+            checks.append(_check("store.embedding", stored_ok,
+                                 f"store={','.join(embedder_ids) or 'none'}, configured={embedder_id}"
+                                 + ("" if stored_ok else "; run ragit ingest --all to embed with the configured model")))
 
         detail = f"manifests={len(shas)}, invalid={len(invalid_lines)}"
         if invalid_lines:

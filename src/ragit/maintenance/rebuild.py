@@ -27,6 +27,8 @@ def rebuild(root: Path, git, config, *, at: str | None = None, dry_run: bool = F
 
     params = current_params(config, embedder_id_for(config))
     shas = [resolve_at(git, at)] if at is not None else list_manifest_shas(root, config)
+    if at is not None:
+        load_manifest(root, config, shas[0])  # unindexed or invalid: its own typed error
     results: list[dict[str, Any]] = []
 
     def run(store, writable: bool) -> None:

@@ -62,7 +62,12 @@ def status_data(cwd: Path) -> tuple[Path, dict[str, Any]]:
     root = find_root(cwd) if cwd.is_dir() else None
     git = Git(root) if root else None
     base = root or cwd
-    config = load_config(base)
+    try:
+        config = load_config(base)
+    except RagitError:
+        from ..config import defaults
+
+        config = defaults()  # status always answers; `ragit doctor` names the config problem
     context = read_context(git) if git else None
     block, legacy_manifest = snapshot_status(base, config, git, context)
 

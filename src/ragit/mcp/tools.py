@@ -159,7 +159,8 @@ def _context_pack(ws: Workspace, args: dict[str, Any], v: Validator) -> Any:
 
 def _context_packet(ws: Workspace, args: dict[str, Any], v: Validator) -> Any:
     evidence = _evidence(args, v)
-    return ws.repo().packet(args, evidence=evidence).to_dict()
+    # over MCP a model chooses the paths: evidence files must lie inside the repository
+    return ws.repo().packet(args, evidence=evidence, evidence_outside=False).to_dict()
 
 
 def _memory_recall(ws: Workspace, args: dict[str, Any], v: Validator) -> Any:

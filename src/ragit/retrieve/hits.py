@@ -36,9 +36,10 @@ class Hit:
         return self.citation["id"]
 
     def handle(self) -> str:
-        """Display form ``path@<sha12>:L<start>-L<end>`` (citation id when lines or sha are missing)."""
+        """Display form ``path@<sha12>:L<start>-L<end>`` for repository chunks; the citation id for
+        artifacts and evidence (their path is not a repository path) or without lines or sha."""
         sha = self.citation.get("sourceSha")
-        if self.start_line is None or self.end_line is None or not sha:
+        if self.citation.get("sourceType") != "document" or self.start_line is None or self.end_line is None or not sha:
             return self.citation_id
         return f"{self.path}@{sha[:12]}:L{self.start_line}-L{self.end_line}"
 
