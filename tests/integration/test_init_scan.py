@@ -205,7 +205,7 @@ def test_empty_mode_wants_every_draft(git_repo):
     data = run_init(git_repo.root, yes=True, dry_run=True).data
     assert data["repositoryMode"] == "empty"
     assert data["actions"]["skipped"] == []
-    assert len(data["actions"]["created"]) == 5
+    assert [a["type"] for a in data["actions"]["planned"]] == ["create"] * 5
 
 
 def test_draft_paths_come_from_config(git_repo):
