@@ -210,3 +210,34 @@ def init_cmd(yes, mode, strategy, merge_existing, git_init, output_, dry_run, fo
                       git_init=git_init, progress=progress, create_store=create_store)
     data = result.data
     return Output("init", data, lambda: render_init_text(data), cwd=str(result.root))
+
+
+def _migrate_legacy(kind: str, dry_run: bool, cwd) -> Output:
+    from ..maintenance.migrate import migrate_from
+
+    repo = open_repo(cwd)
+    data = migrate_from(repo.root, repo.git, repo.config, kind, dry_run=dry_run)
+
+    def text() -> str:
+        lines = [f"# ragit migrate from-{kind}", f"- mode: {data['mode']}", f"- docs: {data['docs']}",
+                 f"- chunks: {data['chunks']}", f"- snapshot: {data.get('snapshotSha', 'none')}",
+                 f"- missing: {', '.join(data['missing']) or 'none'}"]
+        return "\n".join(lines) + "\n"
+
+    return Output(f"migrate from-{kind}", data, text, raw_json=True, cwd=str(repo.root))
+
+
+@migrate_group.command("from-json-store")
+@dry_run_option
+@common
+def migrate_json_store_cmd(dry_run, format_, cwd) -> Output:
+    """Index HEAD for the documents of a reference-CLI JSON store (.ragit/store/index.json)."""
+    return _migrate_legacy("json-store", dry_run, cwd)
+
+
+@migrate_group.command("from-sqlitevss")
+@dry_run_option
+@common
+def migrate_sqlitevss_cmd(dry_run, format_, cwd) -> Output:
+    """Index HEAD for the documents of a reference-CLI sqlite-vss export."""
+    return _migrate_legacy("sqlitevss", dry_run, cwd)

@@ -148,6 +148,19 @@ _add(_spec(
               "ragit context pack --input context-pack.json --view minimal --format json"],
     errors=_SNAPSHOT_ERRORS, formats=("both", "both"),
 ))
+for _kind, _source in (("json-store", ".ragit/store/index.json"),
+                      ("sqlitevss", ".ragit/sqlite-vss/export.json or records.json")):
+    _add(_spec(
+        f"migrate from-{_kind}",
+        f"Index HEAD for the documents named by a reference-CLI store ({_source}); prints raw JSON.",
+        related=["migrate rebuild", "ingest", "doctor"], mutating=True, dry_run=True,
+        outputs=["mode", "docs", "chunks", "snapshotSha", "missing"],
+        options=[_DRY, _FMT, _CWD],
+        examples=[f"ragit migrate from-{_kind} --dry-run", f"ragit migrate from-{_kind}"],
+        errors=["INPUT_INVALID", "INGEST_CANDIDATES_DIRTY", "SNAPSHOT_NOT_INDEXED", "EMBEDDER_UNAVAILABLE",
+                "STORE_WRITE_BUSY", "GIT_REPOSITORY_REQUIRED"],
+        formats=("json", "text"),
+    ))
 _add(_spec(
     "context packet", "Assemble an inspectable context packet (the book's rules) from candidates, retrieval and evidence files.",
     related=["context pack", "query"], mutating=False, raw_json=True,

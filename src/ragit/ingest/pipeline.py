@@ -52,6 +52,8 @@ class IngestRequest:
     files: list[str] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)
     dry_run: bool = False
+    # publish exactly these paths (those that are candidates) and nothing else: `migrate from-*`
+    only: frozenset[str] | None = None
 
 
 @dataclass
@@ -73,6 +75,7 @@ class IngestResult:
     embedded_chunks: int
     skipped_files: list[dict[str, str]]
     warnings: list[str]
+    chunks: int = 0  # chunks of the processed documents (reported by `migrate from-*`, not by ingest)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -217,7 +220,8 @@ def run_ingest(
     entries = list_tree(git, head)
     with BlobReader(git) as reader:
         candidates = select_candidates(entries, config, reader.read)
-        cand_by_path = {c.path: c for c in candidates}
+        if request.only is not None:
+            candidates = [c for c in candidates if c.path in request.only]
 
         comparison = base if base is not None else _previous_manifest(root, config, git, head, first_parent)
         base_docs = {d.path: d for d in base.manifest.docs} if base is not None else {}
@@ -279,7 +283,7 @@ def run_ingest(
             new_docs = _merge_docs(base_docs, scope_paths, outcome.docs, full_eval)
             return _result(
                 "dry-run", outcome, head, manifest_relpath(config, head), False, planned,
-                _deleted(comparison, new_docs), full_eval, blocking, bool(blocking), 0, warnings,
+                _deleted(comparison, new_docs), full_eval and request.only is None, blocking, bool(blocking), 0, warnings,
             )
 
         with write_lock(store_dir(root, config)):
@@ -292,7 +296,7 @@ def run_ingest(
                     parent_sha=first_parent(git, head),
                     created_at=now_iso(),
                     params=params,
-                    ingest_mode=mode,
+                    ingest_mode="paths" if request.only is not None else mode,
                     base_sha=base.manifest.commit_sha if base is not None else None,
                     docs=[new_docs[p] for p in sorted(new_docs)],
                 )
@@ -325,7 +329,8 @@ def run_ingest(
                 store.close()
         return _result(
             "apply", outcome, head, manifest_relpath(config, head), True, planned,
-            _deleted(comparison, new_docs), full_eval, blocking, False, len(outcome.vector_ids), warnings,
+            _deleted(comparison, new_docs), full_eval and request.only is None, blocking, False, len(outcome.vector_ids),
+            warnings,
         )
 
 
@@ -413,6 +418,7 @@ def _result(mode, outcome, head, manifest_path, ready, planned, deleted, full, d
         embedded_chunks=embedded,
         skipped_files=[{"path": e.path, "reason": e.skip} for e in outcome.evaluated if e.skip],
         warnings=warnings,
+        chunks=sum(len(e.doc.chunks) for e in processed),
     )
 
 
