@@ -82,27 +82,60 @@ def _head_from_files(root: Path) -> tuple[Path, Path, str, str | None] | None:
     return git_dir, common, sha, branch
 
 
+class PendingContext:
+    """HEAD and branch now, dirty paths later: ``git status`` runs in the background meanwhile.
+
+    A read needs HEAD to select its snapshot, but dirty paths only for the snapshot block it
+    reports at the end, so the status process overlaps with loading and scoring.
+    """
+
+    def __init__(self, git: Git, with_dirty: bool = True) -> None:
+        self._git = git
+        self._status = git.start(*STATUS_CMD) if with_dirty else None
+        self._context: RepoContext | None = None
+        known = _head_from_files(git.root)
+        if known is not None:
+            self.git_dir, self.common_dir, self.head, self.branch = known
+            return
+        self.git_dir = self.common_dir = None
+        result = git.call(*_HEAD_CMD)
+        if result.returncode != 0:
+            # Unborn HEAD (the common reason): ask the precise questions, which also surface any
+            # other failure as a GitError.
+            self.head = head_sha(git)
+            self.branch = current_branch(git)
+            return
+        lines = result.stdout.decode("utf-8", "surrogateescape").split("\n")
+        self.git_dir = Path(lines[0])
+        self.common_dir = Path(lines[1]) if Path(lines[1]).is_absolute() else git.root / lines[1]
+        self.head, symref = lines[2], lines[3]
+        self.branch = None if symref == "HEAD" else branch_from_symref(symref)
+
+    @property
+    def detached(self) -> bool:
+        return self.head is not None and self.branch is None
+
+    def reread_head(self) -> str | None:
+        """HEAD now: from the ref files when possible, else from git."""
+        if self.git_dir is not None and self.common_dir is not None:
+            sha = head_from_files(self.git_dir, self.common_dir)
+            if sha is not None:
+                return sha
+        return head_sha(self._git)
+
+    def result(self) -> RepoContext:
+        """The full context, waiting for the dirty listing if it is still running."""
+        if self._context is None:
+            dirty = public_dirty(parse_status(self._status.result().checked())) if self._status else []
+            self._context = RepoContext(self._git.root, self.head, self.branch, self.detached, dirty,
+                                        self.git_dir, self.common_dir)
+        return self._context
+
+    def cancel(self) -> None:
+        if self._status is not None and self._context is None:
+            self._status.cancel()
+
+
 def read_context(git: Git, *, with_dirty: bool = True) -> RepoContext:
     """Read HEAD, branch and (optionally) dirty paths."""
-    known = _head_from_files(git.root)
-    commands: list[tuple[str, ...]] = [] if known is not None else [_HEAD_CMD]
-    if with_dirty:
-        commands.append(STATUS_CMD)
-    results = git.call_parallel(*commands) if commands else []
-    dirty = public_dirty(parse_status(results[-1].checked())) if with_dirty else []
-    if known is not None:
-        git_dir, common_dir, head, branch = known
-        return RepoContext(git.root, head, branch, branch is None, dirty, git_dir, common_dir)
-    head_result = results[0]
-    if head_result.returncode != 0:
-        # Unborn HEAD (the common reason): ask the precise questions, which also surface any
-        # other failure as a GitError.
-        head = head_sha(git)
-        branch = current_branch(git)
-        return RepoContext(git.root, head, branch, head is not None and branch is None, dirty)
-    lines = head_result.stdout.decode("utf-8", "surrogateescape").split("\n")
-    git_dir = Path(lines[0])
-    common_dir = Path(lines[1]) if Path(lines[1]).is_absolute() else git.root / lines[1]
-    head, symref = lines[2], lines[3]
-    branch = None if symref == "HEAD" else branch_from_symref(symref)
-    return RepoContext(git.root, head, branch, branch is None, dirty, git_dir, common_dir)
+    return PendingContext(git, with_dirty).result()

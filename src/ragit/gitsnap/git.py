@@ -97,23 +97,19 @@ class Git:
 
     def call_parallel(self, *commands: Sequence[str]) -> list[GitResult]:
         """Run independent git commands concurrently; wall time is that of the slowest one."""
-        env = git_env()
-        procs = [
-            subprocess.Popen(
-                ["git", *cmd],
-                cwd=self.root,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=env,
-            )
-            for cmd in commands
-        ]
-        results: list[GitResult] = []
-        for cmd, proc in zip(commands, procs):
-            out, err = proc.communicate()
-            results.append(GitResult(tuple(cmd), proc.returncode, out, err))
-        return results
+        return [pending.result() for pending in [self.start(*cmd) for cmd in commands]]
+
+    def start(self, *args: str) -> "PendingCall":
+        """Start ``git <args>`` in the background; ``result()`` collects it."""
+        proc = subprocess.Popen(
+            ["git", *args],
+            cwd=self.root,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=git_env(),
+        )
+        return PendingCall(tuple(args), proc)
 
     def git_path(self, name: str) -> Path:
         """Absolute ``git rev-parse --git-path <name>``.
@@ -124,6 +120,27 @@ class Git:
         out = self.run("rev-parse", "--git-path", name).decode("utf-8", "surrogateescape")
         path = Path(out.rstrip("\n"))
         return path if path.is_absolute() else self.root / path
+
+
+class PendingCall:
+    """A git process started ahead of time, so it runs while the caller does other work."""
+
+    def __init__(self, args: tuple[str, ...], proc: subprocess.Popen):
+        self.args = args
+        self._proc = proc
+        self._result: GitResult | None = None
+
+    def result(self) -> GitResult:
+        if self._result is None:
+            out, err = self._proc.communicate()
+            self._result = GitResult(self.args, self._proc.returncode, out, err)
+        return self._result
+
+    def cancel(self) -> None:
+        """Stop and reap the process when its answer is no longer wanted."""
+        if self._result is None:
+            self._proc.kill()
+            self._proc.communicate()
 
 
 def decode_path(raw: bytes) -> str:

@@ -67,6 +67,7 @@ def retrieve(
     from ..security.masking import mask_text
 
     early = try_open_store(root, config)
+    selection: Selection | None = None
     try:
         trusted = None
         if early is not None:
@@ -83,6 +84,8 @@ def retrieve(
     except BaseException:
         if early is not None:
             early.close()
+        if selection is not None:
+            selection.pending.cancel()
         raise
     warnings: list[str] = []
     try:
@@ -108,6 +111,9 @@ def retrieve(
             overlay = score_overlay(candidates, masked.text, embedder, raw=scores.extra_raw)
         snapshot = scores if scope in ("durable", "all") else None
         hits = rank_hits(store, sha, snapshot, overlay, params, top_k)
+    except BaseException:
+        selection.pending.cancel()
+        raise
     finally:
         store.close()
     remask_hits(hits)

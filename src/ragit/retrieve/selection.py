@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import RagitError
-from ..gitsnap.context import RepoContext, read_context
+from ..gitsnap.context import PendingContext, RepoContext
 from ..gitsnap.git import Git
 from ..gitsnap.history import rev_list
 from ..gitsnap.refs import resolve_at
@@ -23,9 +23,14 @@ class Selection:
     requested_ref: str
     selection: str  # head-exact | explicit-exact
     resolved_sha: str | None
-    context: RepoContext
+    pending: PendingContext
     loaded: LoadedManifest | None = None
     status: str = "indexed"
+
+    @property
+    def context(self) -> RepoContext:
+        """The repository context; waits for the background dirty listing on first use."""
+        return self.pending.result()
 
     @property
     def worktree_dirty(self) -> bool:
@@ -87,38 +92,44 @@ def select_snapshot(git: Git, root: Path, config, at: str | None, *,
     manifest header).
     """
     if at is not None:
-        context = read_context(git)
-        sha = resolve_at(git, at)
-        selection = Selection(at, "explicit-exact", sha, context)
+        pending = PendingContext(git)
         try:
-            selection.loaded = load_manifest(root, config, sha, trusted=trusted, cache=cache)
-        except RagitError as exc:
-            raise with_ancestor_hint(exc, git, root, config) from None
+            sha = resolve_at(git, at)
+            selection = Selection(at, "explicit-exact", sha, pending)
+            try:
+                selection.loaded = load_manifest(root, config, sha, trusted=trusted, cache=cache)
+            except RagitError as exc:
+                raise with_ancestor_hint(exc, git, root, config) from None
+        except BaseException:
+            pending.cancel()
+            raise
         return selection
 
-    first_head: str | None = None
     for attempt in (1, 2):
-        context = read_context(git)
-        if context.head is None:
-            raise _unborn_error()
-        if first_head is None:
-            first_head = context.head
-        captured: RagitError | None = None
-        loaded: LoadedManifest | None = None
+        pending = PendingContext(git)
         try:
-            loaded = load_manifest(root, config, context.head, trusted=trusted, cache=cache)
-        except RagitError as exc:
-            captured = exc
-        final_head = context.reread_head(git)
-        if final_head == context.head:
-            if captured is not None:
-                raise with_ancestor_hint(captured, git, root, config)
-            return Selection("HEAD", "head-exact", context.head, context, loaded)
-        if attempt == 2:
-            raise RagitError(
-                "REPOSITORY_STATE_CHANGED",
-                "HEAD moved while the snapshot was being selected",
-                {"selectedHead": context.head, "finalHead": final_head, "attempts": 2},
-                "git status",
-            )
+            if pending.head is None:
+                raise _unborn_error()
+            captured: RagitError | None = None
+            loaded: LoadedManifest | None = None
+            try:
+                loaded = load_manifest(root, config, pending.head, trusted=trusted, cache=cache)
+            except RagitError as exc:
+                captured = exc
+            final_head = pending.reread_head()
+            if final_head == pending.head:
+                if captured is not None:
+                    raise with_ancestor_hint(captured, git, root, config)
+                return Selection("HEAD", "head-exact", pending.head, pending, loaded)
+            if attempt == 2:
+                raise RagitError(
+                    "REPOSITORY_STATE_CHANGED",
+                    "HEAD moved while the snapshot was being selected",
+                    {"selectedHead": pending.head, "finalHead": final_head, "attempts": 2},
+                    "git status",
+                )
+        except BaseException:
+            pending.cancel()
+            raise
+        pending.cancel()
     raise AssertionError("unreachable")  # pragma: no cover
