@@ -152,29 +152,20 @@ def commit_all(repo: Path, message: str) -> str:
 def load_vocabulary(size: int = 4000) -> tuple[list[str], str]:
     """Up to ``size`` real words, most frequent first, and a description of the source."""
     try:
-        from importlib.util import find_spec
+        from ragit.embed import MINILM_DIR
 
-        spec = find_spec("wordllama")
-        if spec is None or spec.origin is None:
-            raise FileNotFoundError("wordllama")
-        path = Path(spec.origin).parent / "tokenizers" / "l2_supercat_tokenizer_config.json"
-        vocab = json.loads(path.read_text(encoding="utf-8"))["model"]["vocab"]
-        items = sorted(vocab.items(), key=lambda kv: kv[1]) if isinstance(vocab, dict) else \
-            [(tok, i) for i, (tok, _) in enumerate(vocab)]
+        vocab = json.loads((MINILM_DIR / "tokenizer.json").read_text(encoding="utf-8"))["model"]["vocab"]
         words: list[str] = []
-        seen: set[str] = set()
-        pattern = re.compile(r"\u2581([a-z]{5,14})")  # ≥ 5 letters: 150 words > 1,000 chars
-        for tok, _ in items:
-            m = pattern.fullmatch(tok)
-            if m and m.group(1) not in seen:
-                seen.add(m.group(1))
-                words.append(m.group(1))
+        pattern = re.compile(r"[a-z]{5,14}")  # ≥ 5 letters: 150 words > 1,000 chars, as in the reference
+        for tok, _ in sorted(vocab.items(), key=lambda kv: kv[1]):  # WordPiece ids: roughly by frequency
+            if pattern.fullmatch(tok):
+                words.append(tok)
                 if len(words) >= size:
                     break
         if len(words) >= 1000:
-            return words, f"wordllama tokenizer vocabulary (l2_supercat), {len(words)} whole words of 5-14 letters"
+            return words, f"bundled MiniLM tokenizer vocabulary, {len(words)} whole words of 5-14 letters"
     except Exception as exc:  # noqa: BLE001 - fall back to the built-in list
-        log(f"wordllama vocabulary unavailable ({exc}); using the built-in word list")
+        log(f"tokenizer vocabulary unavailable ({exc}); using the built-in word list")
     words = list(dict.fromkeys(FALLBACK_WORDS))
     return words, f"built-in list, {len(words)} words"
 

@@ -123,14 +123,23 @@ class ManifestCache:
 def render_manifest(manifest: Manifest) -> bytes:
     """Pretty JSON (2-space indent) with one document object per line, plus a trailing newline."""
     obj = manifest.to_dict()
-    docs = obj.pop("docs")
+    obj.pop("docs")
     head = json.dumps(obj, ensure_ascii=False, indent=2)[: -len("\n}")]
-    if docs:
-        body = ",\n".join("    " + json.dumps(d, ensure_ascii=False) for d in docs)
+    if manifest.docs:
+        body = ",\n".join(_doc_line(d) for d in manifest.docs)
         text = head + ',\n  "docs": [\n' + body + "\n  ]\n}\n"
     else:
         text = head + ',\n  "docs": []\n}\n'
     return text.encode("utf-8")
+
+
+def _doc_line(d: ManifestDoc) -> str:
+    """``json.dumps(d.to_dict())`` for one document, formatted directly (10k documents per ingest)."""
+    dumps = json.dumps
+    chunks = ", ".join(f"[{a}, {b}]" for a, b in d.chunks)
+    return (f'    {{"path": {dumps(d.path, ensure_ascii=False)}, "blobId": "{d.blob_id}", '
+            f'"docType": {dumps(d.doc_type, ensure_ascii=False)}, "chunker": {dumps(d.chunker, ensure_ascii=False)}, '
+            f'"chunks": [{chunks}]}}')
 
 
 def manifest_dir(root: Path, config) -> Path:
@@ -170,17 +179,18 @@ def _not_indexed(sha: str) -> RagitError:
 
 
 def load_manifest(root: Path, config, sha: str, *, trusted: Callable[[str, str], bool] | None = None,
-                  cache: ManifestCache | None = None) -> LoadedManifest:
+                  cache: ManifestCache | None = None, with_docs: bool = False) -> LoadedManifest:
     """Load and validate the exact manifest of ``sha`` (knowledge §4.2); never rewrites it.
 
     ``trusted(sha, digest)`` says whether the store holds a snapshot published from a manifest
     with exactly this sha256. Such a file is byte-identical to one ingest rendered and
-    validated, so a read that only needs the header (identity and parameters) skips parsing
-    the document list; any other file is validated in full, so errors are reported as before.
+    validated, so it is not validated again: a read that only needs the header (identity and
+    parameters) skips the document list, and ``with_docs`` reads the documents without
+    re-checking them. Any other file is validated in full, so errors are reported as before.
     """
     relpath = manifest_relpath(config, sha)
     path = Path(root) / relpath
-    header_only = trusted is not None
+    header_only = trusted is not None and not with_docs
     ident, hit = cache.get(path, header_only) if cache is not None else (None, None)
     if hit is not None:
         return hit
@@ -194,7 +204,7 @@ def load_manifest(root: Path, config, sha: str, *, trusted: Callable[[str, str],
     if trusted is not None:
         digest = hashlib.sha256(raw).hexdigest()
         if trusted(sha, digest):
-            loaded = _parse_header(raw, sha, relpath, digest)
+            loaded = _parse_trusted(raw, sha, relpath, digest) if with_docs else _parse_header(raw, sha, relpath, digest)
     if loaded is None:
         loaded = parse_manifest(raw, sha, relpath)
     if cache is not None and ident is not None:
@@ -224,6 +234,20 @@ def _parse_header(raw: bytes, sha: str, relpath: str, digest: str) -> LoadedMani
     if manifest.commit_sha != sha or head.get("indexVersion") != INDEX_VERSION:
         return None
     return LoadedManifest(manifest, digest, relpath, docs_loaded=False)
+
+
+def _parse_trusted(raw: bytes, sha: str, relpath: str, digest: str) -> LoadedManifest | None:
+    """The whole manifest of a file known to be byte-identical to a published one (no re-checks)."""
+    header = _parse_header(raw, sha, relpath, digest)
+    if header is None:
+        return None
+    try:
+        docs = [ManifestDoc(d["path"], d["blobId"], d["docType"], d["chunker"], tuple(tuple(c) for c in d["chunks"]))
+                for d in json.loads(raw)["docs"]]
+    except (ValueError, KeyError, TypeError):
+        return None
+    header.manifest.docs = docs
+    return LoadedManifest(header.manifest, digest, relpath)
 
 
 def parse_manifest(raw: bytes, sha: str, relpath: str) -> LoadedManifest:

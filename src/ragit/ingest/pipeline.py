@@ -146,11 +146,30 @@ def _base_not_indexed(mode: str, base_sha: str | None) -> RagitError:
 
 def _load_base(root: Path, config, sha: str, mode: str) -> LoadedManifest:
     try:
-        return load_manifest(root, config, sha)
+        return load_manifest(root, config, sha, trusted=_stored_hash_check(root, config), with_docs=True)
     except RagitError as exc:
         if exc.code == "SNAPSHOT_NOT_INDEXED":
             raise _base_not_indexed(mode, sha) from None
         raise
+
+
+def _stored_hash_check(root: Path, config):
+    """``trusted(sha, digest)``: does the store hold a snapshot published from exactly this file?"""
+    from ..store import open_store_read, store_exists
+
+    def trusted(sha: str, digest: str) -> bool:
+        if not store_exists(root, config):
+            return False
+        try:
+            store = open_store_read(root, config)
+        except Exception:
+            return False
+        try:
+            return store.snapshot_hash(sha) == digest
+        finally:
+            store.close()
+
+    return trusted
 
 
 def run_ingest(

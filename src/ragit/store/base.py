@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Iterable, Protocol, Sequence
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 
 @dataclass(frozen=True)

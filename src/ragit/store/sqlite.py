@@ -85,6 +85,9 @@ CREATE TABLE IF NOT EXISTS embedders(
 CREATE TABLE IF NOT EXISTS vectors(
   chunk_id TEXT NOT NULL, embedder_id TEXT NOT NULL, slot INTEGER NOT NULL,
   PRIMARY KEY(chunk_id, embedder_id)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS blob_norms(
+  blob_id TEXT NOT NULL, chunker_key TEXT NOT NULL, embedder_id TEXT NOT NULL, norm REAL NOT NULL,
+  PRIMARY KEY(blob_id, chunker_key, embedder_id)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS snapshot_rows(
   commit_sha TEXT NOT NULL, embedder_id TEXT NOT NULL, rowids BLOB NOT NULL, slots BLOB NOT NULL,
   files BLOB NOT NULL, file_norms BLOB NOT NULL,
@@ -351,32 +354,56 @@ class SqliteStore:
 
     def _write_rows(self, cur: sqlite3.Cursor, write: SnapshotWrite) -> None:
         """Pack the snapshot's rows: FTS row ids (sorted), heap slots, each row's file ordinal and
-        each file's vector-sum norm (so a file's cosine is a cheap sum of its chunks' cosines)."""
+        each file's vector-sum norm (so a file's cosine is a cheap sum of its chunks' cosines).
+
+        A file's norm depends only on its blob, so it is computed once per (blob, chunker,
+        embedder) and reused by every later snapshot: an incremental ingest gathers vectors only
+        for the blobs it has not seen.
+        """
         import numpy as np
 
-        triples = cur.execute(
-            "SELECT r.rowid, v.slot, d.path FROM snapshot_docs d"
+        rows = cur.execute(
+            "SELECT r.rowid, v.slot, d.path, d.blob_id, d.chunker_key, n.norm, c.ordinal FROM snapshot_docs d"
             " JOIN chunks c ON c.blob_id = d.blob_id AND c.chunker_key = d.chunker_key"
             " JOIN fts_rows r ON r.path = d.path AND r.chunk_id = c.chunk_id"
             " LEFT JOIN vectors v ON v.chunk_id = c.chunk_id AND v.embedder_id = ?"
+            " LEFT JOIN blob_norms n ON n.blob_id = d.blob_id AND n.chunker_key = d.chunker_key"
+            " AND n.embedder_id = v.embedder_id"
             " WHERE d.commit_sha = ? ORDER BY r.rowid",
             (write.embedder_id, write.commit_sha),
         ).fetchall()
-        if any(slot is None for _, slot, _ in triples):
-            missing = sum(1 for _, slot, _ in triples if slot is None)
+        if any(r[1] is None for r in rows):
+            missing = sum(1 for r in rows if r[1] is None)
             raise StoreUnreadable(f"{missing} chunk(s) of {write.commit_sha} have no vector for {write.embedder_id}")
-        n = len(triples)
-        rowids = np.fromiter((t[0] for t in triples), dtype=np.int64, count=n)
-        slots = np.fromiter((t[1] for t in triples), dtype=np.int64, count=n)
-        ordinal = {path: i for i, path in enumerate(sorted({t[2] for t in triples}))}
-        files = np.fromiter((ordinal[t[2]] for t in triples), dtype=np.int32, count=n)
-        norms = np.zeros(len(ordinal), dtype=np.float64)
-        if n:
-            matrix = self._gather(cur, write.embedder_id, slots).astype(np.float64)
-            order = np.argsort(files, kind="stable")
-            starts = np.searchsorted(files[order], np.arange(len(ordinal)))
-            sums = np.add.reduceat(matrix[order], starts, axis=0)
-            norms = np.sqrt(np.einsum("ij,ij->i", sums, sums))
+        n = len(rows)
+        rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
+        slots = np.fromiter((r[1] for r in rows), dtype=np.int64, count=n)
+        paths = sorted({r[2] for r in rows})
+        ordinal = {path: i for i, path in enumerate(paths)}
+        files = np.fromiter((ordinal[r[2]] for r in rows), dtype=np.int32, count=n)
+        norm_of: dict[str, float] = {}
+        todo: dict[tuple[str, str], dict[int, int]] = {}
+        for r in rows:
+            if r[5] is not None:
+                norm_of[r[2]] = r[5]
+            else:
+                todo.setdefault((r[3], r[4]), {})[r[6]] = r[1]  # ordinal -> slot
+        if todo:
+            keys = list(todo)
+            # each blob's slots in chunk order, so a norm never depends on where vectors sit in the heap
+            segments = [[todo[k][o] for o in sorted(todo[k])] for k in keys]
+            starts = np.cumsum([0] + [len(seg) for seg in segments[:-1]])
+            gathered = self._gather(cur, write.embedder_id, np.fromiter(
+                (slot for seg in segments for slot in seg), dtype=np.int64)).astype(np.float64)
+            sums = np.add.reduceat(gathered, starts, axis=0)
+            values = np.sqrt(np.einsum("ij,ij->i", sums, sums))
+            computed = [(blob, key, write.embedder_id, float(v)) for (blob, key), v in zip(keys, values)]
+            cur.executemany("INSERT OR REPLACE INTO blob_norms VALUES(?,?,?,?)", computed)
+            by_blob = {(b, k): v for b, k, _, v in computed}
+            for r in rows:
+                if r[5] is None:
+                    norm_of[r[2]] = by_blob[(r[3], r[4])]
+        norms = np.array([norm_of[p] for p in paths], dtype=np.float64)
         cur.execute("DELETE FROM snapshot_rows WHERE commit_sha = ?", (write.commit_sha,))
         cur.execute("INSERT INTO snapshot_rows VALUES(?,?,?,?,?,?)",
                     (write.commit_sha, write.embedder_id, rowids.tobytes(), slots.tobytes(), files.tobytes(),
