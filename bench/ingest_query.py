@@ -23,10 +23,10 @@ performance stance (DESIGN.md):
 
 Corpora are generated from a fixed seed, so every run indexes byte-identical repositories.
 The word list is the alphabetic whole-word part (5-14 letters, frequency order) of the
-tokenizer vocabulary bundled with the installed `wordllama` wheel, sampled Zipf-like; with
+whole words of the bundled MiniLM tokenizer vocabulary, sampled Zipf-like; with
 words of 5+ letters a 150-word section is just over the Markdown chunker's 1,000-character
 window, so a 3-section doc gives 6 chunks, as in the reference (1,000 docs ≈ 6,000 chunks).
-A small built-in list is used when wordllama is not installed.
+A small built-in list is used when that vocabulary cannot be read.
 
 Measured children run with bytecode caching on (PYTHONPYCACHEPREFIX inside the work dir),
 as an installed ragit would; one extra row shows the cold query with PYTHONDONTWRITEBYTECODE=1.

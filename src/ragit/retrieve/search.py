@@ -34,10 +34,31 @@ class SnapshotMatrix:
 
 @dataclass
 class VectorCache:
-    """Per-process cache of snapshot matrices keyed by (store path, commit, embedder id)."""
+    """Per-process read cache: snapshot matrices keyed by (store path, commit, embedder id), and
+    one BM25 mirror per store (dropped as soon as the store's keyword index changes)."""
 
     entries: dict[tuple[str, str, str], SnapshotMatrix] = field(default_factory=dict)
     max_entries: int = 4
+    mirrors: dict[str, object] = field(default_factory=dict)
+    keyword_reads: dict[str, int] = field(default_factory=dict)
+
+    def mirror(self, store: "Store"):
+        """The store's BM25 mirror, current with its index; None for a process's first keyword
+        read (a one-shot CLI call is faster without building one) or if the backend has none."""
+        key = str(getattr(store, "path", ""))
+        self.keyword_reads[key] = self.keyword_reads.get(key, 0) + 1
+        if self.keyword_reads[key] < 2:
+            return None
+        mirror = self.mirrors.get(key)
+        if mirror is not None and mirror.read_generation() != mirror.generation:
+            mirror.close()
+            mirror = None
+        if mirror is None:
+            factory = getattr(store, "bm25_mirror", None)
+            if factory is None:
+                return None
+            mirror = self.mirrors[key] = factory()
+        return mirror
 
     def get(self, store: "Store", sha: str, embedder_id: str) -> SnapshotMatrix:
         key = (str(getattr(store, "path", "")), sha, embedder_id)
@@ -124,12 +145,14 @@ def vector_scores(snap: SnapshotMatrix, embedder: "Embedder", masked_question: s
 
 
 def keyword_raw(
-    store: "Store", snap: SnapshotMatrix, masked_question: str, extra: Sequence[tuple[str, str, str]] = ()
+    store: "Store", snap: SnapshotMatrix, masked_question: str, extra: Sequence[tuple[str, str, str]] = (),
+    cache: VectorCache | None = None,
 ) -> tuple["np.ndarray", list[float]]:
     """Raw −bm25 per snapshot row (0 where it does not match) and per ``extra`` document.
 
     Every lexical match of the snapshot is scored (no LIMIT); matches of rows that belong to
-    other snapshots in the store are not candidates.
+    other snapshots in the store are not candidates. With a ``cache`` (a warm process) and no
+    extra documents, the scores come from the store's BM25 mirror, bit-identical and much faster.
     """
     import numpy as np
 
@@ -138,10 +161,15 @@ def keyword_raw(
     terms = query_terms(masked_question)
     if not terms:
         return raw, [0.0] * len(extra)
-    matches, extra_raw = store.keyword_scores_with(terms, extra)
-    if matches and n:
+    mirror = cache.mirror(store) if cache is not None and not extra else None
+    if mirror is not None:
+        ids, scores = mirror.scores(terms)
+        extra_raw: list[float] = []
+    else:
+        matches, extra_raw = store.keyword_scores_with(terms, extra)
         ids = np.fromiter((m[0] for m in matches), dtype=np.int64, count=len(matches))
         scores = np.fromiter((m[1] for m in matches), dtype=np.float64, count=len(matches))
+    if len(ids) and n:
         pos = np.minimum(np.searchsorted(snap.rowids, ids), n - 1)
         inside = snap.rowids[pos] == ids
         raw[pos[inside]] = scores[inside]
@@ -168,7 +196,7 @@ def score_snapshot(
     snap = cache.get(store, sha, embedder.id) if cache is not None else load_matrix(store, sha, embedder.id)
     vector = vector_scores(snap, embedder, masked_question, params.file_blend)
     if params.keyword_enabled:
-        raw, extra_raw = keyword_raw(store, snap, masked_question, extra)
+        raw, extra_raw = keyword_raw(store, snap, masked_question, extra, cache)
     else:
         raw, extra_raw = np.zeros(len(snap.rowids), dtype=np.float64), [0.0] * len(extra)
     return SnapshotScores(snap.rowids, vector, raw, extra_raw)

@@ -520,6 +520,12 @@ class SqliteStore:
                 stored.append((rowid, score))
         return stored, raws
 
+    def bm25_mirror(self):
+        """A :class:`ragit.store.bm25.Bm25Mirror` of this store's keyword index (for warm processes)."""
+        from .bm25 import Bm25Mirror
+
+        return Bm25Mirror(self.path, "chunks_fts", FTS_COLUMNS, BM25_WEIGHTS)
+
     def fetch_rows(self, commit_sha: str, rowids: Sequence[int]) -> dict[int, ChunkRow]:
         """Full rows, keyed by FTS row id, for chunks of one snapshot."""
         out: dict[int, ChunkRow] = {}
