@@ -339,6 +339,8 @@ def run_ingest(
                     vector_ids=outcome.vector_ids,
                     vectors=outcome.vectors,
                     fts_paths=None if base is None else sorted({e.path for e in outcome.evaluated if e.doc}),
+                    base_sha=base.manifest.commit_sha if base is not None and scope_paths is not None else None,
+                    replaced_paths=sorted(scope_paths) if base is not None and scope_paths is not None else None,
                 )
                 store.write_snapshot(write)
                 publish_manifest(root, config, manifest, data)

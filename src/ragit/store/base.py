@@ -82,6 +82,10 @@ class SnapshotWrite:
     # carried over from the base snapshot already have their rows, so incremental ingests pass
     # only the re-evaluated paths and FTS work stays proportional to the change.
     fts_paths: list[str] | None = None
+    # For an incremental ingest: the base snapshot and every path whose rows may differ from it
+    # (changed, added, removed); the snapshot's packed rows are then derived from the base's.
+    base_sha: str | None = None
+    replaced_paths: list[str] | None = None
 
 
 @dataclass(frozen=True)

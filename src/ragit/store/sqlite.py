@@ -353,12 +353,100 @@ class SqliteStore:
         return first
 
     def _write_rows(self, cur: sqlite3.Cursor, write: SnapshotWrite) -> None:
+        if write.base_sha is not None and write.replaced_paths is not None and self._derive_rows(cur, write):
+            return
+        self._build_rows(cur, write)
+
+    def _derive_rows(self, cur: sqlite3.Cursor, write: SnapshotWrite) -> bool:
+        """Incremental ingest: the base snapshot's packed rows minus the replaced paths' rows,
+        plus the rows of this snapshot's documents at those paths. Cost grows with the change.
+
+        File ordinals only group rows; removed files leave unused ordinals behind and new files
+        get fresh ones, which changes no score (a file's cosine is its rows' sum over its norm).
+        Returns False (build from scratch) when the base has no rows for this embedder.
+        """
+        import numpy as np
+
+        base = cur.execute(
+            "SELECT rowids, slots, files, file_norms FROM snapshot_rows WHERE commit_sha = ? AND embedder_id = ?",
+            (write.base_sha, write.embedder_id),
+        ).fetchone()
+        if base is None:
+            return False
+        rowids = np.frombuffer(base[0], dtype=np.int64)
+        slots = np.frombuffer(base[1], dtype=np.int64)
+        files = np.frombuffer(base[2], dtype=np.int32)
+        norms = np.frombuffer(base[3], dtype=np.float64)
+        replaced = json.dumps(write.replaced_paths)
+        dropped = np.fromiter((r[0] for r in cur.execute(
+            "SELECT r.rowid FROM json_each(?) q JOIN fts_rows r ON r.path = q.value", (replaced,))), dtype=np.int64)
+        keep = ~np.isin(rowids, dropped)
+        added = cur.execute(
+            "SELECT r.rowid, v.slot, d.path, d.blob_id, d.chunker_key, n.norm, c.ordinal"
+            " FROM json_each(?) q JOIN snapshot_docs d ON d.commit_sha = ? AND d.path = q.value"
+            " JOIN chunks c ON c.blob_id = d.blob_id AND c.chunker_key = d.chunker_key"
+            " JOIN fts_rows r ON r.path = d.path AND r.chunk_id = c.chunk_id"
+            " LEFT JOIN vectors v ON v.chunk_id = c.chunk_id AND v.embedder_id = ?"
+            " LEFT JOIN blob_norms n ON n.blob_id = d.blob_id AND n.chunker_key = d.chunker_key"
+            " AND n.embedder_id = v.embedder_id",
+            (replaced, write.commit_sha, write.embedder_id),
+        ).fetchall()
+        if any(r[1] is None for r in added):
+            raise StoreUnreadable(f"chunks of {write.commit_sha} have no vector for {write.embedder_id}")
+        new_paths = sorted({r[2] for r in added})
+        first = len(norms)
+        ordinal = {path: first + i for i, path in enumerate(new_paths)}
+        norm_of = self._file_norms(cur, write.embedder_id, added)
+        all_ids = np.concatenate([rowids[keep], np.fromiter((r[0] for r in added), dtype=np.int64, count=len(added))])
+        all_slots = np.concatenate([slots[keep], np.fromiter((r[1] for r in added), dtype=np.int64, count=len(added))])
+        all_files = np.concatenate([files[keep], np.fromiter((ordinal[r[2]] for r in added), dtype=np.int32,
+                                                             count=len(added))])
+        all_norms = np.concatenate([norms, np.array([norm_of[p] for p in new_paths], dtype=np.float64)])
+        order = np.argsort(all_ids, kind="stable")
+        self._put_rows(cur, write, all_ids[order], all_slots[order], all_files[order], all_norms)
+        return True
+
+    def _put_rows(self, cur: sqlite3.Cursor, write: SnapshotWrite, rowids, slots, files, norms) -> None:
+        cur.execute("DELETE FROM snapshot_rows WHERE commit_sha = ?", (write.commit_sha,))
+        cur.execute("INSERT INTO snapshot_rows VALUES(?,?,?,?,?,?)",
+                    (write.commit_sha, write.embedder_id, rowids.tobytes(), slots.tobytes(), files.tobytes(),
+                     norms.tobytes()))
+
+    def _file_norms(self, cur: sqlite3.Cursor, embedder_id: str, rows) -> dict[str, float]:
+        """Path -> vector-sum norm for rows ``(rowid, slot, path, blob, chunker key, norm|None,
+        ordinal)``; missing norms are computed from the heap (chunk order) and remembered per blob."""
+        import numpy as np
+
+        norm_of: dict[str, float] = {}
+        todo: dict[tuple[str, str], dict[int, int]] = {}
+        for r in rows:
+            if r[5] is not None:
+                norm_of[r[2]] = r[5]
+            else:
+                todo.setdefault((r[3], r[4]), {})[r[6]] = r[1]  # ordinal -> slot
+        if todo:
+            keys = list(todo)
+            # each blob's slots in chunk order, so a norm never depends on where vectors sit in the heap
+            segments = [[todo[k][o] for o in sorted(todo[k])] for k in keys]
+            starts = np.cumsum([0] + [len(seg) for seg in segments[:-1]])
+            gathered = self._gather(cur, embedder_id, np.fromiter(
+                (slot for seg in segments for slot in seg), dtype=np.int64)).astype(np.float64)
+            sums = np.add.reduceat(gathered, starts, axis=0)
+            values = np.sqrt(np.einsum("ij,ij->i", sums, sums))
+            computed = [(blob, key, embedder_id, float(v)) for (blob, key), v in zip(keys, values)]
+            cur.executemany("INSERT OR REPLACE INTO blob_norms VALUES(?,?,?,?)", computed)
+            by_blob = {(b, k): v for b, k, _, v in computed}
+            for r in rows:
+                if r[5] is None:
+                    norm_of[r[2]] = by_blob[(r[3], r[4])]
+        return norm_of
+
+    def _build_rows(self, cur: sqlite3.Cursor, write: SnapshotWrite) -> None:
         """Pack the snapshot's rows: FTS row ids (sorted), heap slots, each row's file ordinal and
         each file's vector-sum norm (so a file's cosine is a cheap sum of its chunks' cosines).
 
         A file's norm depends only on its blob, so it is computed once per (blob, chunker,
-        embedder) and reused by every later snapshot: an incremental ingest gathers vectors only
-        for the blobs it has not seen.
+        embedder) and reused by every later snapshot.
         """
         import numpy as np
 
@@ -381,33 +469,9 @@ class SqliteStore:
         paths = sorted({r[2] for r in rows})
         ordinal = {path: i for i, path in enumerate(paths)}
         files = np.fromiter((ordinal[r[2]] for r in rows), dtype=np.int32, count=n)
-        norm_of: dict[str, float] = {}
-        todo: dict[tuple[str, str], dict[int, int]] = {}
-        for r in rows:
-            if r[5] is not None:
-                norm_of[r[2]] = r[5]
-            else:
-                todo.setdefault((r[3], r[4]), {})[r[6]] = r[1]  # ordinal -> slot
-        if todo:
-            keys = list(todo)
-            # each blob's slots in chunk order, so a norm never depends on where vectors sit in the heap
-            segments = [[todo[k][o] for o in sorted(todo[k])] for k in keys]
-            starts = np.cumsum([0] + [len(seg) for seg in segments[:-1]])
-            gathered = self._gather(cur, write.embedder_id, np.fromiter(
-                (slot for seg in segments for slot in seg), dtype=np.int64)).astype(np.float64)
-            sums = np.add.reduceat(gathered, starts, axis=0)
-            values = np.sqrt(np.einsum("ij,ij->i", sums, sums))
-            computed = [(blob, key, write.embedder_id, float(v)) for (blob, key), v in zip(keys, values)]
-            cur.executemany("INSERT OR REPLACE INTO blob_norms VALUES(?,?,?,?)", computed)
-            by_blob = {(b, k): v for b, k, _, v in computed}
-            for r in rows:
-                if r[5] is None:
-                    norm_of[r[2]] = by_blob[(r[3], r[4])]
+        norm_of = self._file_norms(cur, write.embedder_id, rows)
         norms = np.array([norm_of[p] for p in paths], dtype=np.float64)
-        cur.execute("DELETE FROM snapshot_rows WHERE commit_sha = ?", (write.commit_sha,))
-        cur.execute("INSERT INTO snapshot_rows VALUES(?,?,?,?,?,?)",
-                    (write.commit_sha, write.embedder_id, rowids.tobytes(), slots.tobytes(), files.tobytes(),
-                     norms.tobytes()))
+        self._put_rows(cur, write, rowids, slots, files, norms)
 
     def _gather(self, cur, embedder_id: str, slots):
         """Rows ``slots`` of an embedder's heap, as a float32 matrix."""
