@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from pathlib import Path
 
 import click
 
 from ..contract.describe import _CWD, _FMT, _spec, register
 from ..contract.inputs import MAX_SAFE_INTEGER, Validator
-from .common import common, resolve_root
+from .common import common, progress_printer, resolve_root
 from .main import cli
-from .output import Output, normalize_format
+from .output import Output
 
 _MODES = ("keyword", "vector", "hybrid", "all")
 _EXT = re.compile(r"[A-Za-z0-9_+-]+(?:\.[A-Za-z0-9_+-]+)*")
@@ -40,21 +39,6 @@ def _seed(v: Validator, value: str | None) -> int:
     if not re.fullmatch(r"\+?\d+", text) or int(text) > MAX_SAFE_INTEGER:
         raise v.fail("--seed", "not_integer", f"--seed must be an integer between 0 and {MAX_SAFE_INTEGER}", value=value)
     return int(text)
-
-
-def _progress_bar(format_: str | None, default: str):
-    """A one-line bar on stderr, only on a terminal and never in json format (cli-contract §8)."""
-    if (normalize_format(format_) or default) == "json" or not sys.stderr.isatty():
-        return None
-
-    def report(stage: str, done: int, total: int) -> None:
-        filled = 30 * done // total if total else 30
-        sys.stderr.write(f"\r[ragit] eval {stage:<8} [{'#' * filled}{'.' * (30 - filled)}] {done}/{total}")
-        if done == total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
-
-    return report
 
 
 # ------------------------------------------------------------------ eval mine
@@ -140,7 +124,7 @@ def run_cmd(tasks_file, repos, mode, budget, seed, format_, cwd) -> Output:
     given = list(repos) or [str(root)]
     gits = [open_repository(_abspath(r), r) for r in given]
     request = EvalRequest(tasks_file, tasks, gits, modes, budgets, seed_value)
-    result = run_eval(root, load_config(root), request, progress=_progress_bar(format_, "both"))
+    result = run_eval(root, load_config(root), request, progress=progress_printer(format_, "both", "eval"))
     data = result.data
     return Output("eval run", data, lambda: run_text(data), data["warnings"], cwd=str(root))
 

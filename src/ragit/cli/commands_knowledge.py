@@ -6,30 +6,18 @@ import sys
 
 import click
 
-from .common import check_view, common, dry_run_option, input_option, open_repo, resolve_root, view_option
+from .common import (
+    check_view,
+    common,
+    dry_run_option,
+    input_option,
+    open_repo,
+    progress_printer,
+    resolve_root,
+    view_option,
+)
 from .main import cli
 from .output import Output
-
-
-def progress_printer(format_: str | None, default: str):
-    """Progress on stderr only when it is a terminal and the format is not json (cli-contract §8)."""
-    from .output import normalize_format
-
-    fmt = normalize_format(format_) or default
-    if fmt == "json" or not sys.stderr.isatty():
-        return None
-    last: dict[str, int] = {}
-
-    def report(stage: str, done: int, total: int) -> None:
-        step = max(1, total // 50)
-        if done == total or done - last.get(stage, 0) >= step:
-            last[stage] = done
-            sys.stderr.write(f"\r[ragit] {stage} {done}/{total}")
-            if done == total:
-                sys.stderr.write("\n")
-            sys.stderr.flush()
-
-    return report
 
 
 # ------------------------------------------------------------------ ingest
@@ -56,7 +44,7 @@ def ingest_cmd(all_, since, files, paths, input_, dry_run, format_, cwd) -> Outp
     else:
         inp = IngestInput.from_cli(all_, since, files, paths)
     repo = open_repo(cwd)
-    result = repo.ingest_input(inp, dry_run=dry_run, progress=progress_printer(format_, "json"))
+    result = repo.ingest_input(inp, dry_run=dry_run, progress=progress_printer(format_, "json", "ingest"))
     data = result.to_dict()
 
     def text() -> str:

@@ -38,6 +38,25 @@ def common(f: Callable) -> Callable:
     return format_option(cwd_option(f))
 
 
+def progress_printer(format_: str | None, default: str, label: str):
+    """A one-line bar on stderr, only on a terminal and never in json format (cli-contract §8)."""
+    import sys
+
+    from .output import normalize_format
+
+    if (normalize_format(format_) or default) == "json" or not sys.stderr.isatty():
+        return None
+
+    def report(stage: str, done: int, total: int) -> None:
+        filled = 30 * done // total if total else 30
+        sys.stderr.write(f"\r[ragit] {label} {stage:<8} [{'#' * filled}{'.' * (30 - filled)}] {done}/{total}")
+        if done == total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+    return report
+
+
 def check_view(value: str | None, command: str) -> str:
     if value is None:
         return "default"

@@ -366,18 +366,7 @@ def _selector(request: IngestRequest) -> Callable[[str], bool]:
 
 def _base_in_store(root: Path, config, base: LoadedManifest) -> bool:
     """Carrying base documents over is only sound when the store holds the base's rows."""
-    from ..store import open_store_read, store_exists
-
-    if not store_exists(root, config):
-        return False
-    try:
-        store = open_store_read(root, config)
-    except Exception:
-        return False
-    try:
-        return store.snapshot_hash(base.manifest.commit_sha) == base.sha256
-    finally:
-        store.close()
+    return _stored_hash_check(root, config)(base.manifest.commit_sha, base.sha256)
 
 
 def _existing_manifest(root: Path, config, sha: str | None) -> LoadedManifest | None:

@@ -20,16 +20,9 @@ def snapshot_status(root: Path, config, git, context) -> tuple[dict[str, Any], b
     from ..embed import embedder_id_for
     from ..ingest.manifest import load_manifest
     from ..retrieve.readiness import open_checked_store
+    from ..retrieve.selection import snapshot_block
 
-    block = {
-        "requestedRef": "HEAD",
-        "resolvedSha": context.head if context else None,
-        "selection": "head-exact",
-        "status": "missing",
-        "branch": context.branch if context else None,
-        "detached": context.detached if context else False,
-        "worktreeDirty": bool(context.dirty) if context else False,
-    }
+    block = snapshot_block("HEAD", context.head if context else None, "head-exact", "missing", context)
     legacy_manifest = False
     if context is None or context.head is None:
         return block, legacy_manifest

@@ -178,16 +178,10 @@ def unavailable_snapshot(git: Git | None) -> dict[str, Any]:
     """The snapshot block of degraded recall: HEAD and worktree facts, ``status: "unavailable"``."""
     from ..gitsnap.context import read_context
 
+    from ..retrieve.selection import snapshot_block
+
     context = read_context(git) if git is not None else None
-    return {
-        "requestedRef": "HEAD",
-        "resolvedSha": context.head if context else None,
-        "selection": "head-exact",
-        "status": "unavailable",
-        "branch": context.branch if context else None,
-        "detached": context.detached if context else False,
-        "worktreeDirty": bool(context.dirty) if context else False,
-    }
+    return snapshot_block("HEAD", context.head if context else None, "head-exact", "unavailable", context)
 
 
 # ---------------------------------------------------------------- the packet

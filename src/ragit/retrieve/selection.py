@@ -38,15 +38,21 @@ class Selection:
 
     def block(self) -> dict[str, Any]:
         """The snapshot metadata block (knowledge §5.6)."""
-        return {
-            "requestedRef": self.requested_ref,
-            "resolvedSha": self.resolved_sha,
-            "selection": self.selection,
-            "status": self.status,
-            "branch": self.context.branch,
-            "detached": self.context.detached,
-            "worktreeDirty": self.worktree_dirty,
-        }
+        return snapshot_block(self.requested_ref, self.resolved_sha, self.selection, self.status, self.context)
+
+
+def snapshot_block(requested_ref: str, resolved_sha: str | None, selection: str, status: str,
+                   context: RepoContext | None) -> dict[str, Any]:
+    """The snapshot metadata block (knowledge §5.6); branch and dirtiness come from ``context``."""
+    return {
+        "requestedRef": requested_ref,
+        "resolvedSha": resolved_sha,
+        "selection": selection,
+        "status": status,
+        "branch": context.branch if context else None,
+        "detached": context.detached if context else False,
+        "worktreeDirty": bool(context.dirty) if context else False,
+    }
 
 
 def nearest_indexed_ancestor(git: Git, root: Path, config, sha: str) -> str | None:
