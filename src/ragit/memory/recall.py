@@ -143,35 +143,14 @@ def artifact_hits(root: Path, config: Config, masked_text: str, top_k: int,
     Only lexical matches are returned: without vectors an artifact that shares no term with
     the goal carries no evidence of relevance.
     """
-    from ..clock import now
     from ..retrieve.overlay import overlay_candidates, score_overlay
-    from ..retrieve.scoring import sort_key
+    from ..retrieve.search import RetrievalParams, rank_hits
 
     candidates: list[OverlayCandidate] = []
     for scope in ARTIFACT_SCOPES:
         candidates += overlay_candidates(root, config, scope, warnings=warnings)
-    scored = [(c, raw) for c, _, raw in score_overlay(candidates, masked_text, None) if raw > 0]
-    if not scored:
-        return []
-    best = max(raw for _, raw in scored)
-    at = now()
-    hits = [keyword_hit(c, raw / best, config["retrieval"]["alpha"], c.recency(at)) for c, raw in scored]
-    hits.sort(key=lambda h: sort_key(h.score_final, h.path, h.section_title, h.citation_id, h.chunk_id))
-    return hits[:top_k]
-
-
-def keyword_hit(c: OverlayCandidate, keyword: float, alpha: float, recency: float) -> Hit:
-    """An overlay candidate scored in keyword mode (knowledge §12.5): vector weight 0."""
-    from ..retrieve.hits import Hit
-    from ..retrieve.scoring import breakdown
-
-    b = breakdown("keyword", 0.0, keyword, alpha, c.authority_score, recency)
-    return Hit(
-        path=c.path, start_line=c.start_line, end_line=c.end_line, section_title=c.section_title, doc_type=None,
-        score_final=b["final"], score_vector=0.0, score_keyword=keyword, citation=dict(c.citation), scope=c.scope,
-        origin_type=c.origin_type, artifact_id=c.artifact_id, artifact_kind=c.artifact_kind, authority=c.authority,
-        confidence=c.confidence, trust=c.trust, text=c.text, chunk_id=c.chunk_id, breakdown=b, flags=list(c.flags),
-    )
+    matched = [scored for scored in score_overlay(candidates, masked_text, None) if scored[2] > 0]
+    return rank_hits(None, None, None, matched, RetrievalParams.from_config(config), top_k)
 
 
 def unavailable_snapshot(git: Git | None) -> dict[str, Any]:
