@@ -77,6 +77,9 @@ class Repo:
 
         self._cache = VectorCache()
         self._manifests = ManifestCache()
+        from .gitsnap.watch import WorktreeWatch
+
+        self._watch = WorktreeWatch(root)
 
     @classmethod
     def open(cls, path: str | Path = ".") -> "Repo":
@@ -144,7 +147,8 @@ class Repo:
         from .retrieve.query import retrieve
 
         return retrieve(self.root, self.git, self.config, text, top_k=top_k, scope=scope, at=at,
-                        cache=self._cache, embedder=self._lazy_embedder(), manifests=self._manifests)
+                        cache=self._cache, embedder=self._lazy_embedder(), manifests=self._manifests,
+                        watch=self._watch)
 
     def _lazy_embedder(self):
         return _LazyEmbedder(self)

@@ -9,10 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ragit.gitsnap.dirty import STATUS_CMD, parse_status, public_dirty
 from ragit.gitsnap.git import Git
 from ragit.gitsnap.refs import branch_from_symref, current_branch, head_from_files, head_sha
+
+if TYPE_CHECKING:
+    from ragit.gitsnap.watch import WorktreeWatch
 
 # Prints the git dir, the common dir, the HEAD commit, then ``refs/heads/<branch>`` or ``HEAD``
 # when detached; fails when unborn.
@@ -89,11 +93,18 @@ class PendingContext:
     reports at the end, so the status process overlaps with loading and scoring.
     """
 
-    def __init__(self, git: Git, with_dirty: bool = True) -> None:
+    def __init__(self, git: Git, with_dirty: bool = True, watch: "WorktreeWatch | None" = None) -> None:
         self._git = git
-        self._status = git.start(*STATUS_CMD) if with_dirty else None
         self._context: RepoContext | None = None
+        self._watch = watch
+        self._cached_dirty: list[str] | None = None
         known = _head_from_files(git.root)
+        if known is not None and with_dirty and watch is not None:
+            self._cached_dirty = watch.listing(known[2])
+        self._status = None
+        if with_dirty and self._cached_dirty is None:
+            self._token = watch.begin() if watch is not None else 0
+            self._status = git.start(*STATUS_CMD)
         if known is not None:
             self.git_dir, self.common_dir, self.head, self.branch = known
             return
@@ -126,7 +137,14 @@ class PendingContext:
     def result(self) -> RepoContext:
         """The full context, waiting for the dirty listing if it is still running."""
         if self._context is None:
-            dirty = public_dirty(parse_status(self._status.result().checked())) if self._status else []
+            if self._cached_dirty is not None:
+                dirty = self._cached_dirty
+            elif self._status is not None:
+                dirty = public_dirty(parse_status(self._status.result().checked()))
+                if self._watch is not None:
+                    self._watch.remember(self.head, dirty, self._token)
+            else:
+                dirty = []
             self._context = RepoContext(self._git.root, self.head, self.branch, self.detached, dirty,
                                         self.git_dir, self.common_dir)
         return self._context

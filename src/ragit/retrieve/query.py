@@ -17,6 +17,7 @@ from .search import RetrievalParams, VectorCache, label_hits, rank_hits, score_s
 from .selection import Selection, select_snapshot
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..gitsnap.watch import WorktreeWatch
     from ..embed.base import Embedder
     from ..gitsnap.git import Git
     from ..ingest.manifest import ManifestCache
@@ -61,6 +62,7 @@ def retrieve(
     cache: VectorCache | None = None,
     embedder: "Embedder | None" = None,
     manifests: "ManifestCache | None" = None,
+    watch: "WorktreeWatch | None" = None,
 ) -> Retrieval:
     """Run selection, checks and hybrid retrieval for already-validated inputs."""
     from ..embed import embedder_id_for, load_embedder
@@ -76,7 +78,7 @@ def retrieve(
                     return early.snapshot_hash(sha) == digest
                 except Exception:
                     return False
-        selection = select_snapshot(git, root, config, at, trusted=trusted, cache=manifests)
+        selection = select_snapshot(git, root, config, at, trusted=trusted, cache=manifests, watch=watch)
         embedder_id = embedder.id if embedder is not None else embedder_id_for(config)
         assert selection.loaded is not None
         sha = selection.loaded.manifest.commit_sha

@@ -13,6 +13,7 @@ from typing import Any, Callable
 from ..errors import RagitError
 from ..gitsnap.context import PendingContext, RepoContext
 from ..gitsnap.git import Git
+from ..gitsnap.watch import WorktreeWatch
 from ..gitsnap.history import rev_list
 from ..gitsnap.refs import resolve_at
 from ..ingest.manifest import LoadedManifest, ManifestCache, list_manifest_shas, load_manifest
@@ -91,14 +92,14 @@ def _unborn_error() -> RagitError:
 
 def select_snapshot(git: Git, root: Path, config, at: str | None, *,
                     trusted: Callable[[str, str], bool] | None = None,
-                    cache: ManifestCache | None = None) -> Selection:
+                    cache: ManifestCache | None = None, watch: "WorktreeWatch | None" = None) -> Selection:
     """Select the exact snapshot for HEAD (``at`` None) or for ``--at`` (knowledge §5.2–5.4).
 
     ``trusted`` and ``cache`` are passed to :func:`load_manifest` (a read that only needs the
-    manifest header).
+    manifest header); ``watch`` lets a warm process reuse its last dirty listing.
     """
     if at is not None:
-        pending = PendingContext(git)
+        pending = PendingContext(git, watch=watch)
         try:
             sha = resolve_at(git, at)
             selection = Selection(at, "explicit-exact", sha, pending)
@@ -112,7 +113,7 @@ def select_snapshot(git: Git, root: Path, config, at: str | None, *,
         return selection
 
     for attempt in (1, 2):
-        pending = PendingContext(git)
+        pending = PendingContext(git, watch=watch)
         try:
             if pending.head is None:
                 raise _unborn_error()
