@@ -86,6 +86,24 @@ def test_dirty_markdown_blocks_apply(repo, cli):
     assert dry.json["data"]["dirtyCandidates"] == ["docs/snapshot.plan.md"]
 
 
+def test_since_checks_only_changed_paths_for_dirt(repo, cli):
+    """--since asks git about the changed paths only (literal pathspecs: spaces, globs)."""
+    repo.commit("one", {"docs/a.md": "# A\n\nalpha\n", "docs/old.md": "# Old\n\nold\n"})
+    assert ingest(cli, repo, "--all").code == 0
+    base = repo.head()
+    repo.commit("two", {"docs/new [x]*.md": "# New\n\nnew\n", "docs/a.md": "# A\n\nalpha 2\n"})
+    repo.write("docs/old.md", "# Old\n\nedited, but not part of this change\n")
+    repo.write("docs/anew.md", "# untracked, not part of this change\n")
+    r = ingest(cli, repo, "--since", base)
+    assert r.code == 0, r
+    repo.write("docs/new [x]*.md", "# New\n\nedited\n")
+    repo.commit("three", {"docs/a.md": "# A\n\nalpha 3\n"})
+    repo.write("docs/a.md", "# A\n\nalpha 4\n")
+    r = ingest(cli, repo, "--since", base)
+    assert r.code == 3
+    assert r.json["error"]["details"] == {"dirtyCandidates": ["docs/a.md"]}
+
+
 def test_dirty_code_only_warns(repo, cli):
     repo.commit("code", {"docs/a.md": "# A\n\nalpha\n", "src/app.py": "x = 1\n"})
     repo.write("src/app.py", "x = 2\n")

@@ -16,6 +16,8 @@ newlines or leading blanks survive intact.
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from ragit.gitsnap.git import Git, decode_path
 
 RAGIT_DIR = ".ragit"
@@ -45,6 +47,20 @@ def public_dirty(paths: set[str]) -> list[str]:
     return sorted(p for p in paths if p != RAGIT_DIR and not p.startswith(RAGIT_DIR + "/"))
 
 
-def dirty_paths(git: Git, head: str | None = None) -> list[str]:
-    """Sorted, unique dirty paths of the working tree against HEAD (all paths when unborn)."""
-    return public_dirty(parse_status(git.run(*STATUS_CMD)))
+# Above this many paths, one status over the whole tree beats a long pathspec.
+MAX_PATHSPEC = 1000
+
+
+def dirty_paths(git: Git, head: str | None = None, *, only: Collection[str] | None = None) -> list[str]:
+    """Sorted, unique dirty paths of the working tree against HEAD (all paths when unborn).
+
+    ``only`` limits the answer to those paths, and git's scan with them when there are few:
+    an incremental ingest then stats what changed, not the whole tree.
+    """
+    if only is None:
+        return public_dirty(parse_status(git.run(*STATUS_CMD)))
+    wanted = set(only)
+    if not wanted:
+        return []
+    spec = ("--", *(":(literal)" + p for p in sorted(wanted))) if len(wanted) <= MAX_PATHSPEC else ()
+    return [p for p in public_dirty(parse_status(git.run(*STATUS_CMD, *spec))) if p in wanted]

@@ -6,13 +6,50 @@ their blobs (knowledge §8.1).
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from ragit.gitsnap.git import Git, decode_path
 from ragit.gitsnap.types import TreeEntry
 
 
-def list_tree(git: Git, commit: str) -> list[TreeEntry]:
-    """Every file of ``commit`` (blobs, symlinks, submodules), recursively, sorted by path."""
-    out = decode_path(git.run("ls-tree", "-r", "-l", "-z", "--full-tree", commit))
+# Above this many paths, listing the whole tree is cheaper than a long pathspec.
+MAX_PATHSPEC = 1000
+
+
+def list_tree(git: Git, commit: str, *, only: Collection[str] | None = None,
+              also_named: str | None = None) -> list[TreeEntry]:
+    """Every file of ``commit`` (blobs, symlinks, submodules), recursively, sorted by path.
+
+    With ``only``, just those paths plus every file whose base name is ``also_named`` (the
+    ``.gitignore`` files that decide about them; their sizes are not asked for): an incremental
+    ingest then parses what changed, not the whole tree.
+    """
+    if only is None or len(only) > MAX_PATHSPEC:
+        return _parse(git.run("ls-tree", "-r", "-l", "-z", "--full-tree", commit))
+    wanted = set(only)
+    if not wanted:
+        listed, named = b"", b""
+    else:
+        sized, whole = git.call_parallel(
+            ("ls-tree", "-r", "-l", "-z", "--full-tree", commit, "--", *sorted(wanted)),
+            ("ls-tree", "-r", "-z", "--full-tree", commit),
+        )
+        listed, named = sized.checked(), whole.checked()
+    entries = [e for e in _parse(listed) if e.path in wanted]
+    if also_named:
+        suffix = ("/" + also_named).encode()
+        for record in named.split(b"\0"):
+            if record.endswith(suffix) or record.endswith(b"\t" + also_named.encode()):
+                meta, _, path = decode_path(record).partition("\t")
+                if path not in wanted:
+                    mode, kind, oid = meta.split()
+                    entries.append(TreeEntry(mode, kind, oid, None, path))
+    entries.sort(key=lambda e: e.path)
+    return entries
+
+
+def _parse(out_bytes: bytes) -> list[TreeEntry]:
+    out = decode_path(out_bytes)
     entries = []
     for record in out.split("\0"):
         if not record:

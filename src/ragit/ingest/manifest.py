@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 from ..errors import RagitError
 from ..fsutil import atomic_write_bytes
+from ..gcpause import paused
 from .ids import chunk_id, chunker_key
 
 INDEX_VERSION = 4
@@ -77,7 +78,8 @@ class Manifest:
         key = self.chunker_key(doc)
         return [chunk_id(doc.blob_id, key, i) for i in range(len(doc.chunks))]
 
-    def to_dict(self) -> dict[str, Any]:
+    def header_dict(self) -> dict[str, Any]:
+        """Everything but the document list."""
         return {
             "commitSha": self.commit_sha,
             "parentSha": self.parent_sha,
@@ -85,8 +87,10 @@ class Manifest:
             "indexVersion": INDEX_VERSION,
             "params": self.params.to_dict(),
             "ingest": {"mode": self.ingest_mode, "baseSha": self.base_sha},
-            "docs": [d.to_dict() for d in self.docs],
         }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.header_dict(), "docs": [d.to_dict() for d in self.docs]}
 
 
 @dataclass(frozen=True)
@@ -95,6 +99,9 @@ class LoadedManifest:
     sha256: str
     relpath: str
     docs_loaded: bool = True  # False for the header-only form a trusted read uses
+    # path -> (document, its rendered line) of a trusted file, so an incremental ingest copies
+    # the lines of unchanged documents instead of formatting them again
+    lines: dict[str, tuple[ManifestDoc, str]] | None = field(default=None, compare=False, repr=False)
 
 
 class ManifestCache:
@@ -120,13 +127,19 @@ class ManifestCache:
         self._entries[(str(path), header_only)] = (ident, loaded)
 
 
-def render_manifest(manifest: Manifest) -> bytes:
-    """Pretty JSON (2-space indent) with one document object per line, plus a trailing newline."""
-    obj = manifest.to_dict()
-    obj.pop("docs")
-    head = json.dumps(obj, ensure_ascii=False, indent=2)[: -len("\n}")]
+def render_manifest(manifest: Manifest, reuse: dict[str, tuple[ManifestDoc, str]] | None = None) -> bytes:
+    """Pretty JSON (2-space indent) with one document object per line, plus a trailing newline.
+
+    ``reuse`` (``LoadedManifest.lines`` of the base) supplies the line of every document that is
+    the very object it was parsed into.
+    """
+    head = json.dumps(manifest.header_dict(), ensure_ascii=False, indent=2)[: -len("\n}")]
     if manifest.docs:
-        body = ",\n".join(_doc_line(d) for d in manifest.docs)
+        if reuse:
+            body = ",\n".join(known[1] if (known := reuse.get(d.path)) is not None and known[0] is d
+                              else _doc_line(d) for d in manifest.docs)
+        else:
+            body = ",\n".join(_doc_line(d) for d in manifest.docs)
         text = head + ',\n  "docs": [\n' + body + "\n  ]\n}\n"
     else:
         text = head + ',\n  "docs": []\n}\n'
@@ -201,18 +214,22 @@ def load_manifest(root: Path, config, sha: str, *, trusted: Callable[[str, str],
     except IsADirectoryError:
         raise _invalid(sha, relpath, "not_a_file") from None
     loaded = None
-    if trusted is not None:
-        digest = hashlib.sha256(raw).hexdigest()
-        if trusted(sha, digest):
-            loaded = _parse_trusted(raw, sha, relpath, digest) if with_docs else _parse_header(raw, sha, relpath, digest)
-    if loaded is None:
-        loaded = parse_manifest(raw, sha, relpath)
+    with paused():
+        if trusted is not None:
+            digest = hashlib.sha256(raw).hexdigest()
+            if trusted(sha, digest):
+                loaded = (_parse_trusted(raw, sha, relpath, digest) if with_docs
+                          else _parse_header(raw, sha, relpath, digest))
+        if loaded is None:
+            loaded = parse_manifest(raw, sha, relpath)
     if cache is not None and ident is not None:
         cache.put(path, header_only, ident, loaded)
     return loaded
 
 
 _DOCS_MARK = b',\n  "docs": '
+_DOCS_OPEN = b',\n  "docs": [\n'
+_DOCS_CLOSE = b"\n  ]\n}\n"
 
 
 def _parse_header(raw: bytes, sha: str, relpath: str, digest: str) -> LoadedManifest | None:
@@ -242,12 +259,19 @@ def _parse_trusted(raw: bytes, sha: str, relpath: str, digest: str) -> LoadedMan
     if header is None:
         return None
     try:
-        docs = [ManifestDoc(d["path"], d["blobId"], d["docType"], d["chunker"], tuple(tuple(c) for c in d["chunks"]))
+        docs = [ManifestDoc(d["path"], d["blobId"], d["docType"], d["chunker"], tuple(map(tuple, d["chunks"])))
                 for d in json.loads(raw)["docs"]]
     except (ValueError, KeyError, TypeError):
         return None
     header.manifest.docs = docs
-    return LoadedManifest(header.manifest, digest, relpath)
+    # one document per line, so the rendered lines pair up with the parsed documents
+    start, end = raw.find(_DOCS_OPEN), raw.rfind(_DOCS_CLOSE)
+    lines = None
+    if docs and start >= 0 and end > start:
+        rendered = raw[start + len(_DOCS_OPEN):end].decode("utf-8").split(",\n")
+        if len(rendered) == len(docs):
+            lines = {d.path: (d, line) for d, line in zip(docs, rendered)}
+    return LoadedManifest(header.manifest, digest, relpath, lines=lines)
 
 
 def parse_manifest(raw: bytes, sha: str, relpath: str) -> LoadedManifest:

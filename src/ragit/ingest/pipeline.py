@@ -172,7 +172,19 @@ def _stored_hash_check(root: Path, config):
     return trusted
 
 
-def run_ingest(
+def run_ingest(root: Path, git: "Git", config, request: IngestRequest, **kwargs: Any) -> IngestResult:
+    """Ingest ``commit`` (default HEAD) into the store and publish its manifest (see ``_run``).
+
+    Runs with the cyclic garbage collector paused: ingest builds many small, acyclic objects
+    (ragit.gcpause).
+    """
+    from ..gcpause import paused
+
+    with paused():
+        return _run(root, git, config, request, **kwargs)
+
+
+def _run(
     root: Path,
     git: "Git",
     config,
@@ -193,7 +205,7 @@ def run_ingest(
     from ..gitsnap.history import first_parent, is_ancestor
     from ..gitsnap.refs import head_sha, resolve_at
     from ..gitsnap.tree import changed_paths, list_tree
-    from .discovery import gitignore_changed, matches_filter, select_candidates
+    from .discovery import GITIGNORE, gitignore_changed, matches_filter, select_candidates
 
     head = commit or head_sha(git)
     if head is None:
@@ -236,7 +248,9 @@ def run_ingest(
     # ---- candidates and the evaluation set
     from ..gitsnap.blobs import BlobReader
 
-    entries = list_tree(git, head)
+    # an incremental ingest lists only what changed (and the .gitignore files judging it)
+    narrow = mode == "since" and not full_eval
+    entries = list_tree(git, head, only=changed, also_named=GITIGNORE) if narrow else list_tree(git, head)
     with BlobReader(git) as reader:
         candidates = select_candidates(entries, config, reader.read)
         if request.only is not None:
@@ -262,7 +276,8 @@ def run_ingest(
         dirty_code = 0
         if check_dirty:
             in_scope = _selector(request) if mode in ("files", "paths") else None
-            for path in dirty_paths(git, head):
+            listed = dirty_paths(git, head, only=scope_paths if in_scope is None and scope_paths is not None else None)
+            for path in listed:
                 if in_scope is not None:
                     if not in_scope(path):
                         continue
@@ -319,7 +334,7 @@ def run_ingest(
                     base_sha=base.manifest.commit_sha if base is not None else None,
                     docs=[new_docs[p] for p in sorted(new_docs)],
                 )
-                data = render_manifest(manifest)
+                data = render_manifest(manifest, reuse=base.lines if base is not None else None)
                 target = Path(root) / manifest_relpath(config, head)
                 if target.is_file():
                     existing = target.read_bytes()

@@ -383,7 +383,9 @@ class SqliteStore:
         keep = ~np.isin(rowids, dropped)
         added = cur.execute(
             "SELECT r.rowid, v.slot, d.path, d.blob_id, d.chunker_key, n.norm, c.ordinal"
-            " FROM json_each(?) q JOIN snapshot_docs d ON d.commit_sha = ? AND d.path = q.value"
+            # CROSS JOIN keeps the few replaced paths as the outer loop (the planner would
+            # otherwise walk every document of the snapshot)
+            " FROM json_each(?) q CROSS JOIN snapshot_docs d ON d.commit_sha = ? AND d.path = q.value"
             " JOIN chunks c ON c.blob_id = d.blob_id AND c.chunker_key = d.chunker_key"
             " JOIN fts_rows r ON r.path = d.path AND r.chunk_id = c.chunk_id"
             " LEFT JOIN vectors v ON v.chunk_id = c.chunk_id AND v.embedder_id = ?"
