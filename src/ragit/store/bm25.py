@@ -51,6 +51,9 @@ class Bm25Mirror:
     def __init__(self, db_path: Path, table: str, columns: Sequence[str], weights: Sequence[float]):
         self.table = table
         self.weights = dict(zip(columns, weights))
+        # the column weight of an occurrence, computed by SQLite while it walks the postings
+        self._weight_sql = "CASE col " + " ".join(
+            f"WHEN '{c}' THEN {float(w)!r}" for c, w in self.weights.items()) + " ELSE 1.0 END"
         conn = sqlite3.connect(":memory:", check_same_thread=False)
         conn.execute("ATTACH ? AS s", (f"file:{db_path}?mode=rw",))
         conn.execute(f"CREATE VIRTUAL TABLE temp.v_inst USING fts5vocab(s, {table}, instance)")
@@ -93,16 +96,21 @@ class Bm25Mirror:
 
         hit = self._postings.get(term)
         if hit is None:
-            rows = self._conn.execute(
-                "SELECT doc, col, count(*) FROM temp.v_inst WHERE term = ? GROUP BY doc, col ORDER BY doc",
-                (term,),
-            ).fetchall()
-            freq: dict[int, float] = {}
-            for doc, col, count in rows:
-                freq[doc] = freq.get(doc, 0.0) + self.weights.get(col, 1.0) * count
+            # one (row, column weight) pair per occurrence, in row order (fts5vocab walks the
+            # doclist); summing the weights per row gives Σ w_col · hits_col exactly (small
+            # integers and weights are exact in float64)
+            rows = self._conn.execute(f"SELECT doc, {self._weight_sql} FROM temp.v_inst WHERE term = ?",
+                                      (term,)).fetchall()
+            if rows:
+                pairs = np.array(rows, dtype=np.float64)
+                if np.any(pairs[1:, 0] < pairs[:-1, 0]):  # not expected; cheap insurance
+                    pairs = pairs[np.argsort(pairs[:, 0], kind="stable")]
+                docs = pairs[:, 0].astype(np.int64)
+                starts = np.flatnonzero(np.concatenate(([True], docs[1:] != docs[:-1])))
+                ids, values = docs[starts], np.add.reduceat(pairs[:, 1], starts)
+            else:
+                ids, values = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
             n_hit = self._conn.execute("SELECT doc FROM temp.v_row WHERE term = ?", (term,)).fetchone()
-            ids = np.fromiter(freq.keys(), dtype=np.int64, count=len(freq))
-            values = np.fromiter(freq.values(), dtype=np.float64, count=len(freq))
             hit = (ids, values, n_hit[0] if n_hit else 0)
             if len(self._postings) >= MAX_CACHED_TERMS:
                 self._postings.pop(next(iter(self._postings)))
