@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from ragit.gitsnap.git import Git, decode_path
+from ragit.gitsnap.git import MAX_PATHSPEC, Git, decode_path
 
 RAGIT_DIR = ".ragit"
 
@@ -45,10 +45,6 @@ def parse_status(out: bytes) -> set[str]:
 def public_dirty(paths: set[str]) -> list[str]:
     """Sorted dirty paths without ragit's own directory."""
     return sorted(p for p in paths if p != RAGIT_DIR and not p.startswith(RAGIT_DIR + "/"))
-
-
-# Above this many paths, one status over the whole tree beats a long pathspec.
-MAX_PATHSPEC = 1000
 
 
 def dirty_paths(git: Git, head: str | None = None, *, only: Collection[str] | None = None) -> list[str]:

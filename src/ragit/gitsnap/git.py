@@ -14,6 +14,10 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+# Above this many paths, one command over the whole tree beats a long pathspec argument list
+# (tree listing and status of an incremental ingest).
+MAX_PATHSPEC = 1000
+
 # Variables that make git address another repository, index or object store than the one the
 # working directory belongs to (the list of ``git rev-parse --local-env-vars`` that locate things).
 _LOCAL_REPO_VARS = (

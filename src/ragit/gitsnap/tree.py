@@ -8,12 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from ragit.gitsnap.git import Git, decode_path
+from ragit.gitsnap.git import MAX_PATHSPEC, Git, decode_path
 from ragit.gitsnap.types import TreeEntry
-
-
-# Above this many paths, listing the whole tree is cheaper than a long pathspec.
-MAX_PATHSPEC = 1000
 
 
 def list_tree(git: Git, commit: str, *, only: Collection[str] | None = None,

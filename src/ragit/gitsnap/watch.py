@@ -115,7 +115,7 @@ class WorktreeWatch:
         self._inotify = INotify(nonblocking=True)
         self._info = common / "info"
         ignored = _ignored_dirs(self.root)
-        self._add_tree(self.root, ignored, top=True)
+        self._add_tree(self.root, ignored)
         for extra in {git_dir, common, common / "info"}:
             if extra.is_dir():
                 self._add(extra)
@@ -126,7 +126,7 @@ class WorktreeWatch:
         wd = self._inotify.add_watch(path, _mask())
         self._paths[wd] = path
 
-    def _add_tree(self, top_dir: Path, ignored: set[str], *, top: bool = False) -> None:
+    def _add_tree(self, top_dir: Path, ignored: set[str]) -> None:
         stack = [top_dir]
         while stack:
             current = stack.pop()
@@ -139,8 +139,8 @@ class WorktreeWatch:
                 if entry.name in _SKIP_NAMES or not entry.is_dir(follow_symlinks=False):
                     continue
                 child = Path(entry.path)
-                rel = child.relative_to(self.root).as_posix()
-                if rel == RAGIT_DIR or rel + "/" in ignored:
+                rel = _inside(self.root, child)
+                if rel == RAGIT_DIR or f"{rel}/" in ignored:
                     continue
                 stack.append(child)
 

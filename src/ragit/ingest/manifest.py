@@ -134,12 +134,14 @@ def render_manifest(manifest: Manifest, reuse: dict[str, tuple[ManifestDoc, str]
     the very object it was parsed into.
     """
     head = json.dumps(manifest.header_dict(), ensure_ascii=False, indent=2)[: -len("\n}")]
+    reuse = reuse or {}
+
+    def line(d: ManifestDoc) -> str:
+        known = reuse.get(d.path)
+        return known[1] if known is not None and known[0] is d else _doc_line(d)
+
     if manifest.docs:
-        if reuse:
-            body = ",\n".join(known[1] if (known := reuse.get(d.path)) is not None and known[0] is d
-                              else _doc_line(d) for d in manifest.docs)
-        else:
-            body = ",\n".join(_doc_line(d) for d in manifest.docs)
+        body = ",\n".join(map(line, manifest.docs))
         text = head + ',\n  "docs": [\n' + body + "\n  ]\n}\n"
     else:
         text = head + ',\n  "docs": []\n}\n'

@@ -275,13 +275,10 @@ def _run(
         blocking: list[str] = []
         dirty_code = 0
         if check_dirty:
+            # --since asks git about its changed paths only; --files/--path select by pattern
             in_scope = _selector(request) if mode in ("files", "paths") else None
-            listed = dirty_paths(git, head, only=scope_paths if in_scope is None and scope_paths is not None else None)
-            for path in listed:
-                if in_scope is not None:
-                    if not in_scope(path):
-                        continue
-                elif scope_paths is not None and path not in scope_paths:
+            for path in dirty_paths(git, head, only=scope_paths if in_scope is None else None):
+                if in_scope is not None and not in_scope(path):
                     continue
                 kind = matches_filter(path, config)
                 if kind == "markdown":

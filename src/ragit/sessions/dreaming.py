@@ -9,7 +9,6 @@ that session as active, so they never compete with the foreground turn.
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ragit.sessions.store import SessionStore, session_db_path
+from ragit.window.messages import IMAGE_TYPES, dumps, is_opaque_block
 
 log = logging.getLogger(__name__)
 
@@ -64,21 +64,17 @@ def _block_text(block: Any) -> str:
     if not isinstance(block, dict):
         return ""
     kind = block.get("type")
-    if block.get("opaque") is True:
+    if is_opaque_block(block):
         return "[opaque]"
     if kind == "text":
         return str(block.get("text", ""))
     if kind == "tool_use":
-        return f"[tool_use {block.get('name', '')}] {_compact_json(block.get('input'))}"
+        return f"[tool_use {block.get('name', '')}] {dumps(block.get('input'))}"
     if kind == "tool_result":
         return f"[tool_result] {_content_text(block.get('content'))}"
-    if kind in ("image", "image_url", "input_image"):
+    if kind in IMAGE_TYPES:
         return "[image]"
     return str(block.get("text", ""))
-
-
-def _compact_json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def _content_text(content: Any) -> str:
@@ -86,7 +82,7 @@ def _content_text(content: Any) -> str:
         return " ".join(part for part in (_block_text(b) for b in content) if part)
     if content is None:
         return ""
-    return content if isinstance(content, str) else _compact_json(content)
+    return content if isinstance(content, str) else dumps(content)
 
 
 def message_text(message: Mapping[str, Any]) -> str:

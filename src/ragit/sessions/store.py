@@ -18,6 +18,7 @@ from typing import Any
 from ragit import clock
 from ragit.errors import input_invalid
 from ragit.sessions import artifacts, fts, transcripts
+from ragit.window.messages import int_or_none
 from ragit.sessions.sanitize import sanitize_fts_query
 
 
@@ -118,7 +119,7 @@ class SessionStore:
             if not isinstance(message, dict):
                 skipped += 1
                 continue
-            seq = transcripts.int_or_none(message.get("seq"))
+            seq = int_or_none(message.get("seq"))
             seq = index if seq is None else seq
             rows[seq] = transcripts.message_row(session_id, seq, _mask(message), now)
         with self._lock:

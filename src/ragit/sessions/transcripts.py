@@ -15,6 +15,7 @@ from typing import Any
 
 from ragit import clock
 from ragit.sessions.fts import SNIPPET_TOKENS
+from ragit.window.messages import int_or_none
 
 # Message keys that have a column; anything else round-trips through ``metadata._fields``.
 _COLUMN_KEYS = frozenset({
@@ -35,10 +36,6 @@ def _loads(text: str | None) -> Any:
         return json.loads(text)
     except ValueError:
         return text
-
-
-def int_or_none(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _str_or_none(value: Any) -> str | None:

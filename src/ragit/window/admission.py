@@ -18,10 +18,10 @@ from ..config import DEFAULTS
 from .budget import BudgetPolicy, resolve_budget
 from .events import TOOL_RESULT_OFFLOADED, EventBus, emit
 from .messages import IMAGE_TYPES, dumps
-from .offload import OffloadStore
+from .offload import RECALL_TOOL_NAME, OffloadStore
+from .tokens import CHARS_PER_TOKEN
 
 MAX_TOOL_RESULT_TOKENS: int = DEFAULTS["window"]["max_tool_result_tokens"]
-RECALL_TOOL_NAME: str = DEFAULTS["window"]["recall_tool_name"]
 SUMMARY_MAX_CHARS = 400
 STATUS_KEYS = ("task_id", "task_type", "status", "error_message", "tier")
 _SUMMARY_SOURCES = ("text", "content", "message", "output")
@@ -160,7 +160,7 @@ def admit_tool_result(
     if images is not None:
         return ModelFacing(images, call_id, tool_name, receipt=receipt)
     text = serialise(value)
-    tokens = len(text) // 4
+    tokens = len(text) // CHARS_PER_TOKEN
     if store is not None and not sensitive and tokens > store.threshold:
         masked = store.write(call_id, value)
         stub = {

@@ -68,7 +68,6 @@ class BudgetPolicy:
     default_tools_overhead: int = DEFAULT_TOOLS_OVERHEAD
     safety_margin: float = SAFETY_MARGIN
     absolute_ceiling: int = ABSOLUTE_CEILING
-    default_keep_recent: int = DEFAULT_KEEP_RECENT
     summary_input_max_chars: int = 6_000
     summary_input_head_chars: int = 4_000
     summary_input_tail_chars: int = 1_500

@@ -23,6 +23,7 @@ from .messages import (
     dumps,
     has_opaque,
     image_count,
+    int_or_none,
     is_opaque_block,
     is_original_input,
     iter_results,
@@ -201,11 +202,6 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())[:TEXT_CUT]
 
 
-def _seq(message: Message) -> int | None:
-    seq = message.get("seq")
-    return seq if isinstance(seq, int) and not isinstance(seq, bool) else None
-
-
 def default_summary(head: list[Message], categories: Mapping[str, str] | None = None) -> str:
     """The deterministic LLM-free summary [ours]: the 11 headings, filled only from ``head``."""
     sections: dict[str, list[str]] = {h: [] for h in HEADINGS}
@@ -228,7 +224,7 @@ def default_summary(head: list[Message], categories: Mapping[str, str] | None = 
         for call in tool_calls(message):
             files.update(dict.fromkeys(path_args(call.args)))
     sections["Relevant Files"].extend(list(files)[:LIST_CAP])
-    first, last = (_seq(head[0]), _seq(head[-1])) if head else (None, None)
+    first, last = (int_or_none(head[0].get("seq")), int_or_none(head[-1].get("seq"))) if head else (None, None)
     seq = "?" if first is None else str(first)
     seq += "-" + ("?" if last is None else str(last))
     sections["Critical Context"].append(f"messages={len(head)}, seq={seq}")
@@ -317,8 +313,8 @@ def compact(
             artifact_id = store.upsert_context_artifact(
                 session_id=session_id,
                 kind=ARTIFACT_KIND,
-                source_start_seq=_seq(head[0]),
-                source_end_seq=_seq(head[-1]),
+                source_start_seq=int_or_none(head[0].get("seq")),
+                source_end_seq=int_or_none(head[-1].get("seq")),
                 content=summary,
                 metadata={
                     "trigger": trigger,

@@ -180,7 +180,8 @@ def maintain(
         run.summarize()
         if owner.metrics(messages).is_ceiling_exceeded and run.compact(keep, "ceiling", False):
             report.action = "compact"
-    report.after_tokens = owner.metrics(messages).estimate
+    # no step ran: the messages are the ones measured above
+    report.after_tokens = owner.metrics(messages).estimate if report.steps else metrics.estimate
     return report
 
 
@@ -211,10 +212,11 @@ def prepare_request(
     middleware. When middleware replaced the conversation, the original session is not
     summarised in its place (no maintenance runs). Root and auxiliary calls use this alike.
     """
-    report = None
-    if not conversation_replaced:
-        report = maintain(
-            messages, policy, capabilities, hooks, summarizer,
-            system=system, tools_tokens=tools_tokens, counter=counter, **maintain_options,
-        )
-    return PreparedRequest(report, fits(messages, policy, system, tools_tokens, counter=counter))
+    if conversation_replaced:
+        return PreparedRequest(None, fits(messages, policy, system, tools_tokens, counter=counter))
+    report = maintain(
+        messages, policy, capabilities, hooks, summarizer,
+        system=system, tools_tokens=tools_tokens, counter=counter, **maintain_options,
+    )
+    # the read-only fit check of the maintained messages: maintain's last estimate is exactly it
+    return PreparedRequest(report, report.after_tokens <= policy.effective)

@@ -10,12 +10,12 @@ from collections.abc import Collection
 
 from ..config import DEFAULTS
 from .messages import Message, call_index, iter_results, json_len, result_tool_name
-from .offload import OffloadStore, is_safe_id
+from .offload import RECALL_TOOL_NAME, OffloadStore, is_safe_id
+from .tokens import CHARS_PER_TOKEN
 
 MASK_PREFIX = "[masked:"
 MIN_MASK_CHARS = 200
 KEEP_ROUNDS: int = DEFAULTS["window"]["observation_mask_keep_rounds"]
-RECALL_TOOL_NAME: str = DEFAULTS["window"]["recall_tool_name"]
 DEFAULT_EXEMPT = frozenset({"use_skill", "recall_tool_result", "tool_result_recall", "ask_user"})
 DEFAULT_EXEMPT_PREFIXES = ("memory_",)
 
@@ -52,7 +52,7 @@ def mask_stale_observations(
         content = slot.content
         if isinstance(content, str) and (content.startswith(MASK_PREFIX) or len(content) < MIN_MASK_CHARS):
             continue
-        tokens = json_len(slot.holder) // 4
+        tokens = json_len(slot.holder) // CHARS_PER_TOKEN
         ref = slot.call_id
         if store is not None and not slot.sensitive and ref and is_safe_id(ref) and not store.has(ref):
             store.write(ref, content)

@@ -29,6 +29,11 @@ def dumps(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False, default=str)
 
 
+def int_or_none(value: Any) -> int | None:
+    """``value`` when it is an int (not a bool), else None: seqs and counts read from JSON."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def json_len(value: Any) -> int:
     return len(dumps(value))
 

@@ -18,6 +18,9 @@ from typing import Any
 from ..config import DEFAULTS
 from .events import SESSION_ENDED, EventBus
 
+# the tool an agent calls to load an offloaded (or masked) result back by its ref id
+RECALL_TOOL_NAME: str = DEFAULTS["window"]["recall_tool_name"]
+
 DEFAULT_THRESHOLD: int = DEFAULTS["window"]["tool_offload_threshold"]
 DEFAULT_TTL_HOURS: float = DEFAULTS["window"]["tool_offload_ttl_hours"]
 

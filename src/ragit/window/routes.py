@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .messages import int_or_none
+
 DEFAULT_WINDOW = 200_000
 
 
@@ -47,12 +49,6 @@ class ModelRoute:
     capabilities: ProviderCapabilities = field(default_factory=ProviderCapabilities)
 
 
-def _int_or_none(value: Any) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        return None
-    return value
-
-
 class ModelCatalog:
     """Routes by model name from host-supplied entries; unknown models get the 200K fallback.
 
@@ -69,7 +65,7 @@ class ModelCatalog:
         entry = self._entries.get(model)
         if entry is None:
             return ModelRoute(model=model, provider=provider or "unknown", source=source or "default")
-        window = _int_or_none(entry.get("window"))
+        window = int_or_none(entry.get("window"))
         caps = entry.get("capabilities", ProviderCapabilities())
         if isinstance(caps, Mapping):
             caps = ProviderCapabilities(**caps)
@@ -78,8 +74,8 @@ class ModelCatalog:
             provider=provider or str(entry.get("provider", "unknown")),
             source=source or str(entry.get("source", "catalog")),
             window=DEFAULT_WINDOW if window is None else window,
-            input_cap=_int_or_none(entry.get("input_cap")),
-            output_reserve=_int_or_none(entry.get("output_reserve")),
+            input_cap=int_or_none(entry.get("input_cap")),
+            output_reserve=int_or_none(entry.get("output_reserve")),
             reserve_is_planning_only=bool(entry.get("reserve_is_planning_only", False)),
             estimated=window is None,
             capabilities=caps,

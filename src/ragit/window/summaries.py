@@ -25,7 +25,7 @@ from .messages import (
     result_tool_name,
     tool_calls,
 )
-from .tokens import HeuristicCounter, TokenCounter
+from .tokens import CHARS_PER_TOKEN, HeuristicCounter, TokenCounter
 
 TRUNCATED_MARK = "…[truncated]"
 
@@ -203,7 +203,7 @@ def summarize_tool_results(
         if isinstance(content, str) and len(content) < policy.min_tool_result_chars:
             continue
         rendered = dumps(content)
-        tokens = len(rendered) // 4
+        tokens = len(rendered) // CHARS_PER_TOKEN
         if tokens <= policy.tool_summary_threshold or (slot.call_id in pending):
             continue
         if rendered in seen:
