@@ -7,12 +7,11 @@ import subprocess
 from ragit.gitsnap.context import RepoContext, read_context
 from ragit.gitsnap.dirty import dirty_paths, parse_status
 from ragit.gitsnap.git import Git
-from ragit.gitsnap.refs import head_sha
 
 
 def _dirty(repo) -> list[str]:
     git = Git(repo.root)
-    return dirty_paths(git, head_sha(git))
+    return dirty_paths(git)
 
 
 def test_clean_tree_has_no_dirty_paths(git_repo):
@@ -79,7 +78,7 @@ def test_unborn_head_every_tracked_and_untracked_path_is_dirty(git_repo):
     git_repo.write("untracked.md", "x\n")
     git_repo.write("ignored.log", "x\n")
     git_repo.write(".ragit/config.toml", "x\n")
-    assert dirty_paths(Git(git_repo.root), None) == [".gitignore", "staged.md", "untracked.md"]
+    assert dirty_paths(Git(git_repo.root)) == [".gitignore", "staged.md", "untracked.md"]
 
 
 def test_status_parsing_of_renames_and_copies():

@@ -7,13 +7,13 @@ concurrently with the single ``status`` that lists dirty paths.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ragit.gitsnap.dirty import STATUS_CMD, parse_status, public_dirty
 from ragit.gitsnap.git import Git
-from ragit.gitsnap.refs import branch_from_symref, current_branch, head_from_files, head_sha
+from ragit.gitsnap.refs import branch_from_symref, current_branch, head_from_files, head_sha, head_sha_from
 
 if TYPE_CHECKING:
     from ragit.gitsnap.watch import WorktreeWatch
@@ -32,17 +32,6 @@ class RepoContext:
     branch: str | None
     detached: bool
     dirty: list[str]
-    # known when HEAD exists; lets HEAD be re-read without git (caching aids, not identity)
-    git_dir: Path | None = field(default=None, compare=False)
-    common_dir: Path | None = field(default=None, compare=False)
-
-    def reread_head(self, git: Git) -> str | None:
-        """HEAD now: from the ref files when possible, else from git."""
-        if self.git_dir is not None and self.common_dir is not None:
-            sha = head_from_files(self.git_dir, self.common_dir)
-            if sha is not None:
-                return sha
-        return head_sha(git)
 
 
 def git_dirs(root: Path) -> tuple[Path, Path] | None:
@@ -79,7 +68,7 @@ def _head_from_files(root: Path) -> tuple[Path, Path, str, str | None] | None:
         content = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
     except OSError:
         return None
-    sha = head_from_files(git_dir, common)
+    sha = head_sha_from(content, common)
     if sha is None:
         return None
     branch = branch_from_symref(content[5:].strip()) if content.startswith("ref: ") else None
@@ -145,8 +134,7 @@ class PendingContext:
                     self._watch.remember(self.head, dirty, self._token)
             else:
                 dirty = []
-            self._context = RepoContext(self._git.root, self.head, self.branch, self.detached, dirty,
-                                        self.git_dir, self.common_dir)
+            self._context = RepoContext(self._git.root, self.head, self.branch, self.detached, dirty)
         return self._context
 
     def cancel(self) -> None:

@@ -47,7 +47,7 @@ def public_dirty(paths: set[str]) -> list[str]:
     return sorted(p for p in paths if p != RAGIT_DIR and not p.startswith(RAGIT_DIR + "/"))
 
 
-def dirty_paths(git: Git, head: str | None = None, *, only: Collection[str] | None = None) -> list[str]:
+def dirty_paths(git: Git, *, only: Collection[str] | None = None) -> list[str]:
     """Sorted, unique dirty paths of the working tree against HEAD (all paths when unborn).
 
     ``only`` limits the answer to those paths, and git's scan with them when there are few:

@@ -43,6 +43,11 @@ def head_from_files(git_dir: Path, common_dir: Path) -> str | None:
         content = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
     except OSError:
         return None
+    return head_sha_from(content, common_dir)
+
+
+def head_sha_from(content: str, common_dir: Path) -> str | None:
+    """The commit of an already-read (stripped) HEAD file, or None when not certain."""
     if _FULL_SHA.fullmatch(content):
         return content
     if not content.startswith("ref: "):

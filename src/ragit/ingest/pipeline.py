@@ -7,10 +7,11 @@ store rows are committed in one transaction before the manifest is renamed into 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..clock import now_iso
 from ..errors import RagitError
@@ -37,7 +38,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..gitsnap.git import Git
     from ..store.base import BlobRecord, Store
 
-MODES = ("full", "since", "files", "paths")
 EMBED_BATCH = 256
 PARAMS_DIFFER_WARNING = "base snapshot parameters differ; performed a full ingest"
 BASE_NOT_STORED_WARNING = "base snapshot is not in the store; performed a full ingest"
@@ -106,13 +106,9 @@ def current_params(config, embedder_id: str) -> ManifestParams:
     return ManifestParams(CHUNKER_VERSION, masking, embedder_id, config.config_hash())
 
 
-def masking_key(params: ManifestParams) -> str:
-    return f"mask-{params.masking_version}" if params.masking_version else "nomask"
-
-
 def profile_for(kind: str, params: ManifestParams) -> str:
-    """Chunking profile known before the blob is read: ``<kind>@<chunkerVersion>+<maskingKey>``."""
-    return f"{kind}@{params.chunker_version}+{masking_key(params)}"
+    """Chunking profile known before the blob is read: the chunker key of the candidate's kind."""
+    return make_chunker_key(kind, params.chunker_version, params.masking_version)
 
 
 @dataclass
@@ -144,30 +140,38 @@ def _base_not_indexed(mode: str, base_sha: str | None) -> RagitError:
     )
 
 
-def _load_base(root: Path, config, sha: str, mode: str) -> LoadedManifest:
+def _load_base(root: Path, config, sha: str, mode: str, stored: Callable[[str, str], bool]) -> LoadedManifest:
     try:
-        return load_manifest(root, config, sha, trusted=_stored_hash_check(root, config), with_docs=True)
+        return load_manifest(root, config, sha, trusted=stored, with_docs=True)
     except RagitError as exc:
         if exc.code == "SNAPSHOT_NOT_INDEXED":
             raise _base_not_indexed(mode, sha) from None
         raise
 
 
-def _stored_hash_check(root: Path, config):
-    """``trusted(sha, digest)``: does the store hold a snapshot published from exactly this file?"""
-    from ..store import open_store_read, store_exists
+def _stored_hash_check(root: Path, config) -> Callable[[str, str], bool]:
+    """``trusted(sha, digest)``: does the store hold a snapshot published from exactly this file?
 
-    def trusted(sha: str, digest: str) -> bool:
-        if not store_exists(root, config):
-            return False
-        try:
-            store = open_store_read(root, config)
-        except Exception:
+    Answers are remembered for the ingest's lifetime: loading the base and checking that the
+    store holds it ask the same question (one store open instead of two).
+    """
+    from ..store import try_open_store
+
+    answers: dict[tuple[str, str], bool] = {}
+
+    def ask(sha: str, digest: str) -> bool:
+        store = try_open_store(root, config)
+        if store is None:
             return False
         try:
             return store.snapshot_hash(sha) == digest
         finally:
             store.close()
+
+    def trusted(sha: str, digest: str) -> bool:
+        if (sha, digest) not in answers:
+            answers[(sha, digest)] = ask(sha, digest)
+        return answers[(sha, digest)]
 
     return trusted
 
@@ -213,6 +217,8 @@ def _run(
     embedder_id = embedder.id if embedder is not None else embedder_id_for(config)
     params = current_params(config, embedder_id)
     warnings: list[str] = []
+    stored = _stored_hash_check(root, config)
+    head_parent = functools.cache(lambda: first_parent(git, head))  # one git process at most
 
     # ---- base selection (knowledge §7.2)
     mode = request.mode
@@ -226,12 +232,12 @@ def _run(
                 "INGEST_BASE_NOT_ANCESTOR", f"{request.since} is not an ancestor of HEAD",
                 {"since": request.since, "resolvedSha": since_sha, "head": head}, "ragit ingest --all",
             )
-        base = _load_base(root, config, since_sha, "since")
+        base = _load_base(root, config, since_sha, "since", stored)
         changed = set(changed_paths(git, since_sha, head)) if since_sha != head else set()
     elif mode in ("files", "paths"):
         base = _existing_manifest(root, config, head)
         if base is None:
-            parent = first_parent(git, head)
+            parent = head_parent()
             base = _existing_manifest(root, config, parent) if parent else None
         if base is None:
             raise _base_not_indexed(mode, None)
@@ -239,7 +245,8 @@ def _run(
         warnings.append(PARAMS_DIFFER_WARNING)
         base = None
         mode = "full"
-    if base is not None and not _base_in_store(root, config, base):
+    # carrying base documents over is only sound when the store holds the base's rows
+    if base is not None and not stored(base.manifest.commit_sha, base.sha256):
         warnings.append(BASE_NOT_STORED_WARNING)
         base = None
         mode = "full"
@@ -256,7 +263,7 @@ def _run(
         if request.only is not None:
             candidates = [c for c in candidates if c.path in request.only]
 
-        comparison = base if base is not None else _previous_manifest(root, config, git, head, first_parent)
+        comparison = base if base is not None else _previous_manifest(root, config, head, head_parent)
         base_docs = {d.path: d for d in base.manifest.docs} if base is not None else {}
         if full_eval:
             evaluated = list(candidates)
@@ -277,7 +284,7 @@ def _run(
         if check_dirty:
             # --since asks git about its changed paths only; --files/--path select by pattern
             in_scope = _selector(request) if mode in ("files", "paths") else None
-            for path in dirty_paths(git, head, only=scope_paths if in_scope is None else None):
+            for path in dirty_paths(git, only=scope_paths if in_scope is None else None):
                 if in_scope is not None and not in_scope(path):
                     continue
                 kind = matches_filter(path, config)
@@ -296,22 +303,17 @@ def _run(
             )
 
         # ---- evaluate
-        from ..store import open_store_read, open_store_write, store_dir, store_exists
+        from ..store import open_store_write, store_dir, try_open_store
         from ..store.lock import write_lock
 
         if request.dry_run:
-            store = None
-            if store_exists(root, config):
-                try:
-                    store = open_store_read(root, config)
-                except Exception:
-                    store = None
+            store = try_open_store(root, config)
             try:
                 outcome = _evaluate(evaluated, config, params, store, reader, None, progress, dry_run=True)
             finally:
                 if store is not None:
                     store.close()
-            new_docs = _merge_docs(base_docs, scope_paths, outcome.docs, full_eval)
+            new_docs = _merge_docs(base_docs, scope_paths, outcome.docs)
             return _result(
                 "dry-run", outcome, head, manifest_relpath(config, head), False, planned,
                 _deleted(comparison, new_docs), full_eval and request.only is None, blocking, bool(blocking), 0, warnings,
@@ -321,10 +323,10 @@ def _run(
             store = open_store_write(root, config)
             try:
                 outcome = _evaluate(evaluated, config, params, store, reader, embedder, progress, dry_run=False)
-                new_docs = _merge_docs(base_docs, scope_paths, outcome.docs, full_eval)
+                new_docs = _merge_docs(base_docs, scope_paths, outcome.docs)
                 manifest = Manifest(
                     commit_sha=head,
-                    parent_sha=first_parent(git, head),
+                    parent_sha=head_parent(),
                     created_at=now_iso(),
                     params=params,
                     ingest_mode="paths" if request.only is not None else mode,
@@ -376,11 +378,6 @@ def _selector(request: IngestRequest) -> Callable[[str], bool]:
     return lambda path: path in listed or (globs is not None and globs.matches(path))
 
 
-def _base_in_store(root: Path, config, base: LoadedManifest) -> bool:
-    """Carrying base documents over is only sound when the store holds the base's rows."""
-    return _stored_hash_check(root, config)(base.manifest.commit_sha, base.sha256)
-
-
 def _existing_manifest(root: Path, config, sha: str | None) -> LoadedManifest | None:
     if sha is None:
         return None
@@ -392,9 +389,9 @@ def _existing_manifest(root: Path, config, sha: str | None) -> LoadedManifest | 
         raise
 
 
-def _previous_manifest(root: Path, config, git, head: str, first_parent) -> LoadedManifest | None:
+def _previous_manifest(root: Path, config, head: str, head_parent: Callable[[], str | None]) -> LoadedManifest | None:
     """What a full ingest compares against to report deletions: HEAD's own or its parent's."""
-    for sha in (head, first_parent(git, head)):
+    for sha in (head, head_parent()):
         try:
             found = _existing_manifest(root, config, sha)
         except RagitError:
@@ -405,9 +402,10 @@ def _previous_manifest(root: Path, config, git, head: str, first_parent) -> Load
 
 
 def _merge_docs(base_docs: dict[str, ManifestDoc], scope_paths: set[str] | None,
-                admitted: dict[str, ManifestDoc], full_eval: bool) -> dict[str, ManifestDoc]:
-    """New manifest = base minus (removed ∪ re-evaluated) plus admitted; full mode: admitted only."""
-    if full_eval or scope_paths is None:
+                admitted: dict[str, ManifestDoc]) -> dict[str, ManifestDoc]:
+    """New manifest = base minus (removed ∪ re-evaluated) plus admitted; full evaluation (no
+    scope): admitted only."""
+    if scope_paths is None:
         return dict(admitted)
     out = {p: d for p, d in base_docs.items() if p not in scope_paths}
     out.update(admitted)
@@ -454,21 +452,13 @@ class _Outcome:
     vectors: Any
 
 
-def _doc_type(kind: str, path: str, fm_type: str | None, heading_type: str | None) -> str:
-    if kind == "code":
-        return "code"
-    from .doctypes import TypeHints, resolve_doc_type
-
-    return resolve_doc_type(path, TypeHints(fm_type, heading_type))
-
-
 def _evaluate(candidates, config, params: ManifestParams, store: "Store | None", reader, embedder,
               progress: Progress | None, *, dry_run: bool) -> _Outcome:
     """Reuse, or read + mask + chunk, every evaluated candidate; embed what is new."""
     from ..security.masking import mask_text
     from ..store.base import BlobRecord, NewChunk, StoredChunk
     from .code import chunk_code
-    from .doctypes import type_hints
+    from .doctypes import TypeHints, resolve_doc_type, type_hints
     from .markdown import chunk_markdown
     from .text import decode_blob
 
@@ -483,6 +473,7 @@ def _evaluate(candidates, config, params: ManifestParams, store: "Store | None",
     new_blobs: dict[tuple[str, str], BlobRecord] = {}
     new_chunks: list[NewChunk] = []
     to_embed: list[tuple[str, str]] = []  # (chunk id, embedding input)
+    admitted_new: set[str] = set()  # chunk ids of newly chunked blobs that became documents
     reembed: list[str] = []
 
     def admit(c, record: BlobRecord, reused: bool) -> _Evaluated:
@@ -490,7 +481,7 @@ def _evaluate(candidates, config, params: ManifestParams, store: "Store | None",
         if record.skip_reason:
             ev.skip = record.skip_reason
             return ev
-        doc_type = _doc_type(c.kind, c.path, record.front_matter_type, record.heading_type)
+        doc_type = resolve_doc_type(c.path, TypeHints(record.front_matter_type, record.heading_type), c.kind)
         if doc_type not in supported:
             ev.skip = "unsupported_type"
             return ev
@@ -501,7 +492,7 @@ def _evaluate(candidates, config, params: ManifestParams, store: "Store | None",
     # 1. candidates whose blob the store already knows
     pending = []
     for c, key in zip(candidates, keys):
-        record = known.get(key) or new_blobs.get(key)
+        record = known.get(key)
         if c.size is not None and c.size > max_bytes:
             evaluated.append(_Evaluated(c.path, c.blob_id, c.kind, skip="too_large"))
         elif record is not None:
@@ -541,16 +532,19 @@ def _evaluate(candidates, config, params: ManifestParams, store: "Store | None",
                 stored = []
                 for ch in chunks:
                     cid = make_chunk_id(c.blob_id, ckey, ch.ordinal)
-                    stored.append(StoredChunk(cid, ch.ordinal, ch.title, ch.start_line, ch.end_line, ch.token_count))
+                    units = ch.token_count  # a property that splits the text: once per chunk
+                    stored.append(StoredChunk(cid, ch.ordinal, ch.title, ch.start_line, ch.end_line, units))
                     new_chunks.append(NewChunk(
                         cid, c.blob_id, ckey, ch.ordinal, ch.title, ch.start_line, ch.end_line, ch.text,
-                        ch.token_count, make_citation_id("document", cid, c.blob_id),
+                        units, make_citation_id("document", cid, c.blob_id),
                     ))
                     to_embed.append((cid, embedding_input(ch)))
                 record = BlobRecord(c.blob_id, key[1], chunker, ckey, fm_type, heading_type,
                                     masked.count if masked else 0, None, tuple(stored))
             new_blobs[key] = record
         evaluated[slot] = admit(c, record, reused=False)
+        if evaluated[slot].doc is not None:
+            admitted_new.update(s.chunk_id for s in record.chunks)
     contents.clear()
     for ev in evaluated:
         if ev.doc is not None:
@@ -560,8 +554,6 @@ def _evaluate(candidates, config, params: ManifestParams, store: "Store | None",
     vector_ids: list[str] = []
     vectors = None
     if not dry_run:
-        admitted_new = {cid for ev in evaluated if ev.doc is not None and not ev.reused
-                        for cid in _doc_chunk_ids(ev, params)}
         work = [(cid, text) for cid, text in dict(to_embed).items() if cid in admitted_new]
         if reembed and store is not None:
             missing = store.missing_vectors(list(dict.fromkeys(reembed)), params.embedder_id)
@@ -576,12 +568,6 @@ def _evaluate(candidates, config, params: ManifestParams, store: "Store | None",
                 embedder = load_embedder(config)
             vector_ids, vectors = _embed_all(embedder, work, progress)
     return _Outcome(evaluated, docs, list(new_blobs.values()), new_chunks, vector_ids, vectors)
-
-
-def _doc_chunk_ids(ev: _Evaluated, params: ManifestParams) -> Iterable[str]:
-    assert ev.doc is not None
-    key = make_chunker_key(ev.doc.chunker, params.chunker_version, params.masking_version)
-    return (make_chunk_id(ev.blob_id, key, i) for i in range(len(ev.doc.chunks)))
 
 
 def embedding_input(chunk: Chunk) -> str:

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..contract.views import hits_redaction, project_hit, remask_hits
 from .hits import Hit
-from .readiness import open_checked_store, try_open_store
+from ..store import try_open_store
+from .readiness import open_checked_store
 from .search import RetrievalParams, VectorCache, label_hits, rank_hits, score_snapshot
 from .selection import Selection, select_snapshot
 

@@ -19,14 +19,6 @@ def store_unavailable(sha: str, reason: str, message: str) -> RagitError:
     return RagitError("SNAPSHOT_STORE_UNAVAILABLE", message, {"resolvedSha": sha, "reason": reason}, recovery)
 
 
-def try_open_store(root: Path, config) -> "Store | None":
-    """The store opened read-only, or None when it is missing or unreadable (reported later)."""
-    try:
-        return open_store_read(root, config)
-    except Exception:
-        return None
-
-
 def open_checked_store(root: Path, config, loaded: "LoadedManifest", embedder_id: str,
                        store: "Store | None" = None) -> "Store":
     """Open the store read-only (or take ``store``) and verify schema, embedder and that it

@@ -18,6 +18,15 @@ def open_store_read(root: Path, config) -> Store:
     return SqliteStore.open_read(store_dir(root, config))
 
 
+def try_open_store(root: Path, config) -> Store | None:
+    """The store opened read-only, or None when it is missing or unreadable (the caller decides
+    whether that is an error)."""
+    try:
+        return open_store_read(root, config)
+    except Exception:
+        return None
+
+
 def open_store_write(root: Path, config) -> Store:
     from .sqlite import SqliteStore
 
@@ -30,4 +39,5 @@ def store_exists(root: Path, config) -> bool:
     return (store_dir(root, config) / DB_NAME).is_file()
 
 
-__all__ = ["SCHEMA_VERSION", "Store", "open_store_read", "open_store_write", "store_dir", "store_exists"]
+__all__ = ["SCHEMA_VERSION", "Store", "open_store_read", "open_store_write", "store_dir", "store_exists",
+           "try_open_store"]
