@@ -123,20 +123,6 @@ def defaults() -> Config:
     return Config(copy.deepcopy(DEFAULTS))
 
 
-def _type_name(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "list"
-    return type(value).__name__
-
-
 def _check_type(dotted: str, default: Any, value: Any) -> str | None:
     """Return a reason string when ``value`` does not have the type of ``default``."""
     if isinstance(default, bool):

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import re
 
-ANALYZER_VERSION = "1"
-
 _IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_]*[A-Za-z0-9]|[A-Za-z]")
 _PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 

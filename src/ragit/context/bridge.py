@@ -83,7 +83,7 @@ def parse_evidence_spec(spec: str) -> tuple[str, str]:
 def evidence_candidate(spec: str, root: Path, allow_outside: bool = True) -> dict[str, Any]:
     """A file given as evidence; on the command line it may lie outside the repository (agent
     harnesses keep test output elsewhere), over MCP it may not."""
-    from ..contract.inputs import Validator, read_text_input
+    from ..contract.inputs import Validator, read_text_input, resolve_input_path
     from ..ingest.text import normalize_newlines
     from ..security.labels import flags_for
     from ..security.masking import mask_text
@@ -91,9 +91,7 @@ def evidence_candidate(spec: str, root: Path, allow_outside: bool = True) -> dic
     path_text, kind = parse_evidence_spec(spec)
     v = Validator(COMMAND)
     text = read_text_input(path_text, root, v, field="--evidence", allow_outside=allow_outside)
-    resolved = Path(path_text).expanduser()
-    if not resolved.is_absolute():
-        resolved = Path(root) / resolved
+    resolved = resolve_input_path(path_text, root, v, field="--evidence", allow_outside=allow_outside)
     mtime = datetime.fromtimestamp(os.stat(resolved).st_mtime, tz=timezone.utc)
     from ..clock import format_iso
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from ..contract.inputs import MAX_SAFE_INTEGER
 from ..retrieve.hits import Hit
 
 STRATEGY = "citation-diverse-v2"
 NO_HIT_WARNING = "context pack budget admitted no complete hit"
-MAX_SAFE_INTEGER = 2**53 - 1
 
 
 def cost(hit: Hit) -> int:

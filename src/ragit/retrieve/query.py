@@ -23,7 +23,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..gitsnap.git import Git
     from ..ingest.manifest import ManifestCache
 
-SCOPES = ("durable", "session", "harness", "evidence", "all")
 DIRTY_WARNING = "working tree has uncommitted changes; results exclude them"
 
 

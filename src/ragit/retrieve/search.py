@@ -10,13 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Sequence
 
-from ..errors import RagitError
 from .hits import Hit
 from .scoring import AUTHORITY_WEIGHT, RECENCY_WEIGHT, RETRIEVAL_WEIGHT, breakdown, sort_key
 
 if TYPE_CHECKING:  # pragma: no cover
-    from datetime import datetime
-
     import numpy as np
 
     from ..embed.base import Embedder
@@ -77,10 +74,9 @@ def load_matrix(store: "Store", sha: str, embedder_id: str) -> SnapshotMatrix:
     try:
         rowids, matrix, files, file_norms = store.load_vectors(sha, embedder_id)
     except StoreUnreadable as exc:
-        raise RagitError(
-            "SNAPSHOT_STORE_UNAVAILABLE", f"the store cannot serve snapshot {sha}: {exc}",
-            {"resolvedSha": sha, "reason": "store_unreadable"}, "ragit ingest --all",
-        ) from None
+        from .readiness import store_unavailable
+
+        raise store_unavailable(sha, "store_unreadable", f"the store cannot serve snapshot {sha}: {exc}") from None
     return SnapshotMatrix(rowids, matrix, files, file_norms)
 
 
@@ -209,7 +205,6 @@ def rank_hits(
     overlay: Sequence[tuple["OverlayCandidate", float | None, float]],
     params: RetrievalParams,
     top_k: int,
-    now: "datetime | None" = None,
     rows_cache: "dict[int, ChunkRow] | None" = None,
 ) -> list[Hit]:
     """Fuse snapshot and overlay candidates with the seed formula and take the top ``top_k``.
@@ -269,7 +264,7 @@ def rank_hits(
     if overlay:
         from ..clock import now as clock_now
 
-        moment = now or clock_now()
+        moment = clock_now()
         for cand, cosine, raw in overlay:
             mode = "keyword" if cosine is None else "hybrid"
             v = 0.0 if cosine is None else cosine

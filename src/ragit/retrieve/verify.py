@@ -252,7 +252,8 @@ def _cited_lines(blobs: BlobReader, cited: Cited, citation: str) -> list[str]:
 
 def _compare_document(git: Git, blobs: BlobReader, cited: Cited, lines: list[str], head: str, code: bool) -> Outcome:
     assert cited.start is not None and cited.end is not None and cited.sha is not None
-    blob = _blob_at(git, head, cited.path)
+    # a citation of HEAD itself already knows HEAD's blob at its path
+    blob = cited.blob_id if cited.sha == head else _blob_at(git, head, cited.path)
     if blob is not None:
         if blob == cited.blob_id:
             return Outcome("ok", _location(cited.path, cited.start, cited.end, blob))
