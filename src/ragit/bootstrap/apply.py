@@ -8,7 +8,6 @@ disk, so ``--dry-run`` reports exactly what a real run would do.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,8 @@ from typing import Any
 from ..clock import now_iso
 from ..config import CONFIG_RELPATH, Config
 from ..fsutil import atomic_write_bytes, atomic_write_text
+from ..memory.artifacts import SCOPES as ARTIFACT_SCOPES
+from ..memory.working import dump_json
 from ..store.sqlite import DB_NAME
 from . import templates
 from .configmerge import merged_config, render_new, wanted_config
@@ -39,9 +40,7 @@ def _control_dirs(root: Path, config: Config) -> list[Path]:
         root / config["storage"]["manifest_dir"],
         root / config["memory"]["session_dir"],
         root / config["memory"]["working_dir"],
-        artifacts / "session",
-        artifacts / "harness",
-        artifacts / "evidence",
+        *(artifacts / scope for scope in ARTIFACT_SCOPES),
         _store_dir(root, config),
         root / ".ragit" / "cache",
         (root / config["sessions"]["db_path"]).parent,
@@ -150,7 +149,7 @@ def apply_bootstrap(
     agents_mode, agents_sha, agents_text = _ensure_agents(root)
     created, skipped = _ensure_templates(root)
     index = build_index(agents_text, agents_mode, agents_sha, now_iso())
-    atomic_write_text(root / INDEX_PATH, json.dumps(index, ensure_ascii=False, indent=2) + "\n")
+    atomic_write_text(root / INDEX_PATH, dump_json(index))
     storage, store_missing = _storage(root, config, "created")
     if store_missing and create_store is not None:
         create_store(_store_dir(root, config))

@@ -165,17 +165,12 @@ def _languages(code_paths: list[str]) -> list[str]:
     return sorted({_LANGUAGES[ext] for ext in extensions if ext in _LANGUAGES})
 
 
-def _has_dot_segment(path: str) -> bool:
-    return any(segment.startswith(".") for segment in path.split("/"))
-
-
 def scan_repository(root: Path, config: Config, git_detected: bool) -> Scan:
     """Classify the working tree's files with the configured globs and excludes."""
+    from ..ingest.discovery import matches_filter
+
     ingest = config["ingest"]
     exclude = GlobSet(ingest["exclude"])
-    include = GlobSet(ingest["include"])
-    doc_globs = GlobSet(ingest["doc_globs"])
-    code_globs = GlobSet(ingest["code_globs"])
     ci_globs, infra_globs = GlobSet(CI_GLOBS), GlobSet(INFRA_GLOBS)
 
     listed = list_worktree_files(root) if git_detected and ingest["respect_gitignore"] else None
@@ -192,11 +187,10 @@ def scan_repository(root: Path, config: Config, git_detected: bool) -> Scan:
             ci.append(rel)
         if infra_globs.matches(rel):
             infra.append(rel)
-        if _has_dot_segment(rel) or not include.matches(rel):
-            continue
-        if doc_globs.matches(rel):
+        kind = matches_filter(rel, config)  # what ingest would make of it (dot paths, globs)
+        if kind == "markdown":
             docs.append(rel)
-        elif code_globs.matches(rel):
+        elif kind == "code":
             code.append(rel)
 
     package_json = _read_package_json(root)

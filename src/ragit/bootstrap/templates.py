@@ -7,8 +7,11 @@ templates filled from the scan (so they contain no literal braces).
 
 from __future__ import annotations
 
-# Markdown document types that get a guide template, in template-map order (knowledge §13).
-TEMPLATE_DOC_TYPES: tuple[str, ...] = ("adr", "prd", "srs", "spec", "plan", "ddd", "glossary", "pbd")
+from ..ingest.doctypes import MARKDOWN_TYPES
+
+# Markdown document types that get a guide template, in template-map order (knowledge §13):
+# every Markdown type of ingest.
+TEMPLATE_DOC_TYPES: tuple[str, ...] = MARKDOWN_TYPES
 
 # File name -> content of the 9 guide templates under .ragit/guide/templates/.
 GUIDE_TEMPLATES: dict[str, str] = {

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -75,12 +75,14 @@ class Git:
         self.root = Path(root)
 
     def call(
-        self, *args: str, input: bytes | None = None, allowed: Collection[int] | None = None
+        self, *args: str, input: bytes | None = None, allowed: Collection[int] | None = None,
+        extra_env: Mapping[str, str] | None = None,
     ) -> GitResult:
         """Run ``git <args>``; an exit status outside ``allowed`` (when given) raises ``GitError``.
 
         For commands whose exit status is an answer (``merge-base --is-ancestor``,
-        ``rev-parse --verify``) rather than a failure.
+        ``rev-parse --verify``) rather than a failure. ``extra_env`` adds variables for this
+        process only (e.g. ``RAGIT_SKIP_HOOKS`` for a commit ragit makes itself).
         """
         # Without input git gets an empty stdin: it must never read the caller's (MCP stdio).
         proc = subprocess.run(
@@ -88,7 +90,7 @@ class Git:
             cwd=self.root,
             input=b"" if input is None else input,
             capture_output=True,
-            env=git_env(),
+            env=git_env() if extra_env is None else {**git_env(), **extra_env},
             check=False,
         )
         if allowed is not None and proc.returncode not in allowed:

@@ -146,8 +146,10 @@ def record_path(root: Path, config, scope: str, art_id: str) -> Path:
 
 def render_record(artifact: Artifact) -> tuple[str, int]:
     """The masked file text (2-space indent, trailing newline) and the number of secrets hidden."""
+    from .working import dump_json
+
     masked, count, _ = mask_value(artifact.to_dict())
-    return json.dumps(masked, ensure_ascii=False, indent=2) + "\n", count
+    return dump_json(masked), count
 
 
 # ------------------------------------------------------------------ reading
@@ -433,10 +435,9 @@ def _write(root: Path, config, artifact: Artifact, dry_run: bool, warnings: list
     if dry_run:
         warnings.append("dry-run: nothing was written")
         return
-    from ..fsutil import atomic_write_text
+    from .working import write_masked_json
 
-    text, _ = render_record(artifact)
-    atomic_write_text(record_path(root, config, artifact.scope, artifact.artifact_id), text)
+    write_masked_json(record_path(root, config, artifact.scope, artifact.artifact_id), artifact.to_dict())
 
 
 # ------------------------------------------------------------------ lifecycle

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import difflib
 import re
-import subprocess
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
@@ -221,14 +220,11 @@ def creation_diff(planned: list[tuple[str, str]]) -> str:
 
 def commit_files(git: Git, paths: list[str]) -> str:
     """``git add`` + ``git commit -- <paths>`` (only these paths) with ragit's hooks muted; new HEAD."""
-    from ..gitsnap.git import git_env
     from ..gitsnap.refs import head_sha
 
-    env = dict(git_env(), RAGIT_SKIP_HOOKS="1")
     message = f"ragit: promote {len(paths)} memory document(s)"
     for args in (("add", "--", *paths), ("commit", "-q", "-m", message, "--", *paths)):
-        proc = subprocess.run(["git", *args], cwd=git.root, env=env, stdin=subprocess.DEVNULL,
-                              capture_output=True, check=False)
+        proc = git.call(*args, extra_env={"RAGIT_SKIP_HOOKS": "1"})
         if proc.returncode != 0:
             reason = proc.stderr.decode("utf-8", "replace").strip() or f"git {args[0]} exited {proc.returncode}"
             raise RagitError("GIT_COMMIT_FAILED", f"could not commit the promoted documents: {reason}",

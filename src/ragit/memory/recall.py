@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ..contract.inputs import Validator
 from ..contract.views import excerpt
 from ..errors import RagitError
-from .working import read_json_object
+from .working import memory_relpath, read_json_object
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..config import Config
@@ -77,8 +77,7 @@ def read_working_memory(root: Path, config: Config) -> WorkingMemory:
             memory.warnings.append(f"could not read {rel} ({exc}); ignored")
             return None
 
-    working_dir = config["memory"]["working_dir"].strip("/")
-    memory.current = read(f"{working_dir}/current.json")
+    memory.current = read(memory_relpath(config, "working_dir", "current.json"))
     session_dir = config["memory"]["session_dir"].strip("/")
     directory = Path(root) / session_dir
     names = sorted((p.name for p in directory.glob("*.json") if p.is_file()), reverse=True) if directory.is_dir() else []

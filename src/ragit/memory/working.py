@@ -156,11 +156,7 @@ class WrapInput:
         v.allowed_keys(obj, WRAP_KEYS)
         goal = required_text(obj, "goal", v, "input")
         summary = required_text(obj, "summary", v, "input")
-        head: Any = _ABSENT
-        if "sourceHeadSha" in obj and obj["sourceHeadSha"] is not None:
-            head = v.text(obj["sourceHeadSha"], "input.sourceHeadSha", allow_empty=True) or None
-        elif "sourceHeadSha" in obj:
-            head = None
+        head: Any = optional_text(obj, "sourceHeadSha", v, "input") if "sourceHeadSha" in obj else _ABSENT
         created_at = now_iso()
         if "createdAt" in obj:
             raw = v.text(obj["createdAt"], "input.createdAt")
