@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from ..contract.describe import _CWD, _DRY, _FMT, _INPUT, _spec, register
-from .common import common, dry_run_option, input_option, resolve_root
+from .common import common, dry_run_option, existing_root, input_option
 from .main import cli
 from .output import Output
 
@@ -26,12 +26,7 @@ def artifact_group() -> None:
 
 def _root(cwd: str | None, command: str):
     """The git root of ``--cwd``, else its absolute path (artifacts work outside git); it must exist."""
-    from ..contract.inputs import Validator
-
-    root, _ = resolve_root(cwd)
-    if not root.is_dir():
-        raise Validator(command).fail("--cwd", "file_not_found", f"{root} is not a directory", value=cwd)
-    return root
+    return existing_root(cwd, command)[0]
 
 
 def _config(root):

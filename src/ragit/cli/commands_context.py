@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .common import check_view, common, input_option, open_repo, resolve_root, view_option
+from .common import check_mixed_input, check_view, common, input_option, open_repo, resolve_root, view_option
 from .main import cli
 from .output import Output
 
@@ -25,21 +25,18 @@ def context_group() -> None:
 def pack_cmd(goal, input_, budget, scope, at, view, format_, cwd) -> Output:
     """Pack cited hits for a goal under a strict content-unit budget (citation-diverse-v2)."""
     from ..contract.inputs import Validator, load_json_input
-    from ..contract.payloads import SCOPES, PackInput
+    from ..contract.payloads import PackInput
 
     view = check_view(view, "context pack")
-    root, _ = resolve_root(cwd)
+    place = resolve_root(cwd)
     v = Validator("context pack")
     if input_ is not None:
-        scope_given = scope is not None and scope.strip().lower() != "durable"
-        v.mixed([n for n, on in (("goal", goal is not None), ("--budget", budget is not None),
-                                 ("--at", at is not None), ("--scope", scope_given)) if on])
-        if scope is not None:
-            v.choice(scope, "--scope", SCOPES)
-        inp = PackInput.from_payload(load_json_input(input_, root, v))
+        check_mixed_input(v, [("goal", goal is not None), ("--budget", budget is not None),
+                              ("--at", at is not None)], scope)
+        inp = PackInput.from_payload(load_json_input(input_, place[0], v))
     else:
         inp = PackInput.from_cli(goal, budget, scope, at)
-    repo = open_repo(cwd)
+    repo = open_repo(cwd, place)
     result = repo.pack_input(inp)
     data = result.to_dict(view)
 
@@ -79,9 +76,9 @@ def packet_cmd(input_, evidence, format_, cwd) -> Output:
     v = Validator("context packet")
     if input_ is None:
         raise v.fail("--input", "required", "context packet needs --input <path|->")
-    root, _ = resolve_root(cwd)
-    payload = load_json_input(input_, root, v)
-    repo = open_repo(cwd)
+    place = resolve_root(cwd)
+    payload = load_json_input(input_, place[0], v)
+    repo = open_repo(cwd, place)
     outcome = repo.packet(payload, evidence=evidence)
     data = outcome.to_dict()
     warnings = data.get("warnings", [])

@@ -15,7 +15,7 @@ import click
 
 from ..contract.describe import _CWD, _FMT, _spec, register
 from ..contract.inputs import MAX_SAFE_INTEGER, Validator
-from .common import common, progress_printer, resolve_root
+from .common import common, git_root, progress_printer, resolve_root
 from .main import cli
 from .output import Output
 
@@ -51,12 +51,10 @@ def _seed(v: Validator, value: str | None) -> int:
 @common
 def mine_cmd(out, count, ext, seed, format_, cwd) -> Output:
     """Mine file-localisation tasks from the history of HEAD."""
-    from ..api import git_required
     from ..config import load_config
     from ..evaluation.mine import DEFAULT_COUNT, mine_tasks, render_tasks
     from ..evaluation.report import mine_text
     from ..fsutil import atomic_write_bytes
-    from ..gitsnap.git import Git
 
     v = Validator("eval mine")
     if out is None or not out.strip():
@@ -74,10 +72,8 @@ def mine_cmd(out, count, ext, seed, format_, cwd) -> Output:
             raise v.fail("--ext", "invalid_format", "--ext must list extensions like py,md", value=ext)
         exts = ["." + e for e in dict.fromkeys(items)]
     seed_value = _seed(v, seed)
-    root, in_git = resolve_root(cwd)
-    if not in_git:
-        raise git_required(root)
-    result = mine_tasks(root, Git(root), load_config(root), count=number, extensions=exts, seed=seed_value)
+    root, git = git_root(cwd)
+    result = mine_tasks(root, git, load_config(root), count=number, extensions=exts, seed=seed_value)
     atomic_write_bytes(target, render_tasks(result.tasks))
     data = {"out": out, "tasks": len(result.tasks), "scanned": result.scanned, "skipped": result.skipped,
             "seed": seed_value, "warnings": result.warnings}

@@ -2,22 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from .common import common, dry_run_option, resolve_root
+from .common import common, dry_run_option, git_root
 from .main import cli
 from .output import Output
-
-def _git_root(cwd: str | None):
-    """The worktree root and its ``Git``, or GIT_REPOSITORY_REQUIRED outside git."""
-    from ..api import git_required
-    from ..gitsnap.git import Git
-
-    root, in_git = resolve_root(cwd)
-    if not in_git:
-        raise git_required(root)
-    return Path(root), Git(root)
-
 
 def _output(sub: str, data: dict) -> Output:
     from ..hooks import hooks_text
@@ -38,7 +25,7 @@ def hooks_install_cmd(dry_run, format_, cwd) -> Output:
     from ..config import load_config
     from ..hooks import install_hooks
 
-    root, git = _git_root(cwd)
+    root, git = git_root(cwd)
     return _output("install", install_hooks(root, git, load_config(root), dry_run=dry_run))
 
 
@@ -49,7 +36,7 @@ def hooks_uninstall_cmd(dry_run, format_, cwd) -> Output:
     """Remove ragit's hooks and restore the hooks they chained."""
     from ..hooks import uninstall_hooks
 
-    root, git = _git_root(cwd)
+    root, git = git_root(cwd)
     return _output("uninstall", uninstall_hooks(root, git, dry_run=dry_run))
 
 
@@ -59,5 +46,5 @@ def hooks_status_cmd(format_, cwd) -> Output:
     """Report each hook as installed, chained, external or absent (read-only)."""
     from ..hooks import hooks_status
 
-    root, git = _git_root(cwd)
+    root, git = git_root(cwd)
     return _output("status", hooks_status(root, git))

@@ -7,6 +7,7 @@ import sys
 import click
 
 from .common import (
+    check_mixed_input,
     check_view,
     common,
     dry_run_option,
@@ -35,7 +36,8 @@ def ingest_cmd(all_, since, files, paths, input_, dry_run, format_, cwd) -> Outp
     from ..contract.inputs import Validator, load_json_input
     from ..contract.payloads import IngestInput
 
-    root, _ = resolve_root(cwd)
+    place = resolve_root(cwd)
+    root = place[0]
     v = Validator("ingest")
     if input_ is not None:
         v.mixed([n for n, on in (("--all", all_), ("--since", since is not None), ("--files", files is not None),
@@ -43,7 +45,7 @@ def ingest_cmd(all_, since, files, paths, input_, dry_run, format_, cwd) -> Outp
         inp = IngestInput.from_payload(load_json_input(input_, root, v))
     else:
         inp = IngestInput.from_cli(all_, since, files, paths)
-    repo = open_repo(cwd)
+    repo = open_repo(cwd, place)
     result = repo.ingest_input(inp, dry_run=dry_run, progress=progress_printer(format_, "json", "ingest"))
     data = result.to_dict()
 
@@ -86,20 +88,18 @@ def query_cmd(question, input_, top_k, scope, at, view, explain, format_, cwd) -
     from ..contract.payloads import QueryInput
 
     view = check_view(view, "query")
-    root, _ = resolve_root(cwd)
+    place = resolve_root(cwd)
+    root = place[0]
     v = Validator("query")
     config = load_config(root)
     default_k = config["retrieval"]["top_k"]
     if input_ is not None:
-        scope_given = scope is not None and scope.strip().lower() != "durable"
-        v.mixed([n for n, on in (("question", question is not None), ("--top-k", top_k is not None),
-                                 ("--at", at is not None), ("--explain", explain), ("--scope", scope_given)) if on])
-        if scope is not None:
-            v.choice(scope, "--scope", ("durable", "session", "harness", "evidence", "all"))
+        check_mixed_input(v, [("question", question is not None), ("--top-k", top_k is not None),
+                              ("--at", at is not None), ("--explain", explain)], scope)
         inp = QueryInput.from_payload(load_json_input(input_, root, v), default_k)
     else:
         inp = QueryInput.from_cli(question, top_k, scope, at, explain, default_k)
-    repo = open_repo(cwd)
+    repo = open_repo(cwd, place, config)
     result = repo.query_input(inp)
     data = result.to_dict(view)
 

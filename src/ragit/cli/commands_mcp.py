@@ -7,7 +7,7 @@ The server module, and with it the MCP SDK, is imported only when the command ru
 from __future__ import annotations
 
 from ..contract.describe import _CWD, _spec, register
-from .common import cwd_option, resolve_root
+from .common import cwd_option, existing_root
 from .main import cli
 
 # The tools of ragit.mcp.tools.TOOLS, in listing order (a test keeps the two equal).
@@ -19,11 +19,7 @@ TOOL_NAMES = ("query", "context_pack", "context_packet", "memory_recall", "memor
 @cwd_option
 def mcp_cmd(cwd: str | None) -> None:
     """Serve ragit's tools to an MCP client over stdio (JSON-RPC on stdout, logs on stderr)."""
-    from ..contract.inputs import Validator
-
-    root, in_git = resolve_root(cwd)
-    if not root.is_dir():
-        raise Validator("mcp").fail("--cwd", "file_not_found", f"{root} is not a directory", value=cwd)
+    root, in_git = existing_root(cwd, "mcp")
     from ..mcp.server import serve
 
     serve(root, in_git)

@@ -78,14 +78,9 @@ def window_messages(input_: str | None, from_: str | None, session: str | None, 
 
 def safe_session(session: str, v: Validator) -> str:
     """A session id that can name the offload directory."""
-    from ..window.offload import is_safe_id
+    from ..window.offload import check_session_id
 
-    session = v.text(session, "--session")
-    if not is_safe_id(session):
-        raise v.fail("--session", "invalid_format",
-                     "--session must be letters, digits, _ . : - (at most 200, not starting with . : -)",
-                     value=session)
-    return session
+    return check_session_id(v.text(session, "--session"), v, "--session")
 
 
 def _steps_text(steps: list[dict[str, Any]]) -> list[str]:

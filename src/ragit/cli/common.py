@@ -8,10 +8,6 @@ from typing import Callable
 
 import click
 
-from ..errors import input_invalid
-
-VIEWS = ("minimal", "default", "full")
-
 
 def format_option(f: Callable) -> Callable:
     """``--format``; the value is read from raw argv by the shell (cli-contract §5.1)."""
@@ -60,11 +56,10 @@ def progress_printer(format_: str | None, default: str, label: str):
 def check_view(value: str | None, command: str) -> str:
     if value is None:
         return "default"
-    v = value.strip().lower()
-    if v not in VIEWS:
-        raise input_invalid("--view", "not_one_of", f"--view must be one of {', '.join(VIEWS)}",
-                            command=command, value=value, allowed=list(VIEWS))
-    return v
+    from ..contract.inputs import Validator
+    from ..contract.views import VIEWS
+
+    return Validator(command).choice(value, "--view", VIEWS)
 
 
 def requested_dir(cwd: str | None) -> Path:
@@ -80,13 +75,46 @@ def resolve_root(cwd: str | None) -> tuple[Path, bool]:
     return (root, True) if root is not None else (here, False)
 
 
-def open_repo(cwd: str | None):
-    """A :class:`ragit.api.Repo`, or GIT_REPOSITORY_REQUIRED outside git."""
-    from ..api import Repo, git_required
-    from ..config import load_config
-    from ..gitsnap.git import Git
+def existing_root(cwd: str | None, command: str) -> tuple[Path, bool]:
+    """:func:`resolve_root` for commands that also work outside git; ``--cwd`` must exist."""
+    from ..contract.inputs import Validator
 
     root, in_git = resolve_root(cwd)
+    if not root.is_dir():
+        raise Validator(command).fail("--cwd", "file_not_found", f"{root} is not a directory", value=cwd)
+    return root, in_git
+
+
+def git_root(cwd: str | None, place: tuple[Path, bool] | None = None):
+    """The worktree root and its ``Git``, or GIT_REPOSITORY_REQUIRED outside git."""
+    from ..api import git_required
+    from ..gitsnap.git import Git
+
+    root, in_git = place if place is not None else resolve_root(cwd)
     if not in_git:
         raise git_required(root)
-    return Repo(root, load_config(root), Git(root))
+    return Path(root), Git(root)
+
+
+def open_repo(cwd: str | None, place: tuple[Path, bool] | None = None, config=None):
+    """A :class:`ragit.api.Repo`, or GIT_REPOSITORY_REQUIRED outside git.
+
+    ``place`` (from :func:`resolve_root`) and ``config`` spare a command that already has them
+    a second ``git rev-parse`` and config parse.
+    """
+    from ..api import Repo
+    from ..config import load_config
+
+    root, git = git_root(cwd, place)
+    return Repo(root, config if config is not None else load_config(root), git)
+
+
+def check_mixed_input(v, flags: list[tuple[str, bool]], scope: str | None) -> None:
+    """``--input`` carries the fields these flags set: reject them beside it. ``--scope durable``
+    (the default) may stay, any scope given must still be a valid one."""
+    from ..contract.payloads import SCOPES
+
+    scope_given = scope is not None and scope.strip().lower() != "durable"
+    v.mixed([name for name, on in [*flags, ("--scope", scope_given)] if on])
+    if scope is not None:
+        v.choice(scope, "--scope", SCOPES)

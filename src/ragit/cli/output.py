@@ -56,13 +56,9 @@ def emit(out: Output, fmt: str, cwd: str) -> int:
 def emit_failure(command: str, cwd: str, error, fmt: str) -> int:
     from ..contract.envelope import failure_envelope, failure_text
     from ..contract.jsonout import dumps
-    from ..security.masking import mask_text, mask_value
+    from ..security.masking import masked_error
 
-    # a secret typed into an argument must not come back in the error (knowledge §10.2)
-    error.message = mask_text(error.message).text
-    error.details = mask_value(error.details)[0]
-    if error.recovery:
-        error.recovery = mask_text(error.recovery).text
+    error = masked_error(error)
 
     if fmt in ("json", "both"):
         sys.stdout.write(dumps(failure_envelope(command, cwd, error)))

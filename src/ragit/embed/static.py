@@ -86,10 +86,6 @@ class StaticEmbedder:
         out[nonzero] /= norms[nonzero, None]
         return out
 
-    def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
-        """Token ids per text, as ``tokenizers`` encodes them without special tokens."""
-        return self._encode(texts, self._python_encoder(texts))
-
     # ------------------------------------------------------------ internals
 
     def _python_encoder(self, texts: Sequence[str]) -> WordPieceEncoder | None:

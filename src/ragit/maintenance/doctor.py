@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import RagitError
+from .status import legacy_store_present
 
 
 def _check(name: str, ok: bool, detail: str) -> dict[str, Any]:
@@ -110,7 +111,7 @@ def run_doctor(cwd: Path) -> tuple[Path, dict[str, Any]]:
         if store is not None:
             store.close()
 
-    legacy = (Path(base) / config["storage"]["store_dir"] / "index.json").is_file()
+    legacy = legacy_store_present(base, config)
     checks.append(_check("ragit.legacy-json-store", True, "migration required" if legacy else "none"))
     if git is not None:
         from ..hooks import hook_states

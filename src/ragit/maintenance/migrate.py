@@ -67,14 +67,13 @@ def legacy_paths(path: Path, command: str) -> list[str]:
     return sorted(out)
 
 
-def migrate_from(root: Path, git, config, kind: str, *, dry_run: bool, embedder=None) -> dict[str, Any]:
+def migrate_from(root: Path, git, config, kind: str, *, dry_run: bool) -> dict[str, Any]:
     """Publish the HEAD snapshot for the legacy store's documents; raw JSON of knowledge §18."""
     from ..ingest.pipeline import IngestRequest, run_ingest
 
     command = f"migrate from-{kind}"
     paths = legacy_paths(legacy_source(root, kind), command)
-    result = run_ingest(root, git, config, IngestRequest(mode="full", dry_run=dry_run, only=frozenset(paths)),
-                        embedder=embedder)
+    result = run_ingest(root, git, config, IngestRequest(mode="full", dry_run=dry_run, only=frozenset(paths)))
     admitted = set(result.planned_files) - {s["path"] for s in result.skipped_files}
     data: dict[str, Any] = {"mode": "dry-run" if dry_run else "apply", "docs": result.processed,
                             "chunks": result.chunks}

@@ -190,14 +190,10 @@ def _artifact_capture(ws: Workspace, args: dict[str, Any], v: Validator) -> Any:
 
 def _tool_result_recall(ws: Workspace, args: dict[str, Any], v: Validator) -> Any:
     """``window recall``: reads ``window.offload_dir/<session>/<ref>.json``, never creates it."""
-    from ..window.offload import is_safe_id, recall_offloaded
+    from ..window.offload import check_session_id, recall_offloaded
 
     ref_id = _required_text(args, "refId", v)
-    session = _required_text(args, "sessionId", v)
-    if not is_safe_id(session):
-        raise v.fail("sessionId", "invalid_format",
-                     "sessionId must be letters, digits, _ . : - (at most 200, not starting with . : -)",
-                     value=session)
+    session = check_session_id(_required_text(args, "sessionId", v), v, "sessionId")
     return recall_offloaded(ws.root, ws.config(), session, ref_id)
 
 
@@ -304,8 +300,7 @@ def error_outcome(exc: RagitError) -> ToolOutcome:
     """The §5 error object as structured content and the §5.1 block as text, secrets re-masked."""
     from ..contract.envelope import failure_text
     from ..contract.jsonout import normalize_numbers
-    from ..security.masking import mask_text, mask_value
+    from ..security.masking import masked_error
 
-    masked = RagitError(exc.code, mask_text(exc.message).text, mask_value(exc.details)[0],
-                        None if exc.recovery is None else mask_text(exc.recovery).text)
+    masked = masked_error(exc)
     return ToolOutcome(normalize_numbers(masked.to_dict()), failure_text(masked), is_error=True)

@@ -12,7 +12,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..errors import RagitError
 
 MASKING_VERSION: str = "1"
 
@@ -319,3 +322,12 @@ class RedactionSummary:
             "maskedCount": self.masked_count,
             "sources": list(self.sources),
         }
+
+
+def masked_error(error: "RagitError") -> "RagitError":
+    """A copy of ``error`` with message, details and recovery masked: a secret typed into an
+    argument must not come back in the failure (knowledge §10.2); CLI and MCP both report it."""
+    from ..errors import RagitError
+
+    recovery = mask_text(error.recovery).text if error.recovery else error.recovery
+    return RagitError(error.code, mask_text(error.message).text, mask_value(error.details)[0], recovery)

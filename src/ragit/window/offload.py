@@ -32,6 +32,16 @@ def is_safe_id(value: str) -> bool:
     return bool(_SAFE_ID.fullmatch(value))
 
 
+def check_session_id(session: str, v: Any, field: str) -> str:
+    """``session`` when it can name an offload directory, else INPUT_INVALID on ``field``
+    (``v``: a contract Validator)."""
+    if not is_safe_id(session):
+        raise v.fail(field, "invalid_format",
+                     f"{field} must be letters, digits, _ . : - (at most 200, not starting with . : -)",
+                     value=session)
+    return session
+
+
 @dataclass(frozen=True)
 class RecallOutcome:
     """A recall: the stored result, or why not (``reason`` is a stable word for the CLI)."""
