@@ -80,12 +80,17 @@ def upsert(
     return artifact_id
 
 
-def _kind_filter(kinds: Iterable[str] | None, params: list[Any]) -> str:
+def _filters(session_id: str | None, kinds: Iterable[str] | None, params: list[Any]) -> str:
+    """`` AND ...`` conditions on session and kinds; their values are appended to ``params``."""
+    where = ""
+    if session_id is not None:
+        where += " AND a.session_id = ?"
+        params.append(session_id)
     if kinds is None:
-        return ""
+        return where
     wanted = [k for k in kinds if isinstance(k, str)]
     params.extend(wanted)
-    return f" AND a.kind IN ({', '.join('?' for _ in wanted)})" if wanted else " AND 0"
+    return where + (f" AND a.kind IN ({', '.join('?' for _ in wanted)})" if wanted else " AND 0")
 
 
 def _record(row: sqlite3.Row) -> dict[str, Any]:
@@ -102,11 +107,7 @@ def list_(
 ) -> list[dict[str, Any]]:
     """Artifacts filtered by session and kinds, newest ``updated_at`` first (ties: newest row)."""
     params: list[Any] = []
-    where = "1"
-    if session_id is not None:
-        where += " AND a.session_id = ?"
-        params.append(session_id)
-    where += _kind_filter(kinds, params)
+    where = "1" + _filters(session_id, kinds, params)
     params.append(max(1, int(limit)))
     rows = conn.execute(
         f"SELECT {_FIELDS} FROM context_artifacts a WHERE {where} "
@@ -130,11 +131,7 @@ def search(
     if not match:
         return []
     params: list[Any] = [match]
-    where = ""
-    if session_id is not None:
-        where += " AND a.session_id = ?"
-        params.append(session_id)
-    where += _kind_filter(kinds, params)
+    where = _filters(session_id, kinds, params)
     params.append(max(1, int(limit)))
     content = ", a.content AS content" if include_content else ""
     sql = f"""
