@@ -9,7 +9,8 @@ seconds. It is how the defaults in docs/evaluation.md were chosen; it is not par
         --repo /work/.mirror/pallets+flask/repo --cwd /tmp/lab-flask
 
 The first run indexes the task commits into the evaluation store of --cwd (as `ragit eval run`
-does) and writes <cwd>/lab-<set>.pkl; later runs reuse both.
+does) and writes <cwd>/lab-<set>.pkl; later runs reuse both. Options replay the ablations of
+docs/evaluation.md: --fts (FTS layouts), --file-blend, --passage-words, --term-repeats, --file-bm25.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from __future__ import annotations
 import argparse
 import json
 import pickle
+import re
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -66,7 +69,8 @@ def collect(tasks_file: Path, repos: list[Path], cwd: Path) -> list[dict]:
             file_cos[idx] = float(mean @ qv / norm) if norm else 0.0
         out.append({"id": task.id, "query": q, "gold": list(task.gold), "rowids": snap.rowids.copy(),
                     "files": files, "vector": vector.astype(np.float32), "raw": raw.astype(np.float32),
-                    "file_cos": file_cos, "store": str(store.path)})
+                    "file_cos": file_cos, "store": str(store.path), "matrix": np.array(snap.matrix),
+                    "file_index": snap.files.copy(), "file_norms": snap.file_norms.copy()})
         if n % 25 == 0 or n == len(tasks):
             print(f"[lab] {n}/{len(tasks)}", file=sys.stderr)
     return out
@@ -80,7 +84,15 @@ FTS_VARIANTS = {
     "porter + symbols, title 3 path 3": ("porter unicode61 remove_diacritics 2", True, (1.0, 3.0, 3.0, 1.0)),
     "porter + symbols, symbols 2": ("porter unicode61 remove_diacritics 2", True, (1.0, 2.0, 2.0, 2.0)),
     "porter + symbols, path 4": ("porter unicode61 remove_diacritics 2", True, (1.0, 2.0, 4.0, 1.0)),
+    "symbols + file names": ("unicode61 remove_diacritics 2", "names", (1.0, 2.0, 2.0, 1.0)),
 }
+
+_FILE_NAME = re.compile(r"(?<![\w.])([A-Za-z0-9_][\w-]*\.[A-Za-z][A-Za-z0-9]{0,5})\b")
+
+
+def file_name_term(name: str) -> str:
+    """``sessions.py`` → ``sessionspy``: a file name as one FTS term."""
+    return re.sub(r"[^a-z0-9]", "", name.lower())
 
 
 def fts_raw(data: list[dict], variant: str, workdir: Path) -> None:
@@ -103,14 +115,17 @@ def fts_raw(data: list[dict], variant: str, workdir: Path) -> None:
         conn.execute(f"CREATE VIRTUAL TABLE f USING fts5({cols}, content='', tokenize='{tokenizer}')")
         conn.executemany(
             f"INSERT INTO f(rowid, {cols}) VALUES (?, ?, ?, ?{', ?' if symbols else ''})",
-            [(r, text, title, path) + ((symbols_field(title + chr(10) + text + chr(10) + path),) if symbols else ())
+            [(r, text, title, path) + ((symbols_field(title + chr(10) + text + chr(10) + path)
+                                        + (" " + file_name_term(path.rsplit("/", 1)[-1]) if symbols == "names" else ""),)
+                                       if symbols else ())
              for r, path, title, text in rows])
         conn.commit()
         conn.close()
     conn = sqlite3.connect(db)
     w = ", ".join(str(x) for x in weights)
     for t in data:
-        terms = list(dict.fromkeys(tokenize(t["query"]) + (symbol_terms(t["query"]) if symbols else [])))
+        names = [file_name_term(n) for n in _FILE_NAME.findall(t["query"])] if symbols == "names" else []
+        terms = list(dict.fromkeys(tokenize(t["query"]) + (symbol_terms(t["query"]) if symbols else []) + names))
         raw = np.zeros(len(t["rowids"]))
         if terms:
             res = conn.execute(f"SELECT rowid, -bm25(f, {w}) FROM f WHERE f MATCH ?", (fts_expression(terms),)).fetchall()
@@ -122,6 +137,89 @@ def fts_raw(data: list[dict], variant: str, workdir: Path) -> None:
                 raw[pos[inside]] = sc[inside]
         t["raw"] = raw.astype(np.float32)
     conn.close()
+
+
+def use_passages(data: list[dict], words: int) -> None:
+    """Recompute the cosines with the question split into passages (ragit's question_cosines)."""
+    from ragit.config import defaults
+    from ragit.embed import load_embedder
+    from ragit.retrieve.search import question_cosines
+
+    embedder = load_embedder(defaults())
+    for t in data:
+        cos = question_cosines(t["matrix"], embedder, t["query"], words)
+        sums = np.bincount(t["file_index"], weights=cos, minlength=len(t["file_norms"]))
+        fc = np.divide(sums, t["file_norms"], out=np.zeros_like(sums), where=t["file_norms"] > 0)
+        t["vector"], t["file_cos"] = cos.astype(np.float32), fc[t["file_index"]].astype(np.float32)
+
+
+def use_repeats(data: list[dict], repeats: int) -> None:
+    """Recompute raw BM25 in the evaluation store with each question term kept up to ``repeats`` times."""
+    from ragit.retrieve.search import query_terms
+    from ragit.store.sqlite import fts_expression
+
+    conn = sqlite3.connect(data[0]["store"])
+    for t in data:
+        res = conn.execute("SELECT rowid, -bm25(chunks_fts, 1.0, 2.0, 2.0, 1.0) FROM chunks_fts WHERE chunks_fts MATCH ?",
+                           (fts_expression(query_terms(t["query"], repeats)),)).fetchall()
+        t["raw"] = _scatter(t["rowids"], res)
+    conn.close()
+
+
+def use_file_bm25(data: list[dict], workdir: Path, beta: float) -> None:
+    """Blend a file-level BM25 (each snapshot file's chunks as one FTS document) into the raw keyword
+    score: raw ← (1 − β)·raw/max + β·file/max (so keyword mode sees it too)."""
+    from ragit.retrieve.search import query_terms
+    from ragit.store.sqlite import fts_expression
+
+    db = workdir / "fts-files.db"
+    fresh = not db.exists()
+    conn = sqlite3.connect(db)
+    if fresh:
+        conn.execute("CREATE VIRTUAL TABLE f USING fts5(text, title, path, symbols, content='',"
+                     " tokenize='unicode61 remove_diacritics 2')")
+        src = sqlite3.connect(data[0]["store"])
+        content = {r[0]: r[1:] for r in src.execute(
+            "SELECT r.rowid, c.title, c.text FROM fts_rows r JOIN chunks c ON c.chunk_id = r.chunk_id")}
+        src.close()
+    from ragit.lexical import symbols_field
+
+    keys: dict[tuple, int] = {}
+    for t in data:
+        by: dict[str, list[int]] = {}
+        for r, f in zip(t["rowids"], t["files"]):
+            by.setdefault(f, []).append(int(r))
+        t["file_key"] = {}
+        for f, rows in by.items():
+            key = tuple(sorted(rows))
+            if key not in keys:
+                keys[key] = len(keys) + 1
+                if fresh:
+                    title = "\n".join(content[r][0] for r in key)
+                    text = "\n".join(content[r][1] for r in key)
+                    conn.execute("INSERT INTO f(rowid, text, title, path, symbols) VALUES (?, ?, ?, ?, ?)",
+                                 (keys[key], text, title, f, symbols_field(title + "\n" + text + "\n" + f)))
+            t["file_key"][f] = keys[key]
+    conn.commit()
+    for t in data:
+        found = dict(conn.execute("SELECT rowid, -bm25(f, 1.0, 2.0, 2.0, 1.0) FROM f WHERE f MATCH ?",
+                                  (fts_expression(query_terms(t["query"])),)).fetchall())
+        per_file = np.array([found.get(t["file_key"][f], 0.0) for f in t["files"]])
+        raw = t["raw"].astype(np.float64)
+        top, ftop = raw.max(initial=0.0), per_file.max(initial=0.0)
+        t["raw"] = ((1 - beta) * (raw / top if top > 0 else raw) + beta * (per_file / ftop if ftop > 0 else per_file))
+    conn.close()
+
+
+def _scatter(rowids: np.ndarray, results: list) -> np.ndarray:
+    raw = np.zeros(len(rowids))
+    if results:
+        ids = np.array([r[0] for r in results], dtype=np.int64)
+        sc = np.array([r[1] for r in results])
+        pos = np.minimum(np.searchsorted(rowids, ids), len(rowids) - 1)
+        inside = rowids[pos] == ids
+        raw[pos[inside]] = sc[inside]
+    return raw
 
 
 def file_metrics(scores: np.ndarray, files: list[str], gold: list[str]) -> tuple[float, float, float]:
@@ -195,7 +293,7 @@ def variants(alpha: float = 0.7):
     return {
         "keyword (alpha 0)": lambda v, r, f: kmax(r),
         "vector (alpha 1)": lambda v, r, f: v,
-        "seed: raw cos + bm25/max": lambda v, r, f: hybrid(v, kmax(r)),
+        "seed formula: vector + bm25/max": lambda v, r, f: hybrid(v, kmax(r)),
         "minmax cos": lambda v, r, f: hybrid(vminmax(v), kmax(r)),
         "relative cos (median..max)": lambda v, r, f: hybrid(vrel(v, r), kmax(r)),
         "cos gated to bm25 top50": lambda v, r, f: hybrid(vgated(v, r), kmax(r)),
@@ -227,6 +325,11 @@ def main() -> None:
     ap.add_argument("--out", type=Path)
     ap.add_argument("--fts", choices=list(FTS_VARIANTS), help="rescore keywords with an experimental FTS layout")
     ap.add_argument("--only", nargs="*", help="fusion variants to print (default: all)")
+    ap.add_argument("--file-blend", type=float, default=0.3,
+                    help="weight of the file cosine in the vector score (ragit's default 0.3; 0 = raw cosine)")
+    ap.add_argument("--passage-words", type=int, default=0, help="embed questions as passages of N words")
+    ap.add_argument("--term-repeats", type=int, default=1, help="keep each question term up to N times")
+    ap.add_argument("--file-bm25", type=float, default=0.0, help="blend a file-level BM25 into keyword, weight β")
     args = ap.parse_args()
     args.cwd.mkdir(parents=True, exist_ok=True)
     cache = args.cwd / f"lab-{args.tasks.stem}.pkl"
@@ -237,6 +340,14 @@ def main() -> None:
         cache.write_bytes(pickle.dumps(data))
     if args.fts:
         fts_raw(data, args.fts, args.cwd)
+    if args.passage_words:
+        use_passages(data, args.passage_words)
+    if args.term_repeats > 1:
+        use_repeats(data, args.term_repeats)
+    if args.file_bm25:
+        use_file_bm25(data, args.cwd, args.file_bm25)
+    for t in data:
+        t["vector"] = (1 - args.file_blend) * t["vector"].astype(np.float64) + args.file_blend * t["file_cos"]
     rows = []
     print(f"| variant ({args.tasks.stem}, {len(data)} tasks, fts: {args.fts or 'store'}) | R@5 | R@10 | MRR |")
     print("|---|---|---|---|")

@@ -56,6 +56,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "keyword_enabled": True,
         "keyword_normalization": "max",
         "vector_normalization": "file_blend",
+        "passage_words": 32,
+        "query_term_repeats": 1,
     },
     "memory": {
         "corpus_dir": "docs/memory",
@@ -94,7 +96,7 @@ ENUMS: dict[str, tuple[str, ...]] = {
 
 FORMAT_ALIASES = {"markdown": "text", "table": "text"}
 
-_POSITIVE_INTS = {"retrieval.top_k", "memory.recall_top_k", "embedding.dimensions", "ingest.max_file_bytes"}
+_POSITIVE_INTS = {"retrieval.top_k", "retrieval.query_term_repeats", "memory.recall_top_k", "embedding.dimensions", "ingest.max_file_bytes"}
 
 
 class Config:

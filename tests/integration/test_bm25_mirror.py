@@ -34,8 +34,10 @@ def test_mirror_equals_fts5_and_follows_new_ingests(git_repo):
     store = open_store_read(repo.root, repo.config)
     mirror = store.bm25_mirror()
     try:
-        for question in ["token rotation", "the of", "sendFile HTTPServer", "zebra glossary domain", "nothing here"]:
-            terms = query_terms(question)
+        for question, repeats in [("token rotation", 1), ("the of", 1), ("sendFile HTTPServer", 1),
+                                  ("zebra glossary domain", 1), ("nothing here", 1),
+                                  ("token token rotation token the token", 3), ("sendFile send file x x", 2)]:
+            terms = query_terms(question, repeats)
             expected = dict(store.keyword_scores(terms))
             ids, scores = mirror.scores(terms)
             assert {int(i): float(s) for i, s in zip(ids, scores)} == expected

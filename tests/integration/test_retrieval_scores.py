@@ -69,3 +69,60 @@ def test_symbols_let_identifier_styles_meet(git_repo):
     repo = _repo(git_repo, "file_blend")
     hits = repo.query("rotateToken", top_k=3).hits
     assert hits[0].path == "src/tokens.py" and hits[0].score_keyword == 1.0
+
+
+LONG = " ".join(["refresh token rotation keeps sessions safe"] * 5 + ["store backend writes snapshots atomically"] * 4)
+
+
+def test_long_question_scores_chunks_by_their_best_passage(git_repo):
+    from ragit.retrieve.search import question_passages
+
+    repo = _repo(git_repo, "file_blend")
+    passages = PlaceholderEmbedder().embed(question_passages(LONG, repo.config["retrieval"]["passage_words"]))
+    assert len(passages) == 2
+    vectors = _chunk_vectors(repo, {})
+    result = repo.query(LONG, top_k=10)
+    assert result.hits
+    for hit in result.hits:
+        v = PlaceholderEmbedder().embed([f"{hit.section_title}\n{hit.text}"])[0]
+        chunk = float(np.max(passages @ v))
+        file_cos = sum(float(np.max(passages @ u)) for u in vectors[hit.path]) / float(
+            np.linalg.norm(np.sum(vectors[hit.path], axis=0)))
+        assert abs(hit.score_vector - (0.7 * chunk + 0.3 * file_cos)) < 1e-6
+
+
+def test_normalization_none_embeds_the_whole_question(git_repo):
+    repo = _repo(git_repo, "none")
+    q = PlaceholderEmbedder().embed([LONG])[0]
+    for hit in repo.query(LONG, top_k=10).hits:
+        v = PlaceholderEmbedder().embed([f"{hit.section_title}\n{hit.text}"])[0]
+        assert abs(hit.score_vector - float(v @ q)) < 1e-6
+
+
+def test_query_term_repeats_weigh_repeated_terms(git_repo):
+    from ragit.retrieve.search import query_terms
+    from ragit.store import open_store_read
+
+    write_placeholder_config(git_repo.root)
+    git_repo.commit("c", {"docs/a.md": "# A\n\nzebra lives here\n", "docs/b.md": "# B\n\nquokka quokka lives\n"})
+    question = "quokka zebra zebra zebra"
+    cfg = git_repo.root / ".ragit" / "config.toml"
+    base = cfg.read_text()
+    tops = {}
+    for repeats in (1, 3):
+        cfg.write_text(base + f"\n[retrieval]\nquery_term_repeats = {repeats}\n")
+        repo = Repo.open(git_repo.root)
+        repo.ingest(all=True)
+        hits = repo.query(question, top_k=2).hits
+        store = open_store_read(repo.root, repo.config)
+        try:
+            raw = dict(store.keyword_scores(query_terms(question, repeats)))
+        finally:
+            store.close()
+        tops[repeats] = {h.path: h.score_keyword for h in hits}
+        best = max(raw.values())
+        assert sorted(h.score_keyword for h in hits) == sorted(r / best for r in raw.values())
+        warm = [repo.query(question, top_k=2) for _ in range(2)][-1].hits  # second read: BM25 mirror
+        assert [(h.chunk_id, h.score_keyword) for h in warm] == [(h.chunk_id, h.score_keyword) for h in hits]
+    assert tops[1]["docs/b.md"] == 1.0 > tops[1]["docs/a.md"]  # distinct terms: two quokkas beat one zebra
+    assert tops[3]["docs/a.md"] == 1.0 > tops[3]["docs/b.md"]  # the question's zebra counts three times

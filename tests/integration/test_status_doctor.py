@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 
 import pytest
 
-from conftest import tree_snapshot, write_placeholder_config
+from conftest import tree_snapshot
 
 
 def test_status_indexed(indexed_repo, cli):
@@ -112,6 +111,8 @@ def test_config_set_get_roundtrip(git_repo, cli):
     assert r.json["data"]["value"] == ["a/**", "b/**"]
     r = cli("config", "set", "output.format", "markdown", "--cwd", root, "--format", "json")
     assert r.json["data"]["value"] == "text"
+    r = cli("config", "set", "retrieval.passage_words", "0", "--cwd", root, "--format", "json")
+    assert r.json["data"]["value"] == 0  # 0 = embed the whole question
 
 
 @pytest.mark.parametrize(
@@ -119,6 +120,7 @@ def test_config_set_get_roundtrip(git_repo, cli):
     [
         ("retrieval.alpha", "1.5", "INPUT_INVALID", "out_of_range"),
         ("retrieval.top_k", "0", "INPUT_INVALID", "out_of_range"),
+        ("retrieval.query_term_repeats", "0", "INPUT_INVALID", "out_of_range"),
         ("retrieval.keyword_enabled", "yes", "INPUT_INVALID", "not_boolean"),
         ("window.token_counter", "gpt2", "INPUT_INVALID", "not_one_of"),
         ("nosection", "1", "INPUT_INVALID", "invalid_format"),

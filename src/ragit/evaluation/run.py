@@ -10,6 +10,7 @@ index nothing.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
 import json
 import time
@@ -195,20 +196,20 @@ def _evaluate_task(root: Path, config: Config, task: Task, embedder: Embedder, m
         zeros = np.zeros(n, dtype=np.float64)
         started = time.perf_counter()
         needs_vector = n > 0 and any(alphas[m] > 0 for m in modes)
-        file_blend = RetrievalParams.from_config(config).file_blend
-        vector = vector_scores(snap, embedder, masked, file_blend) if needs_vector else zeros
+        base = RetrievalParams.from_config(config)
+        vector = vector_scores(snap, embedder, masked, base.file_blend, base.passage_words) if needs_vector else zeros
         vector_seconds = time.perf_counter() - started
         started = time.perf_counter()
         keyword_enabled = config["retrieval"]["keyword_enabled"]
         needs_keyword = n > 0 and keyword_enabled and any(alphas[m] < 1 for m in modes)
-        raw = keyword_raw(store, snap, masked)[0] if needs_keyword else zeros
+        raw = keyword_raw(store, snap, masked, term_repeats=base.term_repeats)[0] if needs_keyword else zeros
         keyword_seconds = time.perf_counter() - started
         scores = SnapshotScores(snap.rowids, vector, raw)
         rows: dict = {}
         for mode in modes:
             alpha = alphas[mode]
             started = time.perf_counter()
-            params = RetrievalParams(alpha=alpha, keyword_enabled=keyword_enabled, file_blend=file_blend)
+            params = dataclasses.replace(base, alpha=alpha)
             hits = rank_hits(store, task.commit, scores, (), params, TOP_K, rows_cache=rows)
             ranked = rank_metrics(file_ranking(hits), task.gold)
             candidates = hits[:PACK_TOP_K]

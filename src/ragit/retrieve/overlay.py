@@ -19,6 +19,7 @@ from .scoring import authority_score, recency_score
 if TYPE_CHECKING:  # pragma: no cover
     from ..embed.base import Embedder
     from ..memory.artifacts import Artifact, Evidence
+    from .search import RetrievalParams
 
 OVERLAY_SCOPES = ("session", "harness", "evidence", "all")
 EVIDENCE_STATUSES = ("captured", "reviewed")
@@ -155,32 +156,34 @@ def _fts_path(candidate: OverlayCandidate) -> str:
     return f"{candidate.path} {candidate.source_path}"
 
 
-def keyword_raw(candidates: Sequence[OverlayCandidate], masked_question: str) -> list[float]:
+def keyword_raw(candidates: Sequence[OverlayCandidate], masked_question: str, term_repeats: int = 1) -> list[float]:
     """Raw ``−bm25`` per candidate (0.0 when it does not match), with the snapshot's FTS rules,
     in an index of their own (used when no snapshot store is available)."""
     from ..store.sqlite import bm25_in_memory
     from .search import query_terms
 
-    return bm25_in_memory([fts_document(c) for c in candidates], query_terms(masked_question))
+    return bm25_in_memory([fts_document(c) for c in candidates], query_terms(masked_question, term_repeats))
 
 
 def score_overlay(
     candidates: Sequence[OverlayCandidate], masked_question: str, embedder: "Embedder | None",
-    raw: Sequence[float] | None = None,
+    raw: Sequence[float] | None = None, params: "RetrievalParams | None" = None,
 ) -> list[tuple[OverlayCandidate, float | None, float]]:
     """``(candidate, cosine, raw BM25)`` per candidate, in input order.
 
     ``raw`` comes from the snapshot store when there is one (shared corpus statistics);
     without it the candidates are scored in an in-memory index of their own (degraded recall).
     The cosine is None without an embedder (the candidate is then scored in keyword mode).
-    Embedding input is ``title LF text``, as for snapshot chunks (knowledge §11.2).
+    Embedding input is ``title LF text``, as for snapshot chunks (knowledge §11.2); ``params``
+    carries the question's passage split and term repeats, so artifacts and snapshot chunks are
+    scored alike.
     """
-    raw = list(raw) if raw is not None else keyword_raw(candidates, masked_question)
+    from .search import question_cosines
+
+    repeats = params.term_repeats if params is not None else 1
+    raw = list(raw) if raw is not None else keyword_raw(candidates, masked_question, repeats)
     if embedder is None or not candidates:
         return [(c, None, r) for c, r in zip(candidates, raw)]
-    import numpy as np
-
-    query = embedder.embed([masked_question])[0]
     matrix = embedder.embed([f"{c.section_title}\n{c.text}" for c in candidates])
-    cosines = (matrix @ query).astype(np.float64)
+    cosines = question_cosines(matrix, embedder, masked_question, params.passage_words if params else 0)
     return [(c, float(v), r) for c, v, r in zip(candidates, cosines, raw)]

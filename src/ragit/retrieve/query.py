@@ -110,7 +110,7 @@ def retrieve(
         if candidates:
             from .overlay import score_overlay
 
-            overlay = score_overlay(candidates, masked.text, embedder, raw=scores.extra_raw)
+            overlay = score_overlay(candidates, masked.text, embedder, raw=scores.extra_raw, params=params)
         snapshot = scores if scope in ("durable", "all") else None
         hits = rank_hits(store, sha, snapshot, overlay, params, top_k)
     except BaseException:

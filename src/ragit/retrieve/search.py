@@ -80,13 +80,55 @@ def load_matrix(store: "Store", sha: str, embedder_id: str) -> SnapshotMatrix:
     return SnapshotMatrix(rowids, matrix, files, file_norms)
 
 
-def query_terms(masked_question: str) -> list[str]:
-    """Distinct tokens of the masked question, first-seen order (knowledge §11.4 step 1), plus
-    its code-aware symbol terms (joined identifiers, camelCase parts; ragit.lexical)."""
+def query_terms(masked_question: str, repeats: int = 1) -> list[str]:
+    """Tokens of the masked question in first-seen order (knowledge §11.4 step 1), plus its
+    code-aware symbol terms (joined identifiers, camelCase parts; ragit.lexical).
+
+    ``repeats = 1`` gives the distinct terms of §11.4. A larger value keeps each term up to that
+    many times, consecutively: FTS5's ``bm25()`` sums over the phrases of the query, so a term the
+    question repeats weighs more (``retrieval.query_term_repeats``, docs/evaluation.md).
+    """
     from ..embed.tokenize import tokenize
     from ..lexical import symbol_terms
 
-    return list(dict.fromkeys(tokenize(masked_question) + symbol_terms(masked_question)))
+    terms = tokenize(masked_question) + symbol_terms(masked_question)
+    if repeats <= 1:
+        return list(dict.fromkeys(terms))
+    counts: dict[str, int] = {}
+    for term in terms:
+        counts[term] = counts.get(term, 0) + 1
+    return [term for term, n in counts.items() for _ in range(min(n, repeats))]
+
+
+# A question of more than PASSAGE_WORDS words is embedded as consecutive passages of that many
+# words and a chunk's cosine is its best passage's (docs/evaluation.md: a long issue text is
+# several questions, and one averaged vector matches none of them). At most MAX_PASSAGES
+# passages: a longer question gets proportionally longer passages, so the cost stays bounded.
+PASSAGE_WORDS = 32
+MAX_PASSAGES = 64
+
+
+def question_passages(masked_question: str, words: int) -> list[str]:
+    """The question itself, or its passages of ``words`` whitespace-separated words when it is
+    longer than that (``words = 0``: always the whole question, knowledge §11.3)."""
+    parts = masked_question.split()
+    if words <= 0 or len(parts) <= words:
+        return [masked_question]
+    size = max(words, -(-len(parts) // MAX_PASSAGES))
+    return [" ".join(parts[i : i + size]) for i in range(0, len(parts), size)]
+
+
+def question_cosines(matrix: "np.ndarray", embedder: "Embedder", masked_question: str,
+                     passage_words: int = 0) -> "np.ndarray":
+    """float64 cosine of each row of ``matrix`` with the question: with its best passage when
+    the question is split into passages, else with the question's one vector."""
+    import numpy as np
+
+    passages = question_passages(masked_question, passage_words)
+    qvecs = embedder.embed(passages)
+    if len(passages) == 1:
+        return (matrix @ qvecs[0]).astype(np.float64)
+    return (matrix @ qvecs.T).max(axis=1).astype(np.float64)
 
 
 # Weight of the file cosine in the vector score under ``vector_normalization = "file_blend"``
@@ -99,13 +141,19 @@ class RetrievalParams:
     alpha: float = 0.7
     keyword_enabled: bool = True
     file_blend: float = FILE_BLEND
+    passage_words: int = PASSAGE_WORDS
+    term_repeats: int = 1
 
     @classmethod
     def from_config(cls, config, alpha: float | None = None) -> "RetrievalParams":
+        """``vector_normalization = "none"`` is knowledge §11.3 exactly: the raw cosine of the
+        whole question (no file blend, no passages)."""
         r = config["retrieval"]
-        blend = FILE_BLEND if r["vector_normalization"] == "file_blend" else 0.0
+        blended = r["vector_normalization"] == "file_blend"
         return cls(alpha=r["alpha"] if alpha is None else alpha, keyword_enabled=r["keyword_enabled"],
-                   file_blend=blend)
+                   file_blend=FILE_BLEND if blended else 0.0,
+                   passage_words=r["passage_words"] if blended else 0,
+                   term_repeats=r["query_term_repeats"])
 
 
 @dataclass
@@ -119,20 +167,20 @@ class SnapshotScores:
 
 
 def vector_scores(snap: SnapshotMatrix, embedder: "Embedder", masked_question: str,
-                  file_blend: float = 0.0) -> "np.ndarray":
+                  file_blend: float = 0.0, passage_words: int = 0) -> "np.ndarray":
     """The vector score of every snapshot row, float64 in [−1, 1].
 
     ``file_blend = 0`` gives the raw cosine of knowledge §11.3. Otherwise the chunk's cosine is
     blended with its *file's* cosine — the question against the normalised sum of the file's
     chunk vectors, computed as Σ chunk cosines / ‖Σ chunk vectors‖ — so a chunk is judged with
-    the context of the file it belongs to (docs/evaluation.md).
+    the context of the file it belongs to (docs/evaluation.md). ``passage_words > 0`` scores a
+    long question by its best passage (:func:`question_cosines`).
     """
     import numpy as np
 
     if not len(snap.rowids):
         return np.zeros(0, dtype=np.float64)
-    qvec = embedder.embed([masked_question])[0]
-    cosine = (snap.matrix @ qvec).astype(np.float64)
+    cosine = question_cosines(snap.matrix, embedder, masked_question, passage_words)
     if not file_blend:
         return cosine
     sums = np.bincount(snap.files, weights=cosine, minlength=len(snap.file_norms))
@@ -142,7 +190,7 @@ def vector_scores(snap: SnapshotMatrix, embedder: "Embedder", masked_question: s
 
 def keyword_raw(
     store: "Store", snap: SnapshotMatrix, masked_question: str, extra: Sequence[tuple[str, str, str]] = (),
-    cache: VectorCache | None = None,
+    cache: VectorCache | None = None, term_repeats: int = 1,
 ) -> tuple["np.ndarray", list[float]]:
     """Raw −bm25 per snapshot row (0 where it does not match) and per ``extra`` document.
 
@@ -154,7 +202,7 @@ def keyword_raw(
 
     n = len(snap.rowids)
     raw = np.zeros(n, dtype=np.float64)
-    terms = query_terms(masked_question)
+    terms = query_terms(masked_question, term_repeats)
     if not terms:
         return raw, [0.0] * len(extra)
     mirror = cache.mirror(store) if cache is not None and not extra else None
@@ -190,9 +238,9 @@ def score_snapshot(
     import numpy as np
 
     snap = cache.get(store, sha, embedder.id) if cache is not None else load_matrix(store, sha, embedder.id)
-    vector = vector_scores(snap, embedder, masked_question, params.file_blend)
+    vector = vector_scores(snap, embedder, masked_question, params.file_blend, params.passage_words)
     if params.keyword_enabled:
-        raw, extra_raw = keyword_raw(store, snap, masked_question, extra, cache)
+        raw, extra_raw = keyword_raw(store, snap, masked_question, extra, cache, params.term_repeats)
     else:
         raw, extra_raw = np.zeros(len(snap.rowids), dtype=np.float64), [0.0] * len(extra)
     return SnapshotScores(snap.rowids, vector, raw, extra_raw)
