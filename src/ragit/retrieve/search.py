@@ -207,12 +207,10 @@ def keyword_raw(
         return raw, [0.0] * len(extra)
     mirror = cache.mirror(store) if cache is not None and not extra else None
     if mirror is not None:
-        ids, scores = mirror.scores(terms)
-        extra_raw: list[float] = []
-    else:
-        matches, extra_raw = store.keyword_scores_with(terms, extra)
-        ids = np.fromiter((m[0] for m in matches), dtype=np.int64, count=len(matches))
-        scores = np.fromiter((m[1] for m in matches), dtype=np.float64, count=len(matches))
+        return (mirror.scores_at(terms, snap.rowids) if n else raw), []
+    matches, extra_raw = store.keyword_scores_with(terms, extra)
+    ids = np.fromiter((m[0] for m in matches), dtype=np.int64, count=len(matches))
+    scores = np.fromiter((m[1] for m in matches), dtype=np.float64, count=len(matches))
     if len(ids) and n:
         pos = np.minimum(np.searchsorted(snap.rowids, ids), n - 1)
         inside = snap.rowids[pos] == ids

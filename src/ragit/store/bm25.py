@@ -51,18 +51,21 @@ class Bm25Mirror:
     def __init__(self, db_path: Path, table: str, columns: Sequence[str], weights: Sequence[float]):
         self.table = table
         self.weights = dict(zip(columns, weights))
-        # the column weight of an occurrence, computed by SQLite while it walks the postings
-        self._weight_sql = "CASE col " + " ".join(
-            f"WHEN '{c}' THEN {float(w)!r}" for c, w in self.weights.items()) + " ELSE 1.0 END"
+        self._column_weights = [float(w) for w in weights]
+        # each occurrence as one integer, doc · ncols + column index, so SQLite hands over a whole
+        # doclist as one string instead of a Python row per occurrence
+        self._ncols = len(columns)
+        self._code_sql = f"doc * {self._ncols} + CASE col " + " ".join(
+            f"WHEN '{c}' THEN {i}" for i, c in enumerate(columns)) + " END"
         conn = sqlite3.connect(":memory:", check_same_thread=False)
         conn.execute("ATTACH ? AS s", (f"file:{db_path}?mode=rw",))
         conn.execute(f"CREATE VIRTUAL TABLE temp.v_inst USING fts5vocab(s, {table}, instance)")
-        conn.execute(f"CREATE VIRTUAL TABLE temp.v_row USING fts5vocab(s, {table}, row)")
         conn.execute("PRAGMA query_only = 1")
         self._conn = conn
         self.generation = self.read_generation()
         self._postings: dict[str, tuple] = {}
         self._doc_tokens = None
+        self._norm = None
 
     def read_generation(self) -> bytes:
         """The averages record: changes whenever a row is added to (or removed from) the index."""
@@ -90,56 +93,79 @@ class Bm25Mirror:
             self._doc_tokens = tokens
         return self._doc_tokens
 
+    def _row_norms(self):
+        """``k1 · (1 − b + b · D / avgdl)`` per row id, computed once (the mirror is per generation)."""
+        if self._norm is None:
+            n_row, n_token = self._totals()
+            avgdl = float(n_token) / float(n_row) if n_row else 1.0
+            self._norm = K1 * (1 - B + B * self._tokens() / avgdl)
+        return self._norm
+
     def _term(self, term: str):
-        """(row ids, weighted hit counts, rows containing the term) for one term."""
+        """(row ids, weighted hit counts) of one term; the rows containing it are ``len(ids)``."""
         import numpy as np
 
         hit = self._postings.get(term)
         if hit is None:
-            # one (row, column weight) pair per occurrence, in row order (fts5vocab walks the
-            # doclist); summing the weights per row gives Σ w_col · hits_col exactly (small
-            # integers and weights are exact in float64)
-            rows = self._conn.execute(f"SELECT doc, {self._weight_sql} FROM temp.v_inst WHERE term = ?",
-                                      (term,)).fetchall()
-            if rows:
-                pairs = np.array(rows, dtype=np.float64)
-                if np.any(pairs[1:, 0] < pairs[:-1, 0]):  # not expected; cheap insurance
-                    pairs = pairs[np.argsort(pairs[:, 0], kind="stable")]
-                docs = pairs[:, 0].astype(np.int64)
+            # the occurrences in doclist (row) order; Σ w_col · hits_col per row is exact in
+            # float64 (small integers times the column weights)
+            text = self._conn.execute(f"SELECT group_concat({self._code_sql}) FROM temp.v_inst WHERE term = ?",
+                                      (term,)).fetchone()[0]
+            if text:
+                codes = np.array(text.split(","), dtype=np.int64)
+                docs = codes // self._ncols
+                weights = np.asarray(self._column_weights, dtype=np.float64)[codes % self._ncols]
+                if np.any(docs[1:] < docs[:-1]):  # not expected; cheap insurance
+                    order = np.argsort(docs, kind="stable")
+                    docs, weights = docs[order], weights[order]
                 starts = np.flatnonzero(np.concatenate(([True], docs[1:] != docs[:-1])))
-                ids, values = docs[starts], np.add.reduceat(pairs[:, 1], starts)
+                hit = (docs[starts], np.add.reduceat(weights, starts))
             else:
-                ids, values = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
-            n_hit = self._conn.execute("SELECT doc FROM temp.v_row WHERE term = ?", (term,)).fetchone()
-            hit = (ids, values, n_hit[0] if n_hit else 0)
+                hit = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
             if len(self._postings) >= MAX_CACHED_TERMS:
                 self._postings.pop(next(iter(self._postings)))
             self._postings[term] = hit
         return hit
 
+    def _dense(self, terms: Sequence[str]):
+        """(score per row id, matched per row id): each term's contribution added in query order,
+        as FTS5 does (a term absent from a row adds exactly 0.0 there, so skipping it is exact)."""
+        import numpy as np
+
+        postings = [self._term(t) for t in terms]
+        norm = self._row_norms()
+        top = max([len(norm)] + [int(ids[-1]) + 1 for ids, _ in postings if len(ids)])
+        if top > len(norm):  # rows newer than the docsize read (not expected within a generation)
+            norm = np.concatenate([norm, np.full(top - len(norm), K1 * (1 - B))])
+        score = np.zeros(top, dtype=np.float64)
+        matched = np.zeros(top, dtype=bool)
+        n_row = self._totals()[0]
+        for ids, freq in postings:
+            if not len(ids):
+                continue
+            n_hit = len(ids)
+            idf = math.log((n_row - n_hit + 0.5) / (n_hit + 0.5))
+            if idf <= 0.0:
+                idf = 1e-6
+            score[ids] += idf * ((freq * (K1 + 1.0)) / (freq + norm[ids]))
+            matched[ids] = True
+        return score, matched
+
     def scores(self, terms: Sequence[str]):
         """(row ids, −bm25) of every row matching any term — what ``keyword_scores`` returns."""
         import numpy as np
 
-        postings = [self._term(t) for t in terms]
-        matched = [p for p in postings if len(p[0])]
-        if not matched:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
-        rowids = np.unique(np.concatenate([p[0] for p in matched]))
-        n_row, n_token = self._totals()
-        avgdl = float(n_token) / float(n_row)
-        tokens = self._tokens()
-        doc_len = tokens[rowids] if rowids.max() < len(tokens) else np.array(
-            [tokens[r] if r < len(tokens) else 0.0 for r in rowids])
-        norm = K1 * (1 - B + B * doc_len / avgdl)
-        score = np.zeros(len(rowids), dtype=np.float64)
-        for ids, freq, n_hit in postings:
-            if not len(ids):
-                continue  # a phrase absent from every row adds 0.0 to every score
-            idf = math.log((n_row - n_hit + 0.5) / (n_hit + 0.5))
-            if idf <= 0.0:
-                idf = 1e-6
-            f = np.zeros(len(rowids), dtype=np.float64)
-            f[np.searchsorted(rowids, ids)] = freq
-            score = score + idf * ((f * (K1 + 1.0)) / (f + norm))
-        return rowids, score
+        score, matched = self._dense(terms)
+        rowids = np.flatnonzero(matched).astype(np.int64)
+        return rowids, score[rowids]
+
+    def scores_at(self, terms: Sequence[str], rowids):
+        """−bm25 of each of ``rowids`` (0.0 where it matches no term): a snapshot's keyword scores
+        without materialising the other snapshots' matches."""
+        import numpy as np
+
+        score, _ = self._dense(terms)
+        out = np.zeros(len(rowids), dtype=np.float64)
+        inside = rowids < len(score)
+        out[inside] = score[rowids[inside]]
+        return out
