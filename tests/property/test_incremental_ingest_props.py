@@ -2,8 +2,9 @@
 
 For random commit sequences (edits, deletions, renames, files under directories that
 ``.gitignore`` files exclude, symlinks, too-large files), the documents of every ``--since``
-manifest equal those of a ``--all`` manifest of the same commit, and the re-rendered lines of
-unchanged documents are byte-identical to the base's.
+manifest equal those of a ``--all`` manifest of the same commit, the store's document rows carried
+over from the base equal a full ingest's, and the lines of unchanged documents are byte-identical
+to the base's.
 """
 
 from __future__ import annotations
@@ -42,6 +43,17 @@ def _run(root: Path, *args: str) -> None:
 
 def _docs(root: Path, sha: str) -> list[dict]:
     return json.loads((root / ".ragit" / "manifest" / f"{sha}.json").read_text())["docs"]
+
+
+def _store_docs(root: Path, sha: str) -> list[tuple]:
+    import sqlite3
+
+    conn = sqlite3.connect(root / ".ragit" / "store" / "ragit.db")
+    try:
+        return conn.execute("SELECT path, doc_type, blob_id, chunker_key FROM snapshot_docs"
+                            " WHERE commit_sha = ? ORDER BY path", (sha,)).fetchall()
+    finally:
+        conn.close()
 
 
 def _content(path: str, n: int) -> str:
@@ -89,6 +101,8 @@ def test_since_publishes_what_all_would(commits):
             before = (root / ".ragit" / "manifest" / f"{base}.json").read_text().split("\n")
             _run(root, "since", base)
             incremental = _docs(root, head)
+            incremental_rows = _store_docs(root, head)
+            assert [r[0] for r in incremental_rows] == [d["path"] for d in incremental]
             lines = (root / ".ragit" / "manifest" / f"{head}.json").read_text().split("\n")
             # unchanged documents keep their exact line (modulo the trailing comma of the last one)
             kept = {ln.rstrip(",") for ln in before if ln.startswith("    {")}
@@ -97,3 +111,4 @@ def test_since_publishes_what_all_would(commits):
             }
             _run(root, "all")
             assert _docs(root, head) == incremental
+            assert _store_docs(root, head) == incremental_rows  # carried-over store rows match too

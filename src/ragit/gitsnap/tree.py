@@ -16,32 +16,25 @@ def list_tree(git: Git, commit: str, *, only: Collection[str] | None = None,
               also_named: str | None = None) -> list[TreeEntry]:
     """Every file of ``commit`` (blobs, symlinks, submodules), recursively, sorted by path.
 
-    With ``only``, just those paths plus every file whose base name is ``also_named`` (the
-    ``.gitignore`` files that decide about them; their sizes are not asked for): an incremental
-    ingest then parses what changed, not the whole tree.
+    With ``only``, just those paths plus the files named ``also_named`` in their directories
+    and every directory above them (the ``.gitignore`` files that decide about them), asked for
+    by name: an incremental ingest then lists what changed, not the whole tree.
     """
-    if only is None or len(only) > MAX_PATHSPEC:
+    if only is None:
         return _parse(git.run("ls-tree", "-r", "-l", "-z", "--full-tree", commit))
     wanted = set(only)
-    if not wanted:
-        listed, named = b"", b""
-    else:
-        sized, whole = git.call_parallel(
-            ("ls-tree", "-r", "-l", "-z", "--full-tree", commit, "--", *sorted(wanted)),
-            ("ls-tree", "-r", "-z", "--full-tree", commit),
-        )
-        listed, named = sized.checked(), whole.checked()
-    entries = [e for e in _parse(listed) if e.path in wanted]
+    asked = set(wanted)
     if also_named:
-        suffix = ("/" + also_named).encode()
-        for record in named.split(b"\0"):
-            if record.endswith(suffix) or record.endswith(b"\t" + also_named.encode()):
-                meta, _, path = decode_path(record).partition("\t")
-                if path not in wanted:
-                    mode, kind, oid = meta.split()
-                    entries.append(TreeEntry(mode, kind, oid, None, path))
-    entries.sort(key=lambda e: e.path)
-    return entries
+        for path in wanted:
+            parts = path.split("/")
+            for depth in range(len(parts)):
+                asked.add("/".join(parts[:depth] + [also_named]))
+    if len(asked) > MAX_PATHSPEC:
+        return _parse(git.run("ls-tree", "-r", "-l", "-z", "--full-tree", commit))
+    if not wanted:
+        return []
+    listed = git.run("ls-tree", "-r", "-l", "-z", "--full-tree", commit, "--", *sorted(asked))
+    return [e for e in _parse(listed) if e.path in asked]
 
 
 def _parse(out_bytes: bytes) -> list[TreeEntry]:

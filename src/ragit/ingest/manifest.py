@@ -98,10 +98,20 @@ class LoadedManifest:
     manifest: Manifest
     sha256: str
     relpath: str
-    docs_loaded: bool = True  # False for the header-only form a trusted read uses
-    # path -> (document, its rendered line) of a trusted file, so an incremental ingest copies
-    # the lines of unchanged documents instead of formatting them again
-    lines: dict[str, tuple[ManifestDoc, str]] | None = field(default=None, compare=False, repr=False)
+    docs_loaded: bool = True  # False for the header-only and lines-only forms of a trusted read
+    # path -> rendered line of every document of a trusted file (``with_lines``), in file order:
+    # an incremental ingest copies the lines of unchanged documents and never parses them
+    lines: dict[str, str] | None = field(default=None, compare=False, repr=False)
+
+    def paths(self) -> list[str]:
+        """The documents' paths, in file order."""
+        return list(self.lines) if self.lines is not None else [d.path for d in self.manifest.docs]
+
+    def doc_lines(self) -> dict[str, str]:
+        """Path -> rendered line of every document, from the file or formatted from the docs."""
+        if self.lines is not None:
+            return self.lines
+        return {d.path: doc_line(d) for d in self.manifest.docs}
 
 
 class ManifestCache:
@@ -127,28 +137,23 @@ class ManifestCache:
         self._entries[(str(path), header_only)] = (ident, loaded)
 
 
-def render_manifest(manifest: Manifest, reuse: dict[str, tuple[ManifestDoc, str]] | None = None) -> bytes:
-    """Pretty JSON (2-space indent) with one document object per line, plus a trailing newline.
+def render_manifest(manifest: Manifest) -> bytes:
+    """Pretty JSON (2-space indent) with one document object per line, plus a trailing newline."""
+    return render_lines(manifest, [doc_line(d) for d in manifest.docs])
 
-    ``reuse`` (``LoadedManifest.lines`` of the base) supplies the line of every document that is
-    the very object it was parsed into.
-    """
+
+def render_lines(manifest: Manifest, lines: list[str]) -> bytes:
+    """The manifest file of ``manifest``'s header and these document lines (:func:`doc_line`,
+    in path order): what :func:`render_manifest` writes, without formatting copied lines again."""
     head = json.dumps(manifest.header_dict(), ensure_ascii=False, indent=2)[: -len("\n}")]
-    reuse = reuse or {}
-
-    def line(d: ManifestDoc) -> str:
-        known = reuse.get(d.path)
-        return known[1] if known is not None and known[0] is d else _doc_line(d)
-
-    if manifest.docs:
-        body = ",\n".join(map(line, manifest.docs))
-        text = head + ',\n  "docs": [\n' + body + "\n  ]\n}\n"
+    if lines:
+        text = head + ',\n  "docs": [\n' + ",\n".join(lines) + "\n  ]\n}\n"
     else:
         text = head + ',\n  "docs": []\n}\n'
     return text.encode("utf-8")
 
 
-def _doc_line(d: ManifestDoc) -> str:
+def doc_line(d: ManifestDoc) -> str:
     """``json.dumps(d.to_dict())`` for one document, formatted directly (10k documents per ingest)."""
     dumps = json.dumps
     chunks = ", ".join(f"[{a}, {b}]" for a, b in d.chunks)
@@ -194,18 +199,19 @@ def _not_indexed(sha: str) -> RagitError:
 
 
 def load_manifest(root: Path, config, sha: str, *, trusted: Callable[[str, str], bool] | None = None,
-                  cache: ManifestCache | None = None, with_docs: bool = False) -> LoadedManifest:
+                  cache: ManifestCache | None = None, with_lines: bool = False) -> LoadedManifest:
     """Load and validate the exact manifest of ``sha`` (knowledge §4.2); never rewrites it.
 
     ``trusted(sha, digest)`` says whether the store holds a snapshot published from a manifest
     with exactly this sha256. Such a file is byte-identical to one ingest rendered and
     validated, so it is not validated again: a read that only needs the header (identity and
-    parameters) skips the document list, and ``with_docs`` reads the documents without
-    re-checking them. Any other file is validated in full, so errors are reported as before.
+    parameters) skips the document list, and ``with_lines`` keeps each document's line with its
+    path, unparsed (what an incremental ingest copies). Any other file is validated in full, so
+    errors are reported as before.
     """
     relpath = manifest_relpath(config, sha)
     path = Path(root) / relpath
-    header_only = trusted is not None and not with_docs
+    header_only = trusted is not None and not with_lines
     ident, hit = cache.get(path, header_only) if cache is not None else (None, None)
     if hit is not None:
         return hit
@@ -220,7 +226,7 @@ def load_manifest(root: Path, config, sha: str, *, trusted: Callable[[str, str],
         if trusted is not None:
             digest = hashlib.sha256(raw).hexdigest()
             if trusted(sha, digest):
-                loaded = (_parse_trusted(raw, sha, relpath, digest) if with_docs
+                loaded = (_parse_trusted_lines(raw, sha, relpath, digest) if with_lines
                           else _parse_header(raw, sha, relpath, digest))
         if loaded is None:
             loaded = parse_manifest(raw, sha, relpath)
@@ -255,25 +261,29 @@ def _parse_header(raw: bytes, sha: str, relpath: str, digest: str) -> LoadedMani
     return LoadedManifest(manifest, digest, relpath, docs_loaded=False)
 
 
-def _parse_trusted(raw: bytes, sha: str, relpath: str, digest: str) -> LoadedManifest | None:
-    """The whole manifest of a file known to be byte-identical to a published one (no re-checks)."""
+_LINE_HEAD = '    {"path": '
+_LINE_AFTER_PATH = ', "blobId": "'
+
+
+def _parse_trusted_lines(raw: bytes, sha: str, relpath: str, digest: str) -> LoadedManifest | None:
+    """Header plus path -> line of each document of a file known to be byte-identical to a
+    published one; only each line's path literal is decoded (None: not in render_manifest's form)."""
     header = _parse_header(raw, sha, relpath, digest)
     if header is None:
         return None
-    try:
-        docs = [ManifestDoc(d["path"], d["blobId"], d["docType"], d["chunker"], tuple(map(tuple, d["chunks"])))
-                for d in json.loads(raw)["docs"]]
-    except (ValueError, KeyError, TypeError):
-        return None
-    header.manifest.docs = docs
-    # one document per line, so the rendered lines pair up with the parsed documents
     start, end = raw.find(_DOCS_OPEN), raw.rfind(_DOCS_CLOSE)
-    lines = None
-    if docs and start >= 0 and end > start:
-        rendered = raw[start + len(_DOCS_OPEN):end].decode("utf-8").split(",\n")
-        if len(rendered) == len(docs):
-            lines = {d.path: (d, line) for d, line in zip(docs, rendered)}
-    return LoadedManifest(header.manifest, digest, relpath, lines=lines)
+    lines: dict[str, str] = {}
+    if start >= 0 and end > start:
+        skip = len(_LINE_HEAD)
+        for line in raw[start + len(_DOCS_OPEN):end].decode("utf-8").split(",\n"):
+            cut = line.find(_LINE_AFTER_PATH)  # an escaped quote inside the path cannot match
+            if not line.startswith(_LINE_HEAD) or cut < 0:
+                return None
+            literal = line[skip:cut]
+            lines[json.loads(literal) if "\\" in literal else literal[1:-1]] = line
+    elif not raw.endswith(b',\n  "docs": []\n}\n'):
+        return None
+    return LoadedManifest(header.manifest, digest, relpath, docs_loaded=False, lines=lines)
 
 
 def parse_manifest(raw: bytes, sha: str, relpath: str) -> LoadedManifest:

@@ -28,8 +28,9 @@ from .manifest import (
     list_manifest_shas,
     load_manifest,
     manifest_relpath,
+    doc_line,
     publish_manifest,
-    render_manifest,
+    render_lines,
     same_except_created,
 )
 
@@ -142,7 +143,7 @@ def _base_not_indexed(mode: str, base_sha: str | None) -> RagitError:
 
 def _load_base(root: Path, config, sha: str, mode: str, stored: Callable[[str, str], bool]) -> LoadedManifest:
     try:
-        return load_manifest(root, config, sha, trusted=stored, with_docs=True)
+        return load_manifest(root, config, sha, trusted=stored, with_lines=True)
     except RagitError as exc:
         if exc.code == "SNAPSHOT_NOT_INDEXED":
             raise _base_not_indexed(mode, sha) from None
@@ -235,10 +236,10 @@ def _run(
         base = _load_base(root, config, since_sha, "since", stored)
         changed = set(changed_paths(git, since_sha, head)) if since_sha != head else set()
     elif mode in ("files", "paths"):
-        base = _existing_manifest(root, config, head)
+        base = _existing_manifest(root, config, head, stored)
         if base is None:
             parent = head_parent()
-            base = _existing_manifest(root, config, parent) if parent else None
+            base = _existing_manifest(root, config, parent, stored) if parent else None
         if base is None:
             raise _base_not_indexed(mode, None)
     if base is not None and base.manifest.params != params:
@@ -264,7 +265,7 @@ def _run(
             candidates = [c for c in candidates if c.path in request.only]
 
         comparison = base if base is not None else _previous_manifest(root, config, head, head_parent)
-        base_docs = {d.path: d for d in base.manifest.docs} if base is not None else {}
+        base_lines = base.doc_lines() if base is not None else {}
         if full_eval:
             evaluated = list(candidates)
             scope_paths: set[str] | None = None
@@ -275,7 +276,7 @@ def _run(
         else:
             selected = _selector(request)
             evaluated = [c for c in candidates if selected(c.path)]
-            scope_paths = {p for p in base_docs if selected(p)} | {c.path for c in evaluated} | set(request.paths)
+            scope_paths = {p for p in base_lines if selected(p)} | {c.path for c in evaluated} | set(request.paths)
         planned = sorted(c.path for c in evaluated)
 
         # ---- dirty candidates (knowledge §7.3)
@@ -313,17 +314,21 @@ def _run(
             finally:
                 if store is not None:
                     store.close()
-            new_docs = _merge_docs(base_docs, scope_paths, outcome.docs)
+            new_lines = _merge_lines(base_lines, scope_paths, outcome.docs)
             return _result(
                 "dry-run", outcome, head, manifest_relpath(config, head), False, planned,
-                _deleted(comparison, new_docs), full_eval and request.only is None, blocking, bool(blocking), 0, warnings,
+                _deleted(comparison, new_lines), full_eval and request.only is None, blocking, bool(blocking), 0,
+                warnings,
             )
 
         with write_lock(store_dir(root, config)):
             store = open_store_write(root, config)
             try:
                 outcome = _evaluate(evaluated, config, params, store, reader, embedder, progress, dry_run=False)
-                new_docs = _merge_docs(base_docs, scope_paths, outcome.docs)
+                # an incremental ingest carries the base's other documents over as their manifest
+                # lines and store rows, so its cost follows the change, not the repository
+                delta = base is not None and scope_paths is not None
+                new_lines = _merge_lines(base_lines, scope_paths, outcome.docs)
                 manifest = Manifest(
                     commit_sha=head,
                     parent_sha=head_parent(),
@@ -331,9 +336,8 @@ def _run(
                     params=params,
                     ingest_mode="paths" if request.only is not None else mode,
                     base_sha=base.manifest.commit_sha if base is not None else None,
-                    docs=[new_docs[p] for p in sorted(new_docs)],
                 )
-                data = render_manifest(manifest, reuse=base.lines if base is not None else None)
+                data = render_lines(manifest, [new_lines[p] for p in sorted(new_lines)])
                 target = Path(root) / manifest_relpath(config, head)
                 if target.is_file():
                     existing = target.read_bytes()
@@ -346,15 +350,16 @@ def _run(
                     manifest_sha256=hashlib.sha256(data).hexdigest(),
                     params=params.to_dict(),
                     created_at=manifest.created_at,
-                    docs=[SnapshotDoc(d.path, d.doc_type, d.blob_id, manifest.chunker_key(d)) for d in manifest.docs],
+                    docs=[SnapshotDoc(d.path, d.doc_type, d.blob_id, manifest.chunker_key(d))
+                          for d in (outcome.docs[p] for p in sorted(outcome.docs))],
                     new_blobs=outcome.new_blobs,
                     new_chunks=outcome.new_chunks,
                     embedder_id=embedder_id,
                     vector_ids=outcome.vector_ids,
                     vectors=outcome.vectors,
                     fts_paths=None if base is None else sorted({e.path for e in outcome.evaluated if e.doc}),
-                    base_sha=base.manifest.commit_sha if base is not None and scope_paths is not None else None,
-                    replaced_paths=sorted(scope_paths) if base is not None and scope_paths is not None else None,
+                    base_sha=base.manifest.commit_sha if delta else None,
+                    replaced_paths=sorted(scope_paths) if delta and scope_paths is not None else None,
                 )
                 store.write_snapshot(write)
                 publish_manifest(root, config, manifest, data)
@@ -364,7 +369,7 @@ def _run(
                 store.close()
         return _result(
             "apply", outcome, head, manifest_relpath(config, head), True, planned,
-            _deleted(comparison, new_docs), full_eval and request.only is None, blocking, False, len(outcome.vector_ids),
+            _deleted(comparison, new_lines), full_eval and request.only is None, blocking, False, len(outcome.vector_ids),
             warnings,
         )
 
@@ -378,11 +383,12 @@ def _selector(request: IngestRequest) -> Callable[[str], bool]:
     return lambda path: path in listed or (globs is not None and globs.matches(path))
 
 
-def _existing_manifest(root: Path, config, sha: str | None) -> LoadedManifest | None:
+def _existing_manifest(root: Path, config, sha: str | None,
+                       stored: Callable[[str, str], bool] | None = None) -> LoadedManifest | None:
     if sha is None:
         return None
     try:
-        return load_manifest(root, config, sha)
+        return load_manifest(root, config, sha, trusted=stored, with_lines=stored is not None)
     except RagitError as exc:
         if exc.code == "SNAPSHOT_NOT_INDEXED":
             return None
@@ -401,21 +407,19 @@ def _previous_manifest(root: Path, config, head: str, head_parent: Callable[[], 
     return None
 
 
-def _merge_docs(base_docs: dict[str, ManifestDoc], scope_paths: set[str] | None,
-                admitted: dict[str, ManifestDoc]) -> dict[str, ManifestDoc]:
-    """New manifest = base minus (removed ∪ re-evaluated) plus admitted; full evaluation (no
-    scope): admitted only."""
-    if scope_paths is None:
-        return dict(admitted)
-    out = {p: d for p, d in base_docs.items() if p not in scope_paths}
-    out.update(admitted)
+def _merge_lines(base_lines: dict[str, str], scope_paths: set[str] | None,
+                 admitted: dict[str, ManifestDoc]) -> dict[str, str]:
+    """Path -> manifest line of the new snapshot: base minus (removed ∪ re-evaluated) plus
+    admitted; full evaluation (no scope): admitted only."""
+    out = {} if scope_paths is None else {p: line for p, line in base_lines.items() if p not in scope_paths}
+    out.update((p, doc_line(d)) for p, d in admitted.items())
     return out
 
 
-def _deleted(comparison: LoadedManifest | None, new_docs: dict[str, ManifestDoc]) -> list[str]:
+def _deleted(comparison: LoadedManifest | None, new_paths: dict[str, str]) -> list[str]:
     if comparison is None:
         return []
-    return sorted(document_id(d.path) for d in comparison.manifest.docs if d.path not in new_docs)
+    return sorted(document_id(p) for p in comparison.paths() if p not in new_paths)
 
 
 def _result(mode, outcome, head, manifest_path, ready, planned, deleted, full, dirty, would_fail, embedded, warnings):

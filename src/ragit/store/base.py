@@ -83,7 +83,8 @@ class SnapshotWrite:
     # only the re-evaluated paths and FTS work stays proportional to the change.
     fts_paths: list[str] | None = None
     # For an incremental ingest: the base snapshot and every path whose rows may differ from it
-    # (changed, added, removed); the snapshot's packed rows are then derived from the base's.
+    # (changed, added, removed). ``docs`` then lists only the documents at those paths; the
+    # base's other document rows and its packed rows are carried over by the store.
     base_sha: str | None = None
     replaced_paths: list[str] | None = None
 

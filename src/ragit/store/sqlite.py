@@ -280,11 +280,7 @@ class SqliteStore:
                     "INSERT OR REPLACE INTO vectors VALUES(?,?,?)",
                     ((cid, write.embedder_id, first + i) for i, cid in enumerate(write.vector_ids)),
                 )
-            cur.execute("DELETE FROM snapshot_docs WHERE commit_sha = ?", (write.commit_sha,))
-            cur.executemany(
-                "INSERT INTO snapshot_docs VALUES(?,?,?,?,?)",
-                [(write.commit_sha, d.path, d.doc_type, d.blob_id, d.chunker_key) for d in write.docs],
-            )
+            self._write_docs(cur, write)
             before = cur.execute("SELECT COALESCE(MAX(rowid), 0) FROM fts_rows").fetchone()[0]
             path_filter = ""
             if write.fts_paths is not None:
@@ -319,6 +315,26 @@ class SqliteStore:
         except BaseException:
             cur.execute("ROLLBACK")
             raise
+
+    def _write_docs(self, cur: sqlite3.Cursor, write: SnapshotWrite) -> None:
+        """The snapshot's document rows. For an incremental write, the base's rows at paths not
+        replaced are copied inside SQLite and ``write.docs`` holds the replaced paths' rows."""
+        sha = write.commit_sha
+        if write.base_sha is not None and write.replaced_paths is not None:
+            replaced = json.dumps(write.replaced_paths)
+            if write.base_sha == sha:
+                cur.execute("DELETE FROM snapshot_docs WHERE commit_sha = ? AND path IN (SELECT value FROM json_each(?))",
+                            (sha, replaced))
+            else:
+                cur.execute("DELETE FROM snapshot_docs WHERE commit_sha = ?", (sha,))
+                cur.execute(
+                    "INSERT INTO snapshot_docs SELECT ?, path, doc_type, blob_id, chunker_key FROM snapshot_docs"
+                    " WHERE commit_sha = ? AND path NOT IN (SELECT value FROM json_each(?))",
+                    (sha, write.base_sha, replaced))
+        else:
+            cur.execute("DELETE FROM snapshot_docs WHERE commit_sha = ?", (sha,))
+        cur.executemany("INSERT INTO snapshot_docs VALUES(?,?,?,?,?)",
+                        [(sha, d.path, d.doc_type, d.blob_id, d.chunker_key) for d in write.docs])
 
     def _heap_path(self, heap: str) -> Path:
         return self.path.parent / heap
