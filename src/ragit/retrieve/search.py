@@ -7,6 +7,7 @@ matrix of a snapshot in a :class:`VectorCache`, which is what makes warm API que
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Sequence
 
@@ -118,15 +119,23 @@ def question_passages(masked_question: str, words: int) -> list[str]:
     return [" ".join(parts[i : i + size]) for i in range(0, len(parts), size)]
 
 
+@functools.lru_cache(maxsize=8)
+def _question_vectors(embedder: "Embedder", masked_question: str, passage_words: int) -> "np.ndarray":
+    """The question's passage vectors, remembered briefly: one query scores the snapshot and its
+    overlay artifacts with the same vectors, and a long question may have dozens of passages."""
+    vectors = embedder.embed(question_passages(masked_question, passage_words))
+    vectors.flags.writeable = False
+    return vectors
+
+
 def question_cosines(matrix: "np.ndarray", embedder: "Embedder", masked_question: str,
                      passage_words: int = 0) -> "np.ndarray":
     """float64 cosine of each row of ``matrix`` with the question: with its best passage when
     the question is split into passages, else with the question's one vector."""
     import numpy as np
 
-    passages = question_passages(masked_question, passage_words)
-    qvecs = embedder.embed(passages)
-    if len(passages) == 1:
+    qvecs = _question_vectors(embedder, masked_question, passage_words)
+    if len(qvecs) == 1:
         return (matrix @ qvecs[0]).astype(np.float64)
     return (matrix @ qvecs.T).max(axis=1).astype(np.float64)
 
