@@ -23,11 +23,14 @@ def identifier_parts(word: str) -> list[str]:
 def symbol_terms(text: str) -> list[str]:
     """Joined forms and camelCase parts of the multi-part identifiers in ``text``, first-seen order.
 
-    Snake-case parts are left out: the FTS tokenizer produces them from the text itself.
+    Snake-case parts are left out: the FTS tokenizer produces them from the text itself. Every
+    indexed chunk goes through this, so each distinct word is looked at once, and a plain word
+    (letters only, lower case, capitalised or all capitals: always one part) is skipped early.
     """
     out: dict[str, None] = {}
-    for match in _IDENTIFIER.finditer(text):
-        word = match.group(0)
+    for word in dict.fromkeys(_IDENTIFIER.findall(text)):
+        if word.isalpha() and (word.islower() or word.isupper() or word[1:].islower()):
+            continue
         parts = identifier_parts(word)
         if len(parts) < 2:
             continue
