@@ -264,7 +264,7 @@ def _run(
         if request.only is not None:
             candidates = [c for c in candidates if c.path in request.only]
 
-        comparison = base if base is not None else _previous_manifest(root, config, head, head_parent)
+        comparison = base if base is not None else _previous_manifest(root, config, head, head_parent, stored)
         base_lines = base.doc_lines() if base is not None else {}
         if full_eval:
             evaluated = list(candidates)
@@ -395,11 +395,13 @@ def _existing_manifest(root: Path, config, sha: str | None,
         raise
 
 
-def _previous_manifest(root: Path, config, head: str, head_parent: Callable[[], str | None]) -> LoadedManifest | None:
-    """What a full ingest compares against to report deletions: HEAD's own or its parent's."""
+def _previous_manifest(root: Path, config, head: str, head_parent: Callable[[], str | None],
+                       stored: Callable[[str, str], bool] | None = None) -> LoadedManifest | None:
+    """What a full ingest compares against to report deletions: HEAD's own or its parent's
+    (only its paths are needed, so a file the store published is read as lines, unvalidated)."""
     for sha in (head, head_parent()):
         try:
-            found = _existing_manifest(root, config, sha)
+            found = _existing_manifest(root, config, sha, stored)
         except RagitError:
             found = None
         if found is not None:
