@@ -100,18 +100,28 @@ def retrieve(
             from .overlay import overlay_candidates
 
             candidates = overlay_candidates(root, config, scope, warnings=warnings)
-        scores = None
+        snapshot = None
         overlay = []
-        if scope in ("durable", "all") or candidates:
+        extra_raw: list[float] | None = None
+        if candidates:
             from .overlay import fts_document
 
-            scores = score_snapshot(store, sha, embedder, masked.text, params, cache=cache,
-                                    extra=[fts_document(c) for c in candidates])
+            extra = [fts_document(c) for c in candidates]
+        if scope in ("durable", "all"):
+            snapshot = score_snapshot(store, sha, embedder, masked.text, params, cache=cache,
+                                      extra=extra if candidates else ())
+            extra_raw = snapshot.extra_raw
+        elif candidates and params.keyword_enabled:
+            # artifacts only: the snapshot lends its keyword statistics, nothing else is scored
+            from .search import query_terms
+
+            extra_raw = store.keyword_scores_with(query_terms(masked.text, params.term_repeats), extra)[1]
+        elif candidates:
+            extra_raw = [0.0] * len(candidates)
         if candidates:
             from .overlay import score_overlay
 
-            overlay = score_overlay(candidates, masked.text, embedder, raw=scores.extra_raw, params=params)
-        snapshot = scores if scope in ("durable", "all") else None
+            overlay = score_overlay(candidates, masked.text, embedder, raw=extra_raw, params=params)
         hits = rank_hits(store, sha, snapshot, overlay, params, top_k)
     except BaseException:
         selection.pending.cancel()
