@@ -306,6 +306,11 @@ def test_recall_degraded_ranks_reviewed_artifacts_by_keyword(git_repo, cli, monk
     assert data["snapshot"]["resolvedSha"] == git_repo.head() and data["snapshot"]["status"] == "unavailable"
     assert any("SNAPSHOT_NOT_INDEXED" in w for w in data["warnings"])
     assert calls == []
+    # an unreadable record is reported once, though two scopes are searched
+    broken = git_repo.root / config["memory"]["artifacts_dir"] / "session" / "not-an-id.json"
+    broken.write_text("{}", encoding="utf-8")
+    data = run(cli, git_repo.root, "recall", "refresh tokens", "--format", "json").json["data"]
+    assert sum("not-an-id.json" in w for w in data["warnings"]) == 1
 
 
 def test_recall_degrades_when_the_embedder_is_unavailable(indexed_repo, cli, monkeypatch):

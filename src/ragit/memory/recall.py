@@ -23,7 +23,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..embed.base import Embedder
     from ..gitsnap.git import Git
     from ..retrieve.hits import Hit
-    from ..retrieve.overlay import OverlayCandidate
     from ..retrieve.search import VectorCache
 
 COMMAND = "memory recall"
@@ -145,9 +144,7 @@ def artifact_hits(root: Path, config: Config, masked_text: str, top_k: int,
     from ..retrieve.overlay import overlay_candidates, score_overlay
     from ..retrieve.search import RetrievalParams, rank_hits
 
-    candidates: list[OverlayCandidate] = []
-    for scope in ARTIFACT_SCOPES:
-        candidates += overlay_candidates(root, config, scope, warnings=warnings)
+    candidates = overlay_candidates(root, config, ARTIFACT_SCOPES, warnings=warnings)
     matched = [scored for scored in score_overlay(candidates, masked_text, None) if scored[2] > 0]
     return rank_hits(None, None, None, matched, RetrievalParams.from_config(config), top_k)
 

@@ -117,30 +117,36 @@ def eligible(artifact: "Artifact", scope: str) -> bool:
     return artifact.status in BODY_STATUSES and scope in ("all", artifact.scope)
 
 
-def overlay_candidates(root: Path, config, scope: str, *, warnings: list[str] | None = None) -> list[OverlayCandidate]:
-    """Candidates of ``scope``: one per evidence ref for ``evidence``, one per artifact otherwise.
+def overlay_candidates(root: Path, config, scope: str | Sequence[str], *,
+                       warnings: list[str] | None = None) -> list[OverlayCandidate]:
+    """Candidates of ``scope`` (or of several scopes, in that order, from one read of the
+    artifacts): one per evidence ref for ``evidence``, one per artifact otherwise.
 
     ``durable`` has no overlay. Unreadable records are skipped; their warnings go to
     ``warnings`` when given. Candidates come in a stable order (artifact id, then evidence).
     """
     from ..memory.artifacts import load_artifacts, relative_path
 
-    if scope == "durable":
+    scopes = [s for s in ((scope,) if isinstance(scope, str) else scope) if s != "durable"]
+    for s in scopes:
+        if s not in OVERLAY_SCOPES:
+            raise ValueError(f"unknown scope {s!r}")
+    if not scopes:
         return []
-    if scope not in OVERLAY_SCOPES:
-        raise ValueError(f"unknown scope {scope!r}")
     artifacts, skipped = load_artifacts(root, config)
     if warnings is not None:
         warnings.extend(skipped)
+    ordered = sorted(artifacts, key=lambda a: a.artifact_id)
     out: list[OverlayCandidate] = []
-    for artifact in sorted(artifacts, key=lambda a: a.artifact_id):
-        if not eligible(artifact, scope):
-            continue
-        path = relative_path(config, artifact.scope, artifact.artifact_id)
-        if scope == "evidence":
-            out.extend(_evidence(artifact, ev, path) for ev in artifact.evidence)
-        else:
-            out.append(_body(artifact, path))
+    for s in scopes:
+        for artifact in ordered:
+            if not eligible(artifact, s):
+                continue
+            path = relative_path(config, artifact.scope, artifact.artifact_id)
+            if s == "evidence":
+                out.extend(_evidence(artifact, ev, path) for ev in artifact.evidence)
+            else:
+                out.append(_body(artifact, path))
     return out
 
 
