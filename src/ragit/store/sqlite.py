@@ -108,6 +108,27 @@ class StoreUnreadable(Exception):
     """The store exists but cannot be used (corrupt file, foreign schema, missing rows)."""
 
 
+# A snapshot row as packing needs it: (FTS row id, heap slot, path, blob id, chunker key, the
+# blob's stored file norm or NULL, chunk ordinal), from snapshot_docs ``d``; one ``?`` for the
+# embedder id.
+_ROW_COLUMNS = "r.rowid, v.slot, d.path, d.blob_id, d.chunker_key, n.norm, c.ordinal"
+_ROW_JOINS = (
+    " JOIN chunks c ON c.blob_id = d.blob_id AND c.chunker_key = d.chunker_key"
+    " JOIN fts_rows r ON r.path = d.path AND r.chunk_id = c.chunk_id"
+    " LEFT JOIN vectors v ON v.chunk_id = c.chunk_id AND v.embedder_id = ?"
+    " LEFT JOIN blob_norms n ON n.blob_id = d.blob_id AND n.chunker_key = d.chunker_key"
+    " AND n.embedder_id = v.embedder_id"
+)
+
+
+def _with_vectors(rows: list, write: SnapshotWrite) -> list:
+    """``rows`` when every one has a heap slot, else StoreUnreadable (vectors must precede rows)."""
+    missing = sum(1 for r in rows if r[1] is None)
+    if missing:
+        raise StoreUnreadable(f"{missing} chunk(s) of {write.commit_sha} have no vector for {write.embedder_id}")
+    return rows
+
+
 def fts_expression(terms: Sequence[str]) -> str:
     """``"a" OR "b"``: every term quoted (inner quotes doubled), joined with OR."""
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
@@ -397,20 +418,13 @@ class SqliteStore:
         dropped = np.fromiter((r[0] for r in cur.execute(
             "SELECT r.rowid FROM json_each(?) q JOIN fts_rows r ON r.path = q.value", (replaced,))), dtype=np.int64)
         keep = ~np.isin(rowids, dropped)
-        added = cur.execute(
-            "SELECT r.rowid, v.slot, d.path, d.blob_id, d.chunker_key, n.norm, c.ordinal"
-            # CROSS JOIN keeps the few replaced paths as the outer loop (the planner would
-            # otherwise walk every document of the snapshot)
-            " FROM json_each(?) q CROSS JOIN snapshot_docs d ON d.commit_sha = ? AND d.path = q.value"
-            " JOIN chunks c ON c.blob_id = d.blob_id AND c.chunker_key = d.chunker_key"
-            " JOIN fts_rows r ON r.path = d.path AND r.chunk_id = c.chunk_id"
-            " LEFT JOIN vectors v ON v.chunk_id = c.chunk_id AND v.embedder_id = ?"
-            " LEFT JOIN blob_norms n ON n.blob_id = d.blob_id AND n.chunker_key = d.chunker_key"
-            " AND n.embedder_id = v.embedder_id",
+        # CROSS JOIN keeps the few replaced paths as the outer loop (the planner would otherwise
+        # walk every document of the snapshot)
+        added = _with_vectors(cur.execute(
+            f"SELECT {_ROW_COLUMNS} FROM json_each(?) q"
+            f" CROSS JOIN snapshot_docs d ON d.commit_sha = ? AND d.path = q.value{_ROW_JOINS}",
             (replaced, write.commit_sha, write.embedder_id),
-        ).fetchall()
-        if any(r[1] is None for r in added):
-            raise StoreUnreadable(f"chunks of {write.commit_sha} have no vector for {write.embedder_id}")
+        ).fetchall(), write)
         new_paths = sorted({r[2] for r in added})
         first = len(norms)
         ordinal = {path: first + i for i, path in enumerate(new_paths)}
@@ -468,19 +482,10 @@ class SqliteStore:
         """
         import numpy as np
 
-        rows = cur.execute(
-            "SELECT r.rowid, v.slot, d.path, d.blob_id, d.chunker_key, n.norm, c.ordinal FROM snapshot_docs d"
-            " JOIN chunks c ON c.blob_id = d.blob_id AND c.chunker_key = d.chunker_key"
-            " JOIN fts_rows r ON r.path = d.path AND r.chunk_id = c.chunk_id"
-            " LEFT JOIN vectors v ON v.chunk_id = c.chunk_id AND v.embedder_id = ?"
-            " LEFT JOIN blob_norms n ON n.blob_id = d.blob_id AND n.chunker_key = d.chunker_key"
-            " AND n.embedder_id = v.embedder_id"
-            " WHERE d.commit_sha = ? ORDER BY r.rowid",
+        rows = _with_vectors(cur.execute(
+            f"SELECT {_ROW_COLUMNS} FROM snapshot_docs d{_ROW_JOINS} WHERE d.commit_sha = ? ORDER BY r.rowid",
             (write.embedder_id, write.commit_sha),
-        ).fetchall()
-        if any(r[1] is None for r in rows):
-            missing = sum(1 for r in rows if r[1] is None)
-            raise StoreUnreadable(f"{missing} chunk(s) of {write.commit_sha} have no vector for {write.embedder_id}")
+        ).fetchall(), write)
         n = len(rows)
         rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
         slots = np.fromiter((r[1] for r in rows), dtype=np.int64, count=n)
