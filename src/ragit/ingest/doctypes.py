@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .frontmatter import parse_front_matter
+from .frontmatter import FrontMatter, parse_front_matter
 
 MARKDOWN_TYPES = ("adr", "prd", "srs", "spec", "plan", "ddd", "glossary", "pbd")
 DEFAULT_TYPE = "doc"
@@ -79,9 +79,11 @@ def _heading_type(body: str) -> str | None:
     return None
 
 
-def type_hints(masked_text: str) -> TypeHints:
-    """Front-matter and first-heading hints of a Markdown text (a pure function of the text)."""
-    front = parse_front_matter(masked_text)
+def type_hints(masked_text: str, front: FrontMatter | None = None) -> TypeHints:
+    """Front-matter and first-heading hints of a Markdown text (a pure function of the text;
+    ``front`` is its ``parse_front_matter`` when the caller has it already)."""
+    if front is None:
+        front = parse_front_matter(masked_text)
     declared = front.fields.get("type")
     fm_type = _FRONT_MATTER_ALIASES.get(declared.strip().lower()) if declared is not None else None
     return TypeHints(fm_type, _heading_type(front.body))

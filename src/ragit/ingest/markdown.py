@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 
 from .chunks import Chunk
-from .frontmatter import parse_front_matter
+from .frontmatter import FrontMatter, parse_front_matter
 
 MAX_CHARS = 1000
 OVERLAP_CHARS = 120
@@ -45,9 +45,11 @@ def _is_fence_close(line: str, marker: str) -> bool:
     )
 
 
-def split_sections(text: str) -> list[Section]:
-    """Sections of an LF-normalised Markdown file; never empty for a non-blank body."""
-    front = parse_front_matter(text)
+def split_sections(text: str, front: FrontMatter | None = None) -> list[Section]:
+    """Sections of an LF-normalised Markdown file; never empty for a non-blank body.
+    ``front`` is ``parse_front_matter(text)`` when the caller has it already."""
+    if front is None:
+        front = parse_front_matter(text)
     body_lines = list(enumerate(front.body.split("\n"), start=front.body_start_line))
     sections: list[Section] = []
     title, level, current = "Introduction", 1, []
@@ -123,10 +125,10 @@ def _window_chunks(title: str, pieces: list[Line]) -> list[tuple[str, int, int, 
     return out
 
 
-def chunk_markdown(text: str) -> list[Chunk]:
+def chunk_markdown(text: str, front: FrontMatter | None = None) -> list[Chunk]:
     """Chunks of a masked, LF-normalised Markdown file; titles are the section titles."""
     raw: list[tuple[str, int, int, str]] = []
-    for section in split_sections(text):
+    for section in split_sections(text, front):
         lines = _trim_blank(list(section.lines))
         content = section.content
         if len(content) <= MAX_CHARS:

@@ -465,6 +465,7 @@ def _evaluate(candidates, config, params: ManifestParams, store: "Store | None",
     from ..store.base import BlobRecord, NewChunk, StoredChunk
     from .code import chunk_code
     from .doctypes import TypeHints, resolve_doc_type, type_hints
+    from .frontmatter import parse_front_matter
     from .markdown import chunk_markdown
     from .text import decode_blob
 
@@ -531,8 +532,9 @@ def _evaluate(candidates, config, params: ManifestParams, store: "Store | None",
                     chunker, chunks = chunk_code(c.path, text, masked_text)
                     fm_type = heading_type = None
                 else:
-                    chunker, chunks = "markdown", chunk_markdown(masked_text)
-                    hints = type_hints(masked_text)
+                    front = parse_front_matter(masked_text)  # one parse for chunks and type hints
+                    chunker, chunks = "markdown", chunk_markdown(masked_text, front)
+                    hints = type_hints(masked_text, front)
                     fm_type, heading_type = hints.front_matter_type, hints.heading_type
                 ckey = make_chunker_key(chunker, params.chunker_version, params.masking_version)
                 stored = []
