@@ -14,6 +14,7 @@ with no loader at all gets no flag. The default loaders read the repository (``A
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import time
@@ -336,6 +337,19 @@ def assemble(
 
 
 def _config(root: str | Path) -> Any:
+    """The root's configuration, parsed once per version of its file (each loader needs it)."""
+    from ragit.config import CONFIG_RELPATH
+
+    try:
+        st = (Path(root) / CONFIG_RELPATH).stat()
+        version: tuple[int, int] | None = (st.st_mtime_ns, st.st_size)
+    except OSError:
+        version = None
+    return _parsed_config(str(Path(root)), version)
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed_config(root: str, version: tuple[int, int] | None) -> Any:
     from ragit.config import load_config
 
     return load_config(Path(root))
