@@ -48,6 +48,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         ],
         "respect_gitignore": True,
         "max_file_bytes": 1048576,
+        "chunker_version": "1",
     },
     "hooks": {"post_commit": True, "post_merge": True, "post_checkout": True},
     "retrieval": {
@@ -87,6 +88,7 @@ ENUMS: dict[str, tuple[str, ...]] = {
     "storage.backend": ("sqlite",),
     "embedding.provider": ("wordllama", "minilm-static", "placeholder"),
     "ingest.type_detection": ("frontmatter-first",),
+    "ingest.chunker_version": ("1", "2"),
     "retrieval.keyword_normalization": ("max",),
     "retrieval.vector_normalization": ("file_blend", "none"),
     "output.format": ("text", "json", "both"),
@@ -115,8 +117,12 @@ class Config:
         return self.data[section][key]
 
     def config_hash(self) -> str:
-        """``sha256:`` + hex of the canonical JSON of ingest settings and the masking switch."""
-        obj = {"ingest": self.data["ingest"], "security": {"secret_masking": self.data["security"]["secret_masking"]}}
+        """``sha256:`` + hex of the canonical JSON of ingest settings and the masking switch.
+
+        ``ingest.chunker_version`` is left out: manifests carry it as a parameter of its own.
+        """
+        ingest = {k: v for k, v in self.data["ingest"].items() if k != "chunker_version"}
+        obj = {"ingest": ingest, "security": {"secret_masking": self.data["security"]["secret_masking"]}}
         canonical = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 

@@ -75,29 +75,33 @@ PYTHON = st.lists(
 ))
 
 
-def check_code(path: str, text: str) -> None:
-    chunker, chunks = chunk_code(path, text, text)
+def check_code(path: str, text: str, version: str = "1") -> None:
+    from ragit.ingest.code import LIMITS
+
+    lim = LIMITS[version]
+    chunker, chunks = chunk_code(path, text, text, version)
     lines = split_lines(text)
-    check_common(chunks, lines, 2400)
+    check_common(chunks, lines, lim.chunk_chars)
     for chunk in chunks:
-        assert chunk.end_line - chunk.start_line + 1 <= 80
+        assert chunk.end_line - chunk.start_line + 1 <= lim.unit_lines
         if chunk.start_line < chunk.end_line:
             expected = "\n".join(line.rstrip() for line in lines[chunk.start_line - 1:chunk.end_line])
             assert chunk.text == expected
-    assert chunk_code(path, text, text) == (chunker, chunks)
+    assert chunk_code(path, text, text, version) == (chunker, chunks)
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(CODE_LINE, max_size=200).map("\n".join), st.sampled_from(["a.py", "a.go", "a.ts", "a.rs", "a.kt"]))
-def test_code_chunks_bounded_ordered_deterministic(text, path):
-    check_code(path, text)
+@given(st.lists(CODE_LINE, max_size=200).map("\n".join), st.sampled_from(["a.py", "a.go", "a.ts", "a.rs", "a.kt"]),
+       st.sampled_from(["1", "2"]))
+def test_code_chunks_bounded_ordered_deterministic(text, path, version):
+    check_code(path, text, version)
 
 
 @settings(max_examples=40, deadline=None)
-@given(PYTHON)
-def test_structured_python_chunks_bounded_and_complete(text):
-    check_code("m.py", text)
-    _, chunks = chunk_code("m.py", text, text)
+@given(PYTHON, st.sampled_from(["1", "2"]))
+def test_structured_python_chunks_bounded_and_complete(text, version):
+    check_code("m.py", text, version)
+    _, chunks = chunk_code("m.py", text, text, version)
     covered = {n for c in chunks for n in range(c.start_line, c.end_line + 1)}
     for number, line in enumerate(split_lines(text), start=1):
         if line.strip():

@@ -368,3 +368,14 @@ def test_rust_big_impl_is_split_into_methods():
     text = f"struct S;\n\nimpl S {{\n{methods}}}\n"
     _, chunks = chunk("s.rs", text)
     assert [c.title for c in chunks] == ["struct S", "impl S", "method S.m0", "method S.m1", "method S.m2", "method S.m3"]
+
+
+def test_chunker_version_2_halves_the_limits():
+    body = "\n".join(f"    v{i} = {i}" for i in range(55))
+    text = f"def big():\n{body}\n"
+    _, v1 = chunk_code("a.py", text, text)
+    _, v2 = chunk_code("a.py", text, text, "2")
+    assert [(c.title, c.start_line, c.end_line) for c in v1] == [("function big", 1, 56)]
+    assert [(c.title, c.start_line, c.end_line) for c in v2] == [
+        ("function big (lines 1-30)", 1, 30), ("function big (lines 26-55)", 26, 55), ("function big (lines 51-56)", 51, 56),
+    ]

@@ -1,14 +1,15 @@
 """The chunk record shared by the Markdown and code chunkers.
 
 Chunk boundaries are part of a chunk's identity (knowledge §9): any change to how text is cut
-must bump ``CHUNKER_VERSION`` so stored chunks are never mixed with differently cut ones.
+is a new chunker version (``ingest.chunker_version``; the version is part of every chunk id),
+so stored chunks are never mixed with differently cut ones.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-CHUNKER_VERSION = "1"
+CHUNKER_VERSION = "1"  # the default; "2" cuts code into halved units (ragit.ingest.code.LIMITS)
 
 
 @dataclass(frozen=True)

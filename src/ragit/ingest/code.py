@@ -18,10 +18,19 @@ from typing import Any
 from .chunks import Chunk
 from .text import split_lines
 
-MAX_UNIT_LINES = 80
-MAX_CHUNK_CHARS = 2400
-WINDOW_LINES = 60
-WINDOW_STEP = 50
+@dataclass(frozen=True)
+class CodeLimits:
+    """How big a code chunk may get: a unit over ``unit_lines`` lines or ``chunk_chars``
+    characters is cut into windows of ``window_lines`` lines every ``window_step``."""
+
+    unit_lines: int
+    chunk_chars: int
+    window_lines: int
+    window_step: int
+
+
+# Per chunker version (knowledge §8.6 defines "1"; "2" halves every limit, docs/evaluation.md).
+LIMITS: dict[str, CodeLimits] = {"1": CodeLimits(80, 2400, 60, 50), "2": CodeLimits(40, 1200, 30, 25)}
 
 LINES_CHUNKER = "lines"
 
@@ -304,8 +313,8 @@ def _text(clean: list[str], start: int, end: int) -> str:
     return "\n".join(clean[start - 1:end])
 
 
-def _windows(clean: list[str], start: int, end: int, label: str) -> list[Piece]:
-    """``lines`` windows over [start, end]: 60 lines every 50, each cut to ≤ 2,400 chars.
+def _windows(clean: list[str], start: int, end: int, label: str, lim: CodeLimits) -> list[Piece]:
+    """``lines`` windows over [start, end]: 60 lines every 50, each cut to ≤ 2,400 chars (version 1).
 
     A window cut short by the character limit makes the next one start right after it, so no
     line is skipped; a single line over the limit becomes consecutive 2,400-char pieces.
@@ -316,16 +325,16 @@ def _windows(clean: list[str], start: int, end: int, label: str) -> list[Piece]:
     first = start
     while first <= end:
         line = clean[first - 1]
-        if len(line) > MAX_CHUNK_CHARS:
-            for offset in range(0, len(line), MAX_CHUNK_CHARS):
-                piece = line[offset:offset + MAX_CHUNK_CHARS].rstrip()
+        if len(line) > lim.chunk_chars:
+            for offset in range(0, len(line), lim.chunk_chars):
+                piece = line[offset:offset + lim.chunk_chars].rstrip()
                 if piece.strip():
                     out.append((f"{prefix}{first}-{first}{suffix}", first, first, piece))
             last = first
         else:
-            limit = min(first + WINDOW_LINES - 1, end)
+            limit = min(first + lim.window_lines - 1, end)
             last, length = first, len(line)
-            while last < limit and length + 1 + len(clean[last]) <= MAX_CHUNK_CHARS:
+            while last < limit and length + 1 + len(clean[last]) <= lim.chunk_chars:
                 length += 1 + len(clean[last])
                 last += 1
             trimmed = _trim(clean, first, last)
@@ -334,26 +343,26 @@ def _windows(clean: list[str], start: int, end: int, label: str) -> list[Piece]:
                 out.append((f"{prefix}{a}-{b}{suffix}", a, b, _text(clean, a, b)))
         if last >= end:
             break
-        first = min(first + WINDOW_STEP, last + 1)
+        first = min(first + lim.window_step, last + 1)
     return out
 
 
-def _oversize(clean: list[str], start: int, end: int) -> bool:
-    return end - start + 1 > MAX_UNIT_LINES or len(_text(clean, start, end)) > MAX_CHUNK_CHARS
+def _oversize(clean: list[str], start: int, end: int, lim: CodeLimits) -> bool:
+    return end - start + 1 > lim.unit_lines or len(_text(clean, start, end)) > lim.chunk_chars
 
 
-def _emit(clean: list[str], start: int, end: int, title: str) -> list[Piece]:
+def _emit(clean: list[str], start: int, end: int, title: str, lim: CodeLimits) -> list[Piece]:
     """One chunk for the unit, or line windows titled ``<title> (lines a-b)`` when too big."""
     trimmed = _trim(clean, start, end)
     if trimmed is None:
         return []
     a, b = trimmed
-    if _oversize(clean, a, b):
-        return _windows(clean, a, b, title)
+    if _oversize(clean, a, b, lim):
+        return _windows(clean, a, b, title, lim)
     return [(title, a, b, _text(clean, a, b))]
 
 
-def _structured(clean: list[str], defs: list[_Def]) -> list[Piece]:
+def _structured(clean: list[str], defs: list[_Def], lim: CodeLimits) -> list[Piece]:
     """Partition the file at definition starts; split oversized containers at their methods."""
     ordered: list[_Def] = []
     for definition in sorted(defs, key=lambda d: d.start):
@@ -362,28 +371,30 @@ def _structured(clean: list[str], defs: list[_Def]) -> list[Piece]:
     n = len(clean)
     out: list[Piece] = []
     if not ordered or ordered[0].start > 1:
-        out.extend(_emit(clean, 1, ordered[0].start - 1 if ordered else n, "module"))
+        out.extend(_emit(clean, 1, ordered[0].start - 1 if ordered else n, "module", lim))
     for index, definition in enumerate(ordered):
         end = ordered[index + 1].start - 1 if index + 1 < len(ordered) else n
         trimmed = _trim(clean, definition.start, end)
         if trimmed is None:
             continue
         methods = [(s, t) for s, t in definition.methods if trimmed[0] < s <= trimmed[1]]
-        if not methods or not _oversize(clean, *trimmed):
-            out.extend(_emit(clean, definition.start, end, definition.title))
+        if not methods or not _oversize(clean, *trimmed, lim):
+            out.extend(_emit(clean, definition.start, end, definition.title, lim))
             continue
-        out.extend(_emit(clean, definition.start, methods[0][0] - 1, definition.title))
+        out.extend(_emit(clean, definition.start, methods[0][0] - 1, definition.title, lim))
         for k, (start, title) in enumerate(methods):
             method_end = methods[k + 1][0] - 1 if k + 1 < len(methods) else end
-            out.extend(_emit(clean, start, method_end, title))
+            out.extend(_emit(clean, start, method_end, title, lim))
     return out
 
 
-def chunk_code(path: str, raw_text: str, masked_text: str) -> tuple[str, list[Chunk]]:
+def chunk_code(path: str, raw_text: str, masked_text: str, version: str = "1") -> tuple[str, list[Chunk]]:
     """(chunker name, chunks) of a code file: ``code:python``, ``code:<language>`` or ``lines``.
 
-    ``raw_text`` and ``masked_text`` are LF-normalised and must have the same number of lines.
+    ``raw_text`` and ``masked_text`` are LF-normalised and must have the same number of lines;
+    ``version`` is the chunker version, which sets the size limits (:data:`LIMITS`).
     """
+    lim = LIMITS[version]
     raw_lines = split_lines(raw_text)
     masked_lines = split_lines(masked_text)
     if len(raw_lines) != len(masked_lines):
@@ -394,9 +405,9 @@ def chunk_code(path: str, raw_text: str, masked_text: str) -> tuple[str, list[Ch
         name, grammar = language
         defs = _python_defs(raw_text) if name == "python" else _tree_sitter_defs(grammar, raw_text)
         if defs is not None:
-            return f"code:{name}", _numbered(_structured(clean, defs))
+            return f"code:{name}", _numbered(_structured(clean, defs, lim))
     trimmed = _trim(clean, 1, len(clean))
-    pieces = _windows(clean, trimmed[0], trimmed[1], "") if trimmed is not None else []
+    pieces = _windows(clean, trimmed[0], trimmed[1], "", lim) if trimmed is not None else []
     return LINES_CHUNKER, _numbered(pieces)
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ..clock import now_iso
 from ..errors import RagitError
-from .chunks import CHUNKER_VERSION, Chunk
+from .chunks import Chunk
 from .ids import chunk_id as make_chunk_id
 from .ids import chunker_key as make_chunker_key
 from .ids import citation_id as make_citation_id
@@ -104,7 +104,7 @@ def current_params(config, embedder_id: str) -> ManifestParams:
     from ..security.masking import MASKING_VERSION
 
     masking = MASKING_VERSION if config["security"]["secret_masking"] else None
-    return ManifestParams(CHUNKER_VERSION, masking, embedder_id, config.config_hash())
+    return ManifestParams(config["ingest"]["chunker_version"], masking, embedder_id, config.config_hash())
 
 
 def profile_for(kind: str, params: ManifestParams) -> str:
@@ -529,7 +529,7 @@ def _evaluate(candidates, config, params: ManifestParams, store: "Store | None",
                 masked = mask_text(text, code=(c.kind == "code")) if masking_on else None
                 masked_text = masked.text if masked else text
                 if c.kind == "code":
-                    chunker, chunks = chunk_code(c.path, text, masked_text)
+                    chunker, chunks = chunk_code(c.path, text, masked_text, params.chunker_version)
                     fm_type = heading_type = None
                 else:
                     front = parse_front_matter(masked_text)  # one parse for chunks and type hints
