@@ -35,16 +35,43 @@ def cli() -> None:
     """ragit: commit-bound, cited, budgeted context for coding agents."""
 
 
-def _register() -> None:
-    """Import every ``ragit.cli.commands_*`` module; each registers its commands on ``cli``."""
+# The command modules that register each top-level command and everything under it, so a
+# command imports only its own modules (tests/unit/test_cli_registry.py checks this map against
+# importing them all). A command missing here, help and ``describe`` register everything.
+COMMAND_MODULES: dict[str, tuple[str, ...]] = {
+    "artifact": ("commands_artifact",),
+    "config": ("commands_meta",),
+    "context": ("commands_assemble", "commands_context"),
+    "doctor": ("commands_knowledge",),
+    "eval": ("commands_eval",),
+    "hooks": ("commands_hooks",),
+    "ingest": ("commands_knowledge",),
+    "init": ("commands_knowledge",),
+    "mcp": ("commands_mcp",),
+    "memory": ("commands_memory",),
+    "migrate": ("commands_knowledge",),
+    "query": ("commands_knowledge",),
+    "session": ("commands_assemble", "commands_session", "commands_window"),
+    "status": ("commands_knowledge",),
+    "verify": ("commands_verify",),
+    "window": ("commands_assemble", "commands_window"),
+}
+
+
+def _register(command: str | None = None) -> None:
+    """Import the ``ragit.cli.commands_*`` modules of ``command`` (all of them when None or
+    unknown); each registers its commands on ``cli``."""
     import importlib
     import pkgutil
 
     from .. import cli as package
 
-    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
-        if info.name.startswith("commands_"):
-            importlib.import_module(f"{package.__name__}.{info.name}")
+    names = COMMAND_MODULES.get(command) if command is not None else None
+    if names is None:
+        names = tuple(info.name for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name)
+                      if info.name.startswith("commands_"))
+    for name in names:
+        importlib.import_module(f"{package.__name__}.{name}")
 
 
 def failure_cwd(raw: list[str], command: str) -> str:
@@ -87,7 +114,8 @@ def main(args: list[str] | None = None) -> None:
     success_default, failure_default = argvmod.defaults_for(command)
     fmt_names = ("--format", "--output") if command == "init" else ("--format",)
     failure_fmt = normalize_format(argvmod.raw_option(raw, fmt_names)) or failure_default
-    _register()
+    wants_help = any(a in ("--help", "-h") for a in raw)
+    _register(words[0] if words and not wants_help else None)
     try:
         given = argvmod.raw_option(raw, fmt_names)
         if given is not None and normalize_format(given) is None:
