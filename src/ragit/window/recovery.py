@@ -71,8 +71,8 @@ def recover(
         policy, capabilities or policy.capabilities, hooks, summarizer, session_id, artifact_store, checkpoint,
         counter or HeuristicCounter(), system, tools_tokens, categories,
     )
-    before_tokens, before_count = owner.counter.count_messages(messages), len(messages)
-    was_critical = owner.metrics(messages).is_critical
+    before, before_count = owner.metrics(messages), len(messages)
+    was_critical = before.is_critical
     summarize_tool_results(messages, policy, categories=categories, counter=owner.counter)
     metrics = owner.metrics(messages)
     if not (was_critical and not metrics.is_critical):
@@ -85,7 +85,9 @@ def recover(
             compacted = report is not None and report.did_compact
         if not compacted and not owner.prune_blocked(messages):
             messages[:] = prune_oldest(messages, keep)
-    freed_tokens = max(0, before_tokens - owner.counter.count_messages(messages))
+    # system text and tool overhead are the same on both sides, so raw estimates differ by
+    # exactly the messages' tokens
+    freed_tokens = max(0, before.raw - owner.metrics(messages).raw)
     freed_messages = max(0, before_count - len(messages))
     if freed_tokens <= 0:
         return RecoveryReport("context_exhausted", notice=EXHAUSTED_NOTICE)
