@@ -164,3 +164,51 @@ def indexed_repo(git_repo, cli) -> GitRepo:
     result = cli("ingest", "--all", "--cwd", str(git_repo.root), "--format", "json")
     assert result.code == 0, result
     return git_repo
+
+
+# ---------------------------------------------------------------- context pack reference
+
+def units(text: str) -> int:
+    return len(text.split())
+
+
+def family(hit: dict) -> str:
+    c = hit["citation"]
+    if c["sourceType"] == "document":
+        return f"document:{hit['path']}"
+    ident = hit["artifactId"] if hit.get("artifactId") is not None else c["sourceId"]
+    return f"{'evidence' if c['sourceType'] == 'evidence' else 'artifact'}:{ident}"
+
+
+def reference_select(hits: list[dict], budget: int) -> dict:
+    """An independent citation-diverse-v2 (context §1.3) over full-view hits."""
+    seen, unique, dups = set(), [], 0
+    for h in hits:
+        if h["citation"]["id"] in seen:
+            dups += 1
+            continue
+        seen.add(h["citation"]["id"])
+        unique.append(h)
+    used, chosen, represented = 0, [], set()
+    for i, h in enumerate(unique):
+        if family(h) not in represented and used + units(h["text"]) <= budget:
+            chosen.append(i)
+            represented.add(family(h))
+            used += units(h["text"])
+    for i, h in enumerate(unique):
+        if i not in chosen and used + units(h["text"]) <= budget:
+            chosen.append(i)
+            used += units(h["text"])
+    selected = [unique[i] for i in chosen]
+    return {
+        "hits": selected,
+        "usedTokens": used,
+        "selection": {
+            "strategy": "citation-diverse-v2",
+            "candidateHits": len(hits),
+            "uniqueCitations": len(unique),
+            "selectedSources": len({family(h) for h in selected}),
+            "duplicateCitationsSkipped": dups,
+            "budgetRejectedHits": len(unique) - len(selected),
+        },
+    }

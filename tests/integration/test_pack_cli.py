@@ -14,7 +14,7 @@ import re
 from decimal import ROUND_HALF_UP, Decimal
 
 import pytest
-from conftest import SAMPLE_FILES, tree_snapshot, write_placeholder_config
+from conftest import SAMPLE_FILES, family, reference_select, tree_snapshot, units, write_placeholder_config
 
 CITE = re.compile(r"^cite-[a-f0-9]{24}$")
 BUDGET_WARNING = "context pack budget admitted no complete hit"
@@ -51,52 +51,6 @@ def make_indexed(git_repo, cli, files, config_extra=""):
     r = cli("ingest", "--all", "--cwd", str(git_repo.root), "--format", "json")
     assert r.code == 0, r
     return git_repo
-
-
-def units(text: str) -> int:
-    return len(text.split())
-
-
-def family(hit: dict) -> str:
-    c = hit["citation"]
-    if c["sourceType"] == "document":
-        return f"document:{hit['path']}"
-    ident = hit["artifactId"] if hit.get("artifactId") is not None else c["sourceId"]
-    return f"{'evidence' if c['sourceType'] == 'evidence' else 'artifact'}:{ident}"
-
-
-def reference_select(hits: list[dict], budget: int) -> dict:
-    """An independent citation-diverse-v2 (context §1.3) over full-view hits."""
-    seen, unique, dups = set(), [], 0
-    for h in hits:
-        if h["citation"]["id"] in seen:
-            dups += 1
-            continue
-        seen.add(h["citation"]["id"])
-        unique.append(h)
-    used, chosen, represented = 0, [], set()
-    for i, h in enumerate(unique):
-        if family(h) not in represented and used + units(h["text"]) <= budget:
-            chosen.append(i)
-            represented.add(family(h))
-            used += units(h["text"])
-    for i, h in enumerate(unique):
-        if i not in chosen and used + units(h["text"]) <= budget:
-            chosen.append(i)
-            used += units(h["text"])
-    selected = [unique[i] for i in chosen]
-    return {
-        "hits": selected,
-        "usedTokens": used,
-        "selection": {
-            "strategy": "citation-diverse-v2",
-            "candidateHits": len(hits),
-            "uniqueCitations": len(unique),
-            "selectedSources": len({family(h) for h in selected}),
-            "duplicateCitationsSkipped": dups,
-            "budgetRejectedHits": len(unique) - len(selected),
-        },
-    }
 
 
 def assert_invariants(data: dict) -> None:

@@ -17,7 +17,7 @@ import re
 import subprocess
 
 import pytest
-from conftest import GIT_ENV, SAMPLE_FILES, write_placeholder_config
+from conftest import GIT_ENV, SAMPLE_FILES, family, reference_select, units, write_placeholder_config
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -111,37 +111,6 @@ budgets = st.one_of(st.integers(1, 60), st.integers(1, 400), st.just(MAX_SAFE))
 views = st.sampled_from(["minimal", "default", "full"])
 
 
-def units(text: str) -> int:
-    return len(text.split())
-
-
-def family(hit: dict) -> str:
-    c = hit["citation"]
-    if c["sourceType"] == "document":
-        return f"document:{hit['path']}"
-    ident = hit["artifactId"] if hit.get("artifactId") is not None else c["sourceId"]
-    return f"{'evidence' if c['sourceType'] == 'evidence' else 'artifact'}:{ident}"
-
-
-def reference_select(hits: list[dict], budget: int) -> list[dict]:
-    seen, unique = set(), []
-    for h in hits:
-        if h["citation"]["id"] not in seen:
-            seen.add(h["citation"]["id"])
-            unique.append(h)
-    used, chosen, represented = 0, [], set()
-    for i, h in enumerate(unique):
-        if family(h) not in represented and used + units(h["text"]) <= budget:
-            chosen.append(i)
-            represented.add(family(h))
-            used += units(h["text"])
-    for i, h in enumerate(unique):
-        if i not in chosen and used + units(h["text"]) <= budget:
-            chosen.append(i)
-            used += units(h["text"])
-    return [unique[i] for i in chosen]
-
-
 def wire(data):
     from ragit.contract.jsonout import dumps
 
@@ -204,7 +173,7 @@ def test_pack_budget_and_counter_invariants(warm_repo, question, budget):
         assert CITE.match(hit["citation"]["id"])
     ranked = wire(warm_repo.query(question, top_k=30).to_dict("full"))["hits"]
     assert sel["candidateHits"] == len(ranked)
-    assert data["hits"] == reference_select(ranked, budget)
+    assert data["hits"] == reference_select(ranked, budget)["hits"]
 
 
 @SETTINGS
