@@ -212,3 +212,22 @@ def reference_select(hits: list[dict], budget: int) -> dict:
             "budgetRejectedHits": len(unique) - len(selected),
         },
     }
+
+
+# ---------------------------------------------------------------- context packet worked examples
+
+PACKET_TASK = {
+    "goal": "locate a single test failure",
+    "stopCondition": "stop when traceable direct evidence is missing",
+    "verificationTarget": "the injected test name",
+}
+PACKET_CURRENT_FAILURE = {
+    "id": "current-failure", "kind": "direct-evidence", "source": "injected:test-output",
+    "capturedAt": "2026-07-15", "relevance": "current", "freshness": "fresh", "sizeUnits": 3,
+    "content": "expected status 401 but received 200",
+}
+PACKET_PREVIOUS_SUMMARY = {
+    "id": "previous-summary", "kind": "history-summary", "source": "injected:handoff",
+    "capturedAt": "2026-07-14", "relevance": "background", "freshness": "fresh", "sizeUnits": 3,
+    "content": "previous run passed",
+}

@@ -14,23 +14,9 @@ import re
 from datetime import UTC, datetime
 
 import pytest
+from conftest import PACKET_CURRENT_FAILURE as CF, PACKET_PREVIOUS_SUMMARY as PS, PACKET_TASK as A
 from conftest import SAMPLE_FILES, tree_snapshot, write_placeholder_config
 
-A = {
-    "goal": "locate a single test failure",
-    "stopCondition": "stop when traceable direct evidence is missing",
-    "verificationTarget": "the injected test name",
-}
-CF = {
-    "id": "current-failure", "kind": "direct-evidence", "source": "injected:test-output",
-    "capturedAt": "2026-07-15", "relevance": "current", "freshness": "fresh", "sizeUnits": 3,
-    "content": "expected status 401 but received 200",
-}
-PS = {
-    "id": "previous-summary", "kind": "history-summary", "source": "injected:handoff",
-    "capturedAt": "2026-07-14", "relevance": "background", "freshness": "fresh", "sizeUnits": 3,
-    "content": "previous run passed",
-}
 STYLE = {
     "id": "style-rule", "kind": "constraint", "source": "injected:style", "capturedAt": "2026-07-15",
     "relevance": "current", "freshness": "fresh", "sizeUnits": 1, "content": "use pytest",

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from conftest import PACKET_CURRENT_FAILURE as CF, PACKET_PREVIOUS_SUMMARY as PS, PACKET_TASK as A
 from ragit.context.packet import (
     REQUEST_FIELDS,
     PacketInputError,
@@ -15,21 +16,6 @@ from ragit.context.packet import (
     build_packet,
 )
 
-A = {
-    "goal": "locate a single test failure",
-    "stopCondition": "stop when traceable direct evidence is missing",
-    "verificationTarget": "the injected test name",
-}
-CF = {
-    "id": "current-failure", "kind": "direct-evidence", "source": "injected:test-output",
-    "capturedAt": "2026-07-15", "relevance": "current", "freshness": "fresh", "sizeUnits": 3,
-    "content": "expected status 401 but received 200",
-}
-PS = {
-    "id": "previous-summary", "kind": "history-summary", "source": "injected:handoff",
-    "capturedAt": "2026-07-14", "relevance": "background", "freshness": "fresh", "sizeUnits": 3,
-    "content": "previous run passed",
-}
 E = [
     "candidate provenance and kind order are explicit",
     "budget decisions are recorded as selected, pointers and exclusions",
