@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -231,3 +232,16 @@ PACKET_PREVIOUS_SUMMARY = {
     "capturedAt": "2026-07-14", "relevance": "background", "freshness": "fresh", "sizeUnits": 3,
     "content": "previous run passed",
 }
+
+
+# ---------------------------------------------------------------- golden files
+
+GOLDENS = Path(__file__).resolve().parent / "contract" / "goldens"
+
+
+def check_golden(name: str, text: str) -> None:
+    """Compare ``text`` with ``tests/contract/goldens/<name>``; RAGIT_UPDATE_GOLDENS=1 rewrites it."""
+    path = GOLDENS / name
+    if os.environ.get("RAGIT_UPDATE_GOLDENS") == "1":
+        path.write_text(text, encoding="utf-8")
+    assert text == path.read_text(encoding="utf-8")

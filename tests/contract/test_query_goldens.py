@@ -9,12 +9,11 @@ change with ``RAGIT_UPDATE_GOLDENS=1 pytest tests/contract/test_query_goldens.py
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
+from conftest import GOLDENS, check_golden
 
-GOLDENS = Path(__file__).parent / "goldens"
 QUESTION = "restore auth context"
 GOAL = "implementation plan for auth"
 
@@ -29,13 +28,6 @@ PACK_CASES = {
     "pack_minimal.json": ("--budget", "40", "--view", "minimal"),
     "pack_default.json": ("--budget", "40", "--view", "default"),
 }
-
-
-def check_golden(name: str, text: str) -> None:
-    path = GOLDENS / name
-    if os.environ.get("RAGIT_UPDATE_GOLDENS") == "1":
-        path.write_text(text, encoding="utf-8")
-    assert text == path.read_text(encoding="utf-8")
 
 
 def run_json(cli, root: Path, *args: str) -> str:

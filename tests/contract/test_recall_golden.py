@@ -8,13 +8,11 @@ change with ``RAGIT_UPDATE_GOLDENS=1 pytest tests/contract/test_recall_golden.py
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
-from conftest import write_placeholder_config
+from conftest import check_golden, write_placeholder_config
 
-GOLDENS = Path(__file__).parent / "goldens"
 NOW = "2026-03-08T12:00:00.000Z"
 SESSION = {
     "goal": "finish auth migration",
@@ -31,13 +29,6 @@ SESSION = {
     "nextActions": ["ship the migration"],
     "createdAt": "2026-03-08T11:00:00.000Z",
 }
-
-
-def check_golden(name: str, text: str) -> None:
-    path = GOLDENS / name
-    if os.environ.get("RAGIT_UPDATE_GOLDENS") == "1":
-        path.write_text(text, encoding="utf-8")
-    assert text == path.read_text(encoding="utf-8")
 
 
 def recall_json(cli, root: Path, view: str) -> str:

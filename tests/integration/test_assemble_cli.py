@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
-from conftest import tree_snapshot
+from conftest import check_golden, tree_snapshot
 
-GOLDENS = Path(__file__).resolve().parents[1] / "contract" / "goldens"
 NOW = "2026-03-08T10:00:00.000Z"
 
 PAYLOAD = {
@@ -30,12 +28,8 @@ PAYLOAD = {
 
 
 def golden(name: str, text: str, root: Path) -> None:
-    """Compare with ``goldens/<name>`` after replacing the temp repository path; RAGIT_UPDATE_GOLDENS=1 rewrites."""
-    normalised = text.replace(str(root), "<repo>")
-    path = GOLDENS / name
-    if os.environ.get("RAGIT_UPDATE_GOLDENS") == "1":
-        path.write_text(normalised, encoding="utf-8")
-    assert normalised == path.read_text(encoding="utf-8")
+    """The golden check with the temporary repository path replaced by ``<repo>``."""
+    check_golden(name, text.replace(str(root), "<repo>"))
 
 
 @pytest.fixture

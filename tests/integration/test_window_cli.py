@@ -3,26 +3,20 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
-from conftest import tree_snapshot
+from conftest import check_golden, tree_snapshot
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
 CLAUDE = FIXTURES / "claude_code_session.jsonl"
 CODEX = FIXTURES / "codex_rollout.jsonl"
 CLAUDE_SESSION = "7f3c2a9e-4b1d-4c8e-9f2a-1d6e5b8c0a47"
-GOLDENS = Path(__file__).resolve().parents[1] / "contract" / "goldens"
 
 
 def golden(name: str, text: str, root: Path) -> None:
-    """Compare with ``goldens/<name>`` after replacing the temp repository path; RAGIT_UPDATE_GOLDENS=1 rewrites."""
-    normalised = text.replace(str(root), "<repo>")
-    path = GOLDENS / name
-    if os.environ.get("RAGIT_UPDATE_GOLDENS") == "1":
-        path.write_text(normalised, encoding="utf-8")
-    assert normalised == path.read_text(encoding="utf-8")
+    """The golden check with the temporary repository path replaced by ``<repo>``."""
+    check_golden(name, text.replace(str(root), "<repo>"))
 
 
 def window(cli, repo, *args, **kw):
