@@ -98,7 +98,6 @@ class LoadedManifest:
     manifest: Manifest
     sha256: str
     relpath: str
-    docs_loaded: bool = True  # False for the header-only and lines-only forms of a trusted read
     # path -> rendered line of every document of a trusted file (``with_lines``), in file order:
     # an incremental ingest copies the lines of unchanged documents and never parses them
     lines: dict[str, str] | None = field(default=None, compare=False, repr=False)
@@ -258,7 +257,7 @@ def _parse_header(raw: bytes, sha: str, relpath: str, digest: str) -> LoadedMani
         return None
     if manifest.commit_sha != sha or head.get("indexVersion") != INDEX_VERSION:
         return None
-    return LoadedManifest(manifest, digest, relpath, docs_loaded=False)
+    return LoadedManifest(manifest, digest, relpath)
 
 
 _LINE_HEAD = '    {"path": '
@@ -283,7 +282,7 @@ def _parse_trusted_lines(raw: bytes, sha: str, relpath: str, digest: str) -> Loa
             lines[json.loads(literal) if "\\" in literal else literal[1:-1]] = line
     elif not raw.endswith(b',\n  "docs": []\n}\n'):
         return None
-    return LoadedManifest(header.manifest, digest, relpath, docs_loaded=False, lines=lines)
+    return LoadedManifest(header.manifest, digest, relpath, lines=lines)
 
 
 def parse_manifest(raw: bytes, sha: str, relpath: str) -> LoadedManifest:

@@ -95,10 +95,9 @@ def query_terms(masked_question: str, repeats: int = 1) -> list[str]:
     terms = tokenize(masked_question) + symbol_terms(masked_question)
     if repeats <= 1:
         return list(dict.fromkeys(terms))
-    counts: dict[str, int] = {}
-    for term in terms:
-        counts[term] = counts.get(term, 0) + 1
-    return [term for term, n in counts.items() for _ in range(min(n, repeats))]
+    from collections import Counter
+
+    return [term for term, n in Counter(terms).items() for _ in range(min(n, repeats))]
 
 
 # A question of more than PASSAGE_WORDS words is embedded as consecutive passages of that many

@@ -50,7 +50,6 @@ class Bm25Mirror:
 
     def __init__(self, db_path: Path, table: str, columns: Sequence[str], weights: Sequence[float]):
         self.table = table
-        self.weights = dict(zip(columns, weights))
         self._column_weights = [float(w) for w in weights]
         # each occurrence as one integer, doc · ncols + column index, so SQLite hands over a whole
         # doclist as one string instead of a Python row per occurrence
