@@ -15,8 +15,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from .context.pack import PackSelection
     from .embed.base import Embedder
     from .gitsnap.git import Git
+    from .gitsnap.watch import WorktreeWatch
+    from .ingest.manifest import ManifestCache
     from .ingest.pipeline import IngestResult
     from .retrieve.query import QueryResult, Retrieval
+    from .retrieve.search import VectorCache
 
 
 def git_required(cwd: Path) -> RagitError:
@@ -72,14 +75,30 @@ class Repo:
         self.config = config
         self.git = git
         self._embedder: "Embedder | None" = None
-        from .ingest.manifest import ManifestCache
-        from .retrieve.search import VectorCache
+        self._read_state: tuple | None = None
 
-        self._cache = VectorCache()
-        self._manifests = ManifestCache()
-        from .gitsnap.watch import WorktreeWatch
+    @property
+    def _cache(self) -> "VectorCache":
+        return self._read_caches()[0]
 
-        self._watch = WorktreeWatch(root)
+    @property
+    def _manifests(self) -> "ManifestCache":
+        return self._read_caches()[1]
+
+    @property
+    def _watch(self) -> "WorktreeWatch":
+        return self._read_caches()[2]
+
+    def _read_caches(self) -> tuple:
+        """What a warm process keeps between reads (vectors, manifests, worktree watch); made on
+        the first read, so a one-shot ingest does not import the retrieval modules."""
+        if self._read_state is None:
+            from .gitsnap.watch import WorktreeWatch
+            from .ingest.manifest import ManifestCache
+            from .retrieve.search import VectorCache
+
+            self._read_state = (VectorCache(), ManifestCache(), WorktreeWatch(self.root))
+        return self._read_state
 
     @classmethod
     def open(cls, path: str | Path = ".") -> "Repo":
@@ -118,7 +137,8 @@ class Repo:
 
         request = IngestRequest(inp.mode, inp.since, list(inp.files), list(inp.paths), dry_run)
         result = run_ingest(self.root, self.git, self.config, request, embedder=self._embedder, progress=progress)
-        self._cache.entries.clear()
+        if self._read_state is not None:
+            self._cache.entries.clear()
         return result
 
     def query(self, question: str, *, top_k: int | None = None, scope: str = "durable",

@@ -10,7 +10,6 @@ import copy
 import hashlib
 import json
 import math
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -160,6 +159,8 @@ def load_config(root: Path) -> Config:
     data = copy.deepcopy(DEFAULTS)
     if not path.is_file():
         return Config(data, path, exists=False)
+    import tomllib  # only when there is a file to parse
+
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

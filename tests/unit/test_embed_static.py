@@ -156,10 +156,39 @@ def test_float16_matrix_widened_or_not_gives_identical_vectors(tiny, tmp_path, m
     monkeypatch.setattr(static, "WIDEN_AFTER_TOKENS", 0)
     widened_embedder = StaticEmbedder("t", tok_path, half)
     widened = widened_embedder.embed(texts)
-    assert widened_embedder._matrix.dtype == np.float32
+    assert widened_embedder._matrix().dtype == np.float32
     assert np.array_equal(mapped, widened)
     expected = _expected(Tokenizer.from_file(str(tok_path)), matrix.astype(np.float16).astype(np.float32), texts)
     np.testing.assert_allclose(mapped, expected, atol=1e-6)
+
+
+def test_python_pooling_of_a_float16_matrix_is_numpy_bit_for_bit(tiny, tmp_path):
+    """embed_packed's numpy-free path (ragit.vectormath): exact float16 sums, the same bits."""
+    tok_path, matrix, _ = tiny
+    scaled = matrix.astype(np.float16)
+    scaled[0, :4] = [-0.0, 6.0e-8, -6.0e-8, 65504.0]  # negative zero, subnormals, the largest value
+    half = _write_safetensors(tmp_path / "half.safetensors", "w", scaled)
+    embedder = StaticEmbedder("t", tok_path, half)
+    texts = _random_texts(300, seed=4, alphabet=["a", "b", "abc", " ", "x", ".", "(", "[PAD]", "é"]) + ["", "[PAD]"]
+    ids = embedder._encode(texts, None)
+    assert embedder._pool_python(ids) == embedder.embed(texts).tobytes()
+    assert embedder.embed_packed(texts) == embedder.embed(texts).tobytes()  # numpy loaded: the numpy path
+
+
+def test_embed_packed_skips_numpy_in_a_fresh_process(fresh_models):
+    """A small write in a process without numpy pools in Python and stores the same bytes."""
+    texts = SAMPLES + ["def rotate_token(session):\n    return session.renew()\n" * 20, ""]
+    code = (
+        "import json, sys\n"
+        "from ragit.config import defaults\n"
+        "from ragit.embed import load_embedder\n"
+        "packed = load_embedder(defaults()).embed_packed(json.loads(sys.stdin.read()))\n"
+        "print('numpy' in sys.modules, packed.hex())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], input=json.dumps(texts), capture_output=True, text=True,
+                         check=True, env=os.environ.copy()).stdout.split()
+    assert out[0] == "False"
+    assert bytes.fromhex(out[1]) == load_embedder(defaults()).embed(texts).tobytes()
 
 
 def test_ids_past_the_matrix_use_its_last_row(tiny, tmp_path):

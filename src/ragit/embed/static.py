@@ -4,10 +4,17 @@ A text's vector is the mean of its tokens' rows (no special tokens, no truncatio
 — WordLlama's inference with ``norm=True``, and equally model2vec-style distilled models, so any
 such model loads from a ``tokenizer.json`` and a safetensors matrix given by path.
 
-Start-up matters more than anything else here (a cold ``ragit query`` embeds one question): the
-matrix is memory-mapped, not read, and short ASCII inputs to a BERT-style (WordPiece) model are
-tokenised by the pure-Python :mod:`ragit.embed.wordpiece` encoder, so ``tokenizers`` is not
-imported for a query. Batches go through ``tokenizers`` (Rust, parallel), loaded on first need.
+Start-up matters more than anything else here (a cold ``ragit query`` embeds one question, a
+``git commit`` hook re-ingests one file): the matrix is memory-mapped, not read, and short ASCII
+inputs to a BERT-style (WordPiece) model are tokenised by the pure-Python
+:mod:`ragit.embed.wordpiece` encoder, so ``tokenizers`` is not imported for them. Batches go
+through ``tokenizers`` (Rust, parallel), loaded on first need.
+
+The pooling arithmetic is fixed so that numpy and plain Python compute the same bits
+(:mod:`ragit.vectormath`): a float16 row's values are multiples of 2⁻²⁴, so their float64 sum is
+exact in any order up to 8,192 tokens; the norm is a sequential float64 sum of squares. A small
+write (:meth:`StaticEmbedder.embed_packed`) therefore skips importing numpy and stores exactly
+the vectors a full ingest would.
 """
 
 from __future__ import annotations
@@ -15,12 +22,15 @@ from __future__ import annotations
 import json
 import mmap
 import os
+import struct
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragit.errors import RagitError
 
+from .. import vectormath
 from .base import embedder_unavailable
 from .wordpiece import WordPieceEncoder, load_wordpiece
 
@@ -37,8 +47,13 @@ ENCODE_BATCH = 256
 # Once an instance has pooled this many tokens, a float16 matrix is converted to float32 in
 # memory (~32 MB for WordLlama, ~20 ms), which halves the cost of every later row lookup.
 WIDEN_AFTER_TOKENS = 65536
+# ``embed_packed`` pools in plain Python (no numpy import, ~0.07 s) up to this many tokens in all.
+PY_POOL_MAX_TOKENS = 16384
+# Up to this many float16 tokens per text, their float64 sum is exact in any order (2¹³ · 65504 < 2²⁹).
+EXACT_F16_TOKENS = 8192
 
-_DTYPES = {"F16": "<f2", "F32": "<f4", "F64": "<f8"}
+_ITEMSIZE = {"F16": 2, "F32": 4, "F64": 8}
+_STRUCT = {"F16": "e", "F32": "f", "F64": "d"}
 
 
 class StaticEmbedder:
@@ -58,8 +73,9 @@ class StaticEmbedder:
         """
         self.id = id
         self._tokenizer_path = Path(tokenizer_path)
-        self._matrix = self._map_matrix(Path(matrix_path), tensor_key)
-        self.dimensions: int = int(self._matrix.shape[1])
+        self._mapped, self._dtype, self._shape, self._offset = self._map_matrix(Path(matrix_path), tensor_key)
+        self.dimensions: int = self._shape[1]
+        self._array: numpy.ndarray | None = None  # numpy view of the mapping, made on first need
         self._hf: Any = None
         self._py: WordPieceEncoder | None = None
         self._tokens_seen = 0
@@ -81,10 +97,22 @@ class StaticEmbedder:
         for start in range(0, len(texts), ENCODE_BATCH):
             ids = self._encode(texts[start:start + ENCODE_BATCH], encoder)
             self._pool(ids, out[start:start + len(ids)])
-        norms = np.sqrt(np.einsum("ij,ij->i", out, out))
-        nonzero = norms > 0
-        out[nonzero] /= norms[nonzero, None]
         return out
+
+    def embed_packed(self, texts: Sequence[str]) -> bytes:
+        """``embed(texts)`` as packed native float32 rows. While numpy is not loaded, a small
+        input to a float16 model is pooled in plain Python: the same bits, no numpy import."""
+        if "numpy" in sys.modules or self._dtype != "F16":
+            return self.embed(texts).tobytes()
+        ids = self._encode(texts, self._python_encoder(texts))
+        if sum(map(len, ids)) <= PY_POOL_MAX_TOKENS and all(len(text_ids) <= EXACT_F16_TOKENS for text_ids in ids):
+            return self._pool_python(ids)
+        import numpy as np
+
+        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
+        for start in range(0, len(ids), ENCODE_BATCH):
+            self._pool(ids[start:start + ENCODE_BATCH], out[start:start + ENCODE_BATCH])
+        return out.tobytes()
 
     # ------------------------------------------------------------ internals
 
@@ -103,21 +131,52 @@ class StaticEmbedder:
         encodings = self._hf_tokenizer().encode_batch(list(texts), add_special_tokens=False)
         return [encoding.ids for encoding in encodings]
 
+    def _matrix(self) -> numpy.ndarray:
+        """The matrix as a numpy array: a view of the mapping, widened to float32 once busy."""
+        import numpy as np
+
+        if self._array is None:
+            dtype = np.dtype("<" + {"F16": "f2", "F32": "f4", "F64": "f8"}[self._dtype])
+            rows, dims = self._shape
+            self._array = np.frombuffer(self._mapped, dtype=dtype, count=rows * dims,
+                                        offset=self._offset).reshape(rows, dims)
+        if self._array.dtype.itemsize < 4 and self._tokens_seen > WIDEN_AFTER_TOKENS:
+            self._array = np.ascontiguousarray(self._array, dtype=np.float32)  # exact: float16 ⊂ float32
+        return self._array
+
     def _pool(self, ids: list[list[int]], out: numpy.ndarray) -> None:
-        """Write each text's sum of token rows into ``out`` (normalised later)."""
+        """Write each text's normalised mean of token rows into ``out``."""
         import numpy as np
 
         self._tokens_seen += sum(map(len, ids))
-        if self._matrix.dtype != np.float32 and self._tokens_seen > WIDEN_AFTER_TOKENS:
-            self._matrix = np.ascontiguousarray(self._matrix, dtype=np.float32)
-        last = self._matrix.shape[0] - 1
+        matrix = self._matrix()
+        last = matrix.shape[0] - 1
+        sums = np.zeros((len(ids), self.dimensions), dtype=np.float64)
         for row, text_ids in enumerate(ids):
             if text_ids:
                 rows = np.asarray(text_ids, dtype=np.intp)
                 np.clip(rows, 0, last, out=rows)  # like WordLlama: ids past the matrix use its last row
-                # One text at a time, rows added in order in float32: a text's vector does not
-                # depend on its batch, and memory stays bounded by the longest text.
-                out[row] = self._matrix[rows].astype(np.float32, copy=False).sum(axis=0)
+                # One text at a time: a text's vector does not depend on its batch, and memory
+                # stays bounded by the longest text.
+                matrix[rows].sum(axis=0, dtype=np.float64, out=sums[row])
+        out[:] = vectormath.unit_rows_numpy(sums)
+
+    def _pool_python(self, ids: list[list[int]]) -> bytes:
+        """``_pool`` in plain Python for a float16 matrix: the same bits (exact sums, see the
+        module docstring), packed as native float32 rows."""
+        from array import array
+
+        rows, dims = self._shape
+        row_bytes = dims * _ITEMSIZE[self._dtype]
+        unpack = struct.Struct(f"<{dims}{_STRUCT[self._dtype]}").unpack_from
+        mapped, offset, last = self._mapped, self._offset, rows - 1
+        out = array("f")
+        for text_ids in ids:
+            token_rows = [unpack(mapped, offset + min(i, last) * row_bytes) for i in text_ids]
+            out.extend(vectormath.unit_python([sum(column) for column in zip(*token_rows)] if token_rows
+                                              else [0.0] * dims))
+        self._tokens_seen += sum(map(len, ids))
+        return out.tobytes()
 
     def _hf_tokenizer(self) -> Any:
         if self._hf is None:
@@ -132,10 +191,8 @@ class StaticEmbedder:
             self._hf = tokenizer
         return self._hf
 
-    def _map_matrix(self, path: Path, tensor_key: str | None) -> numpy.ndarray:
-        """Memory-map a 2-D float tensor of a safetensors file (header parsed here, no import)."""
-        import numpy as np
-
+    def _map_matrix(self, path: Path, tensor_key: str | None) -> tuple[mmap.mmap, str, tuple[int, int], int]:
+        """Memory-map a 2-D float tensor of a safetensors file: (mapping, dtype, shape, offset)."""
         try:
             with open(path, "rb") as fh:
                 size = os.fstat(fh.fileno()).st_size
@@ -154,17 +211,15 @@ class StaticEmbedder:
             if key not in keys:
                 raise ValueError(f"tensor {tensor_key!r} not found (tensors: {', '.join(keys)})")
             entry = header[key]
-            dtype = np.dtype(_DTYPES[entry["dtype"]]) if entry["dtype"] in _DTYPES else None
-            shape = entry["shape"]
+            dtype, shape = entry["dtype"], entry["shape"]
             begin, end = entry["data_offsets"]
-            if dtype is None or len(shape) != 2 or min(shape) <= 0:
-                raise ValueError(f"unsupported tensor {entry['dtype']} {shape}")
-            if end - begin != shape[0] * shape[1] * dtype.itemsize or 8 + header_len + end > size:
+            if dtype not in _ITEMSIZE or len(shape) != 2 or min(shape) <= 0:
+                raise ValueError(f"unsupported tensor {dtype} {shape}")
+            if end - begin != shape[0] * shape[1] * _ITEMSIZE[dtype] or 8 + header_len + end > size:
                 raise ValueError("tensor data out of bounds")
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise self._unavailable(f"corrupt weights file {path}: {exc}") from exc
-        matrix = np.frombuffer(mapped, dtype=dtype, count=shape[0] * shape[1], offset=8 + header_len + begin)
-        return matrix.reshape(shape[0], shape[1])
+        return mapped, dtype, (int(shape[0]), int(shape[1])), 8 + header_len + begin
 
     def _unavailable(self, reason: str) -> RagitError:
         return embedder_unavailable(self.id, reason)

@@ -10,12 +10,14 @@ import posixpath
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from ..config import Config
 from ..gitsnap.types import TreeEntry
 from .globs import GlobSet
+
+if TYPE_CHECKING:
+    import pathspec
 
 REGULAR_FILE_MODES = frozenset({"100644", "100755"})
 GITIGNORE = ".gitignore"
@@ -105,6 +107,8 @@ class _GitIgnore:
 
     @classmethod
     def from_entries(cls, entries: Iterable[TreeEntry], read_blob: Callable[[str], bytes]) -> _GitIgnore:
+        import pathspec  # only a commit with .gitignore files pays for it
+
         specs: dict[str, pathspec.GitIgnoreSpec] = {}
         for entry in entries:
             directory = _parent(entry.path)

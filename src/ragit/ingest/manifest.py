@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -98,19 +99,53 @@ class LoadedManifest:
     manifest: Manifest
     sha256: str
     relpath: str
-    # path -> rendered line of every document of a trusted file (``with_lines``), in file order:
+    # the rendered line of every document of a trusted file (``with_lines``), in path order:
     # an incremental ingest copies the lines of unchanged documents and never parses them
-    lines: dict[str, str] | None = field(default=None, compare=False, repr=False)
+    lines: DocLines | None = field(default=None, compare=False, repr=False)
 
     def paths(self) -> list[str]:
         """The documents' paths, in file order."""
-        return list(self.lines) if self.lines is not None else [d.path for d in self.manifest.docs]
+        return self.lines.paths() if self.lines is not None else [d.path for d in self.manifest.docs]
 
-    def doc_lines(self) -> dict[str, str]:
-        """Path -> rendered line of every document, from the file or formatted from the docs."""
+    def doc_lines(self) -> DocLines:
+        """The rendered line of every document, from the file or formatted from the docs."""
         if self.lines is not None:
             return self.lines
-        return {d.path: doc_line(d) for d in self.manifest.docs}
+        return DocLines([doc_line(d) for d in self.manifest.docs])
+
+
+class DocLines:
+    """A manifest's document lines (:func:`doc_line`) in path order. A line's path is decoded
+    only when a search needs it, so replacing a few documents of 10,000 costs a few binary
+    searches, not a parse of every line."""
+
+    # up to this many replaced paths, each is found by binary search; more filter every line
+    SEARCH_MAX = 64
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+
+    def paths(self) -> list[str]:
+        return [line_path(line) for line in self.lines]
+
+    def __contains__(self, path: str) -> bool:
+        i = bisect_left(self.lines, path, key=line_path)
+        return i < len(self.lines) and line_path(self.lines[i]) == path
+
+    def replace(self, scope: set[str], admitted: dict[str, str]) -> DocLines:
+        """These lines without the paths of ``scope``, plus ``admitted`` (path -> line, paths
+        within ``scope``), in path order."""
+        if len(scope) > self.SEARCH_MAX:
+            lines = [line for line in self.lines if line_path(line) not in scope]
+        else:
+            lines = list(self.lines)
+            for path in scope:
+                i = bisect_left(lines, path, key=line_path)
+                if i < len(lines) and line_path(lines[i]) == path:
+                    del lines[i]
+        for path in sorted(admitted):
+            lines.insert(bisect_left(lines, path, key=line_path), admitted[path])
+        return DocLines(lines)
 
 
 class ManifestCache:
@@ -264,25 +299,31 @@ _LINE_HEAD = '    {"path": '
 _LINE_AFTER_PATH = ', "blobId": "'
 
 
+def line_path(line: str) -> str:
+    """The path of a :func:`doc_line` (an escaped quote inside the path cannot end it early)."""
+    literal = line[len(_LINE_HEAD):line.index(_LINE_AFTER_PATH)]
+    return json.loads(literal) if "\\" in literal else literal[1:-1]
+
+
 def _parse_trusted_lines(raw: bytes, sha: str, relpath: str, digest: str) -> LoadedManifest | None:
-    """Header plus path -> line of each document of a file known to be byte-identical to a
-    published one; only each line's path literal is decoded (None: not in render_manifest's form)."""
+    """Header plus the document lines of a file known to be byte-identical to a published one
+    (None: not in render_manifest's form). Paths are decoded later, only where needed."""
     header = _parse_header(raw, sha, relpath, digest)
     if header is None:
         return None
     start, end = raw.find(_DOCS_OPEN), raw.rfind(_DOCS_CLOSE)
-    lines: dict[str, str] = {}
+    lines: list[str] = []
     if start >= 0 and end > start:
-        skip = len(_LINE_HEAD)
-        for line in raw[start + len(_DOCS_OPEN):end].decode("utf-8").split(",\n"):
-            cut = line.find(_LINE_AFTER_PATH)  # an escaped quote inside the path cannot match
-            if not line.startswith(_LINE_HEAD) or cut < 0:
-                return None
-            literal = line[skip:cut]
-            lines[json.loads(literal) if "\\" in literal else literal[1:-1]] = line
+        section = raw[start + len(_DOCS_OPEN):end].decode("utf-8")
+        lines = section.split(",\n")
+        # every line starts with the path and has the blob id after it (a path literal cannot
+        # contain either marker: its quotes are escaped)
+        if (not section.startswith(_LINE_HEAD) or section.count("\n" + _LINE_HEAD) != len(lines) - 1
+                or section.count(_LINE_AFTER_PATH) != len(lines)):
+            return None
     elif not raw.endswith(b',\n  "docs": []\n}\n'):
         return None
-    return LoadedManifest(header.manifest, digest, relpath, lines=lines)
+    return LoadedManifest(header.manifest, digest, relpath, lines=DocLines(lines))
 
 
 def parse_manifest(raw: bytes, sha: str, relpath: str) -> LoadedManifest:

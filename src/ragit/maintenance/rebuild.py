@@ -72,6 +72,7 @@ def rebuild(root: Path, git, config, *, at: str | None = None, dry_run: bool = F
                         embedder_id=mp.embedder_id,
                         vector_ids=outcome.vector_ids,
                         vectors=outcome.vectors,
+                        dims=outcome.dims,
                     ))
                 results.append({"sha": sha, "status": "rebuilt", "chunks": chunks})
 

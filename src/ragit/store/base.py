@@ -77,7 +77,9 @@ class SnapshotWrite:
     new_chunks: list[NewChunk] = field(default_factory=list)
     embedder_id: str = ""
     vector_ids: list[str] = field(default_factory=list)
-    vectors: "np.ndarray | None" = None  # float32 [len(vector_ids), d]
+    # the vectors of ``vector_ids`` in order: packed native float32 rows of ``dims`` values each
+    vectors: bytes | None = None
+    dims: int = 0
     # Paths whose (path, chunk) FTS rows may be new; None = check every document. Documents
     # carried over from the base snapshot already have their rows, so incremental ingests pass
     # only the re-evaluated paths and FTS work stays proportional to the change.

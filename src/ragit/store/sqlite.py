@@ -16,6 +16,7 @@ import hashlib
 import json
 import os
 import sqlite3
+import sys
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -100,6 +101,26 @@ CREATE TABLE IF NOT EXISTS snapshot_docs(
 """
 
 
+def _read_heap_rows(path: Path, dims: int, slots: list[int]) -> list[list[float]]:
+    """Rows ``slots`` of a heap file as lists of floats, without numpy (a few rows)."""
+    from array import array
+
+    row_bytes = dims * 4
+    out = []
+    try:
+        with open(path, "rb") as fh:
+            for slot in slots:
+                data = os.pread(fh.fileno(), row_bytes, slot * row_bytes)
+                if len(data) != row_bytes:
+                    raise StoreUnreadable(f"vector heap {path.name} is shorter than the store says")
+                row = array("f")
+                row.frombytes(data)
+                out.append(row.tolist())
+    except OSError as exc:
+        raise StoreUnreadable(f"vector heap {path.name} cannot be read: {exc}") from exc
+    return out
+
+
 class StoreMissing(Exception):
     """The store file does not exist."""
 
@@ -111,6 +132,8 @@ class StoreUnreadable(Exception):
 # A snapshot row as packing needs it: (FTS row id, heap slot, path, blob id, chunker key, the
 # blob's stored file norm or NULL, chunk ordinal), from snapshot_docs ``d``; one ``?`` for the
 # embedder id.
+# Up to this many heap rows, file norms are computed in plain Python when numpy is not loaded.
+PY_NORM_MAX_ROWS = 4096
 _ROW_COLUMNS = "r.rowid, v.slot, d.path, d.blob_id, d.chunker_key, n.norm, c.ordinal"
 _ROW_JOINS = (
     " JOIN chunks c ON c.blob_id = d.blob_id AND c.chunker_key = d.chunker_key"
@@ -296,7 +319,7 @@ class SqliteStore:
                 ],
             )
             if write.vectors is not None and write.vector_ids:
-                first = self._append_heap(cur, write.embedder_id, write.vectors)
+                first = self._append_heap(cur, write.embedder_id, write.vectors, write.dims)
                 cur.executemany(
                     "INSERT OR REPLACE INTO vectors VALUES(?,?,?)",
                     ((cid, write.embedder_id, first + i) for i, cid in enumerate(write.vector_ids)),
@@ -360,15 +383,13 @@ class SqliteStore:
     def _heap_path(self, heap: str) -> Path:
         return self.path.parent / heap
 
-    def _append_heap(self, cur: sqlite3.Cursor, embedder_id: str, vectors) -> int:
-        """Append ``vectors`` to the embedder's heap file; returns the slot of the first row.
+    def _append_heap(self, cur: sqlite3.Cursor, embedder_id: str, vectors: bytes, dims: int) -> int:
+        """Append ``vectors`` (packed float32 rows) to the embedder's heap file; returns the slot
+        of the first row.
 
         The bytes are flushed before the slots are committed, so a committed slot always points
         at written data; a crash in between only leaves unreferenced bytes at the end.
         """
-        import numpy as np
-
-        dims = int(vectors.shape[1])
         row = cur.execute("SELECT dims, heap FROM embedders WHERE embedder_id = ?", (embedder_id,)).fetchone()
         if row is None:
             heap = "vectors-" + hashlib.sha1(embedder_id.encode("utf-8")).hexdigest()[:16] + ".f32"
@@ -384,7 +405,7 @@ class SqliteStore:
             first = -(-size // row_bytes)  # a torn tail is skipped, never reused
             if first * row_bytes != size:
                 fh.write(b"\0" * (first * row_bytes - size))
-            fh.write(np.ascontiguousarray(vectors, dtype=np.float32).tobytes())
+            fh.write(vectors)
             fh.flush()
             os.fsync(fh.fileno())
         return first
@@ -396,13 +417,14 @@ class SqliteStore:
 
     def _derive_rows(self, cur: sqlite3.Cursor, write: SnapshotWrite) -> bool:
         """Incremental ingest: the base snapshot's packed rows minus the replaced paths' rows,
-        plus the rows of this snapshot's documents at those paths. Cost grows with the change.
+        plus the rows of this snapshot's documents at those paths. Cost grows with the change
+        (and needs no numpy: :mod:`ragit.store.packed`).
 
         File ordinals only group rows; removed files leave unused ordinals behind and new files
         get fresh ones, which changes no score (a file's cosine is its rows' sum over its norm).
         Returns False (build from scratch) when the base has no rows for this embedder.
         """
-        import numpy as np
+        from .packed import PackedRows
 
         base = cur.execute(
             "SELECT rowids, slots, files, file_norms FROM snapshot_rows WHERE commit_sha = ? AND embedder_id = ?",
@@ -410,14 +432,10 @@ class SqliteStore:
         ).fetchone()
         if base is None:
             return False
-        rowids = np.frombuffer(base[0], dtype=np.int64)
-        slots = np.frombuffer(base[1], dtype=np.int64)
-        files = np.frombuffer(base[2], dtype=np.int32)
-        norms = np.frombuffer(base[3], dtype=np.float64)
+        rows = PackedRows.from_blobs(*base)
         replaced = json.dumps(write.replaced_paths)
-        dropped = np.fromiter((r[0] for r in cur.execute(
-            "SELECT r.rowid FROM json_each(?) q JOIN fts_rows r ON r.path = q.value", (replaced,))), dtype=np.int64)
-        keep = ~np.isin(rowids, dropped)
+        dropped = [r[0] for r in cur.execute(
+            "SELECT r.rowid FROM json_each(?) q JOIN fts_rows r ON r.path = q.value", (replaced,))]
         # CROSS JOIN keeps the few replaced paths as the outer loop (the planner would otherwise
         # walk every document of the snapshot)
         added = _with_vectors(cur.execute(
@@ -426,29 +444,25 @@ class SqliteStore:
             (replaced, write.commit_sha, write.embedder_id),
         ).fetchall(), write)
         new_paths = sorted({r[2] for r in added})
-        first = len(norms)
-        ordinal = {path: first + i for i, path in enumerate(new_paths)}
+        ordinal = {path: len(rows.norms) + i for i, path in enumerate(new_paths)}
         norm_of = self._file_norms(cur, write.embedder_id, added)
-        all_ids = np.concatenate([rowids[keep], np.fromiter((r[0] for r in added), dtype=np.int64, count=len(added))])
-        all_slots = np.concatenate([slots[keep], np.fromiter((r[1] for r in added), dtype=np.int64, count=len(added))])
-        all_files = np.concatenate([files[keep], np.fromiter((ordinal[r[2]] for r in added), dtype=np.int32,
-                                                             count=len(added))])
-        all_norms = np.concatenate([norms, np.array([norm_of[p] for p in new_paths], dtype=np.float64)])
-        order = np.argsort(all_ids, kind="stable")
-        self._put_rows(cur, write, all_ids[order], all_slots[order], all_files[order], all_norms)
+        rows = rows.splice(dropped, [(r[0], r[1], ordinal[r[2]]) for r in added], [norm_of[p] for p in new_paths])
+        self._put_rows(cur, write, *rows.blobs())
         return True
 
-    def _put_rows(self, cur: sqlite3.Cursor, write: SnapshotWrite, rowids, slots, files, norms) -> None:
+    def _put_rows(self, cur: sqlite3.Cursor, write: SnapshotWrite, rowids: bytes, slots: bytes, files: bytes,
+                  norms: bytes) -> None:
         cur.execute("DELETE FROM snapshot_rows WHERE commit_sha = ?", (write.commit_sha,))
         cur.execute("INSERT INTO snapshot_rows VALUES(?,?,?,?,?,?)",
-                    (write.commit_sha, write.embedder_id, rowids.tobytes(), slots.tobytes(), files.tobytes(),
-                     norms.tobytes()))
+                    (write.commit_sha, write.embedder_id, rowids, slots, files, norms))
 
     def _file_norms(self, cur: sqlite3.Cursor, embedder_id: str, rows) -> dict[str, float]:
         """Path -> vector-sum norm for rows ``(rowid, slot, path, blob, chunker key, norm|None,
-        ordinal)``; missing norms are computed from the heap (chunk order) and remembered per blob."""
-        import numpy as np
+        ordinal)``; missing norms are computed from the heap (chunk order) and remembered per blob.
 
+        The arithmetic is :mod:`ragit.vectormath`'s, so a few norms are computed without numpy
+        (when it is not loaded) and equal what numpy computes for many.
+        """
         norm_of: dict[str, float] = {}
         todo: dict[tuple[str, str], dict[int, int]] = {}
         for r in rows:
@@ -460,18 +474,30 @@ class SqliteStore:
             keys = list(todo)
             # each blob's slots in chunk order, so a norm never depends on where vectors sit in the heap
             segments = [[todo[k][o] for o in sorted(todo[k])] for k in keys]
-            starts = np.cumsum([0] + [len(seg) for seg in segments[:-1]])
-            gathered = self._gather(cur, embedder_id, np.fromiter(
-                (slot for seg in segments for slot in seg), dtype=np.int64)).astype(np.float64)
-            sums = np.add.reduceat(gathered, starts, axis=0)
-            values = np.sqrt(np.einsum("ij,ij->i", sums, sums))
-            computed = [(blob, key, embedder_id, float(v)) for (blob, key), v in zip(keys, values)]
+            values = self._segment_norms(cur, embedder_id, segments)
+            computed = [(blob, key, embedder_id, v) for (blob, key), v in zip(keys, values)]
             cur.executemany("INSERT OR REPLACE INTO blob_norms VALUES(?,?,?,?)", computed)
             by_blob = {(b, k): v for b, k, _, v in computed}
             for r in rows:
                 if r[5] is None:
                     norm_of[r[2]] = by_blob[(r[3], r[4])]
         return norm_of
+
+    def _segment_norms(self, cur: sqlite3.Cursor, embedder_id: str, segments: list[list[int]]) -> list[float]:
+        """Norm of the sum of each segment's heap rows (slots in order)."""
+        from .. import vectormath
+
+        slots = [slot for seg in segments for slot in seg]
+        if "numpy" not in sys.modules and len(slots) <= PY_NORM_MAX_ROWS:
+            dims, path = self._heap_file(cur, embedder_id)
+            vectors = iter(_read_heap_rows(path, dims, slots))
+            return [vectormath.norm_python(vectormath.row_sum_python((next(vectors) for _ in seg), dims))
+                    for seg in segments]
+        import numpy as np
+
+        gathered = self._gather(cur, embedder_id, np.array(slots, dtype=np.int64))
+        sums = vectormath.segment_sums_numpy(gathered, np.array([len(seg) for seg in segments], dtype=np.int64))
+        return [float(v) for v in vectormath.norms_numpy(sums)]
 
     def _build_rows(self, cur: sqlite3.Cursor, write: SnapshotWrite) -> None:
         """Pack the snapshot's rows: FTS row ids (sorted), heap slots, each row's file ordinal and
@@ -494,17 +520,20 @@ class SqliteStore:
         files = np.fromiter((ordinal[r[2]] for r in rows), dtype=np.int32, count=n)
         norm_of = self._file_norms(cur, write.embedder_id, rows)
         norms = np.array([norm_of[p] for p in paths], dtype=np.float64)
-        self._put_rows(cur, write, rowids, slots, files, norms)
+        self._put_rows(cur, write, rowids.tobytes(), slots.tobytes(), files.tobytes(), norms.tobytes())
+
+    def _heap_file(self, cur, embedder_id: str) -> tuple[int, Path]:
+        """(dimensions, heap path) of an embedder."""
+        row = cur.execute("SELECT dims, heap FROM embedders WHERE embedder_id = ?", (embedder_id,)).fetchone()
+        if row is None:
+            raise StoreUnreadable(f"no vector heap for {embedder_id}")
+        return int(row[0]), self._heap_path(row[1])
 
     def _gather(self, cur, embedder_id: str, slots):
         """Rows ``slots`` of an embedder's heap, as a float32 matrix."""
         import numpy as np
 
-        row = cur.execute("SELECT dims, heap FROM embedders WHERE embedder_id = ?", (embedder_id,)).fetchone()
-        if row is None:
-            raise StoreUnreadable(f"no vector heap for {embedder_id}")
-        dims, heap = int(row[0]), row[1]
-        path = self._heap_path(heap)
+        dims, path = self._heap_file(cur, embedder_id)
         try:
             rows = os.path.getsize(path) // (dims * 4)
             if len(slots) and int(slots.max()) >= rows:
