@@ -24,7 +24,7 @@ from .prune import MAX_TURNS, adaptive_prune, prune_oldest, trim_to_max_turns
 from .routes import ProviderCapabilities
 from .strategy import StrategyOwner
 from .summaries import summarize_tool_results
-from .tokens import HeuristicCounter, TokenCounter
+from .tokens import TokenCounter
 
 EXHAUSTED_NOTICE = (
     "The context window is exhausted: the conversation is still over the critical threshold after "
@@ -128,10 +128,8 @@ def maintain(
     the history and before ``post_compact`` fires. [ours] The critical rung also masks stale
     observations before summarising tool results: the cheapest step always goes first.
     """
-    owner = StrategyOwner(
-        policy, capabilities or policy.capabilities, hooks, summarizer, session_id, artifact_store, checkpoint,
-        counter or HeuristicCounter(), system, tools_tokens, categories,
-    )
+    owner = StrategyOwner.configured(policy, capabilities, hooks, summarizer, session_id, artifact_store, checkpoint,
+                                     counter, system, tools_tokens, categories)
     metrics = owner.metrics(messages)
     report = MaintenanceReport(before_tokens=metrics.estimate)
     run = _Pass(messages, owner, report, allow_prune)

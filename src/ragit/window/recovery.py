@@ -21,7 +21,7 @@ from .prune import prune_oldest
 from .routes import ProviderCapabilities
 from .strategy import StrategyOwner
 from .summaries import summarize_tool_results
-from .tokens import HeuristicCounter, TokenCounter
+from .tokens import TokenCounter
 
 
 @dataclass
@@ -67,10 +67,8 @@ def recover(
         return RecoveryReport("not_overflow")
     if attempts_left <= 0:
         return RecoveryReport("context_exhausted", notice=EXHAUSTED_NOTICE)
-    owner = StrategyOwner(
-        policy, capabilities or policy.capabilities, hooks, summarizer, session_id, artifact_store, checkpoint,
-        counter or HeuristicCounter(), system, tools_tokens, categories,
-    )
+    owner = StrategyOwner.configured(policy, capabilities, hooks, summarizer, session_id, artifact_store, checkpoint,
+                                     counter, system, tools_tokens, categories)
     before, before_count = owner.metrics(messages), len(messages)
     was_critical = before.is_critical
     summarize_tool_results(messages, policy, categories=categories, counter=owner.counter)

@@ -65,6 +65,17 @@ class StrategyOwner:
     tools_tokens: int = 0
     categories: Mapping[str, str] | None = None
 
+    @classmethod
+    def configured(cls, policy: BudgetPolicy, capabilities: ProviderCapabilities | None, hooks: EventBus | None,
+                   summarizer: Summarizer | None, session_id: str | None,
+                   artifact_store: ContextArtifactSink | None, checkpoint: Callable[[list[Message]], None] | None,
+                   counter: TokenCounter | None, system: str, tools_tokens: int,
+                   categories: Mapping[str, str] | None) -> "StrategyOwner":
+        """An owner from a maintenance call's arguments: the policy's capabilities and the
+        heuristic counter unless the caller gives its own."""
+        return cls(policy, capabilities or policy.capabilities, hooks, summarizer, session_id, artifact_store,
+                   checkpoint, counter or HeuristicCounter(), system, tools_tokens, categories)
+
     def metrics(self, messages: list[Message]) -> Metrics:
         return check_context(messages, self.policy, self.system, self.tools_tokens, counter=self.counter)
 
