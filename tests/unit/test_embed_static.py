@@ -176,19 +176,23 @@ def test_python_pooling_of_a_float16_matrix_is_numpy_bit_for_bit(tiny, tmp_path)
 
 
 def test_embed_packed_skips_numpy_in_a_fresh_process(fresh_models):
-    """A small write in a process without numpy pools in Python and stores the same bytes."""
+    """A small write in a process without numpy pools in Python and stores the same bytes; past
+    the token limit it loads numpy, with the same result."""
     texts = SAMPLES + ["def rotate_token(session):\n    return session.renew()\n" * 20, ""]
     code = (
         "import json, sys\n"
         "from ragit.config import defaults\n"
-        "from ragit.embed import load_embedder\n"
+        "from ragit.embed import load_embedder, static\n"
+        "static.PY_POOL_MAX_TOKENS = int(sys.argv[1])\n"
         "packed = load_embedder(defaults()).embed_packed(json.loads(sys.stdin.read()))\n"
         "print('numpy' in sys.modules, packed.hex())\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], input=json.dumps(texts), capture_output=True, text=True,
-                         check=True, env=os.environ.copy()).stdout.split()
-    assert out[0] == "False"
-    assert bytes.fromhex(out[1]) == load_embedder(defaults()).embed(texts).tobytes()
+    expected = load_embedder(defaults()).embed(texts).tobytes()
+    for limit, numpy_loaded in ((static.PY_POOL_MAX_TOKENS, "False"), (10, "True")):
+        out = subprocess.run([sys.executable, "-c", code, str(limit)], input=json.dumps(texts), capture_output=True,
+                             text=True, check=True, env=os.environ.copy()).stdout.split()
+        assert out[0] == numpy_loaded
+        assert bytes.fromhex(out[1]) == expected
 
 
 def test_ids_past_the_matrix_use_its_last_row(tiny, tmp_path):

@@ -50,6 +50,13 @@ def test_replace_equals_rerendering(base_paths, scope, data):
     assert lines.replace(scope, admitted).lines == [expected[p] for p in sorted(expected)]
     for p in base_paths | scope:
         assert (p in lines) == (p in base_paths)
+    assert lines.having(scope) == scope & base_paths
+    DocLines.SEARCH_MAX, search_max = 0, DocLines.SEARCH_MAX  # the filtering branches
+    try:
+        assert lines.having(scope) == scope & base_paths
+        assert lines.replace(scope, admitted).lines == [expected[p] for p in sorted(expected)]
+    finally:
+        DocLines.SEARCH_MAX = search_max
 
 
 def test_a_file_not_in_rendered_form_is_not_trusted():

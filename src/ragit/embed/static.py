@@ -24,7 +24,7 @@ import mmap
 import os
 import struct
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -53,7 +53,7 @@ PY_POOL_MAX_TOKENS = 16384
 EXACT_F16_TOKENS = 8192
 
 _ITEMSIZE = {"F16": 2, "F32": 4, "F64": 8}
-_STRUCT = {"F16": "e", "F32": "f", "F64": "d"}
+_NUMPY_DTYPES = {"F16": "<f2", "F32": "<f4", "F64": "<f8"}
 
 
 class StaticEmbedder:
@@ -90,14 +90,9 @@ class StaticEmbedder:
 
     def embed(self, texts: Sequence[str]) -> numpy.ndarray:
         """Embed ``texts``: one L2-normalised float32 row each, zeros for token-less input."""
-        import numpy as np
-
-        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
         encoder = self._python_encoder(texts)
-        for start in range(0, len(texts), ENCODE_BATCH):
-            ids = self._encode(texts[start:start + ENCODE_BATCH], encoder)
-            self._pool(ids, out[start:start + len(ids)])
-        return out
+        return self._pool_batches((self._encode(texts[start:start + ENCODE_BATCH], encoder)
+                                   for start in range(0, len(texts), ENCODE_BATCH)), len(texts))
 
     def embed_packed(self, texts: Sequence[str]) -> bytes:
         """``embed(texts)`` as packed native float32 rows. While numpy is not loaded, a small
@@ -107,12 +102,8 @@ class StaticEmbedder:
         ids = self._encode(texts, self._python_encoder(texts))
         if sum(map(len, ids)) <= PY_POOL_MAX_TOKENS and all(len(text_ids) <= EXACT_F16_TOKENS for text_ids in ids):
             return self._pool_python(ids)
-        import numpy as np
-
-        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
-        for start in range(0, len(ids), ENCODE_BATCH):
-            self._pool(ids[start:start + ENCODE_BATCH], out[start:start + ENCODE_BATCH])
-        return out.tobytes()
+        return self._pool_batches((ids[start:start + ENCODE_BATCH] for start in range(0, len(ids), ENCODE_BATCH)),
+                                  len(ids)).tobytes()
 
     # ------------------------------------------------------------ internals
 
@@ -136,13 +127,24 @@ class StaticEmbedder:
         import numpy as np
 
         if self._array is None:
-            dtype = np.dtype("<" + {"F16": "f2", "F32": "f4", "F64": "f8"}[self._dtype])
+            dtype = np.dtype(_NUMPY_DTYPES[self._dtype])
             rows, dims = self._shape
             self._array = np.frombuffer(self._mapped, dtype=dtype, count=rows * dims,
                                         offset=self._offset).reshape(rows, dims)
         if self._array.dtype.itemsize < 4 and self._tokens_seen > WIDEN_AFTER_TOKENS:
             self._array = np.ascontiguousarray(self._array, dtype=np.float32)  # exact: float16 ⊂ float32
         return self._array
+
+    def _pool_batches(self, batches: Iterable[list[list[int]]], count: int) -> numpy.ndarray:
+        """The unit vectors of ``count`` texts given as batches of token ids."""
+        import numpy as np
+
+        out = np.zeros((count, self.dimensions), dtype=np.float32)
+        start = 0
+        for ids in batches:
+            self._pool(ids, out[start:start + len(ids)])
+            start += len(ids)
+        return out
 
     def _pool(self, ids: list[list[int]], out: numpy.ndarray) -> None:
         """Write each text's normalised mean of token rows into ``out``."""
@@ -167,8 +169,8 @@ class StaticEmbedder:
         from array import array
 
         rows, dims = self._shape
-        row_bytes = dims * _ITEMSIZE[self._dtype]
-        unpack = struct.Struct(f"<{dims}{_STRUCT[self._dtype]}").unpack_from
+        row_bytes = dims * 2
+        unpack = struct.Struct(f"<{dims}e").unpack_from
         mapped, offset, last = self._mapped, self._offset, rows - 1
         out = array("f")
         for text_ids in ids:

@@ -132,6 +132,12 @@ class DocLines:
         i = bisect_left(self.lines, path, key=line_path)
         return i < len(self.lines) and line_path(self.lines[i]) == path
 
+    def having(self, paths: set[str]) -> set[str]:
+        """The members of ``paths`` these lines hold."""
+        if len(paths) > self.SEARCH_MAX:
+            return paths.intersection(self.paths())
+        return {p for p in paths if p in self}
+
     def replace(self, scope: set[str], admitted: dict[str, str]) -> DocLines:
         """These lines without the paths of ``scope``, plus ``admitted`` (path -> line, paths
         within ``scope``), in path order."""

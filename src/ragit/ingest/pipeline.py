@@ -433,7 +433,7 @@ def _deleted(comparison: LoadedManifest | None, new_lines: DocLines, scope_paths
     if comparison is None:
         return []
     if base_lines is not None and scope_paths is not None:
-        return sorted(document_id(p) for p in scope_paths if p in base_lines and p not in new_lines)
+        return sorted(document_id(p) for p in base_lines.having(scope_paths) - new_lines.having(scope_paths))
     kept = set(new_lines.paths())
     return sorted(document_id(p) for p in comparison.paths() if p not in kept)
 

@@ -101,6 +101,14 @@ CREATE TABLE IF NOT EXISTS snapshot_docs(
 """
 
 
+class StoreMissing(Exception):
+    """The store file does not exist."""
+
+
+class StoreUnreadable(Exception):
+    """The store exists but cannot be used (corrupt file, foreign schema, missing rows)."""
+
+
 def _read_heap_rows(path: Path, dims: int, slots: list[int]) -> list[list[float]]:
     """Rows ``slots`` of a heap file as lists of floats, without numpy (a few rows)."""
     from array import array
@@ -121,19 +129,12 @@ def _read_heap_rows(path: Path, dims: int, slots: list[int]) -> list[list[float]
     return out
 
 
-class StoreMissing(Exception):
-    """The store file does not exist."""
-
-
-class StoreUnreadable(Exception):
-    """The store exists but cannot be used (corrupt file, foreign schema, missing rows)."""
-
+# Up to this many heap rows, file norms are computed in plain Python when numpy is not loaded.
+PY_NORM_MAX_ROWS = 4096
 
 # A snapshot row as packing needs it: (FTS row id, heap slot, path, blob id, chunker key, the
 # blob's stored file norm or NULL, chunk ordinal), from snapshot_docs ``d``; one ``?`` for the
 # embedder id.
-# Up to this many heap rows, file norms are computed in plain Python when numpy is not loaded.
-PY_NORM_MAX_ROWS = 4096
 _ROW_COLUMNS = "r.rowid, v.slot, d.path, d.blob_id, d.chunker_key, n.norm, c.ordinal"
 _ROW_JOINS = (
     " JOIN chunks c ON c.blob_id = d.blob_id AND c.chunker_key = d.chunker_key"
