@@ -221,3 +221,39 @@ def test_version_and_help(cli):
     assert cli("--help").code == 0
     r = cli("frobnicate", "--format", "json")
     assert r.code == 2 and r.json["error"]["code"] == "COMMAND_UNKNOWN"
+
+
+def test_truncated_vector_heap_is_reported_and_repaired(indexed_repo, cli):
+    """A heap file that lost rows: the query's recovery (ingest --all) repairs HEAD, doctor
+    names the lost vectors, and migrate rebuild repairs every snapshot."""
+    root = indexed_repo.root
+    old = indexed_repo.head()
+    indexed_repo.commit("more", {"docs/more.md": "# More\n\nrefresh tokens rotate hourly\n"})
+    assert cli("ingest", "--all", "--cwd", str(root)).code == 0
+    q = ("query", "refresh tokens", "--cwd", str(root), "--format", "json")
+    before, before_old = cli(*q).out, cli(*q, "--at", old).out
+    (heap,) = (root / ".ragit" / "store").glob("vectors-*.f32")
+
+    def truncate() -> None:
+        with heap.open("r+b") as fh:
+            fh.truncate(64 * 4 + 10)  # the first row and a torn piece of the second
+
+    truncate()
+    r = cli(*q)
+    assert r.code == 3 and r.json["error"]["code"] == "SNAPSHOT_STORE_UNAVAILABLE"
+    assert r.json["error"]["recovery"]["command"] == "ragit ingest --all"
+    doctor = cli("doctor", "--cwd", str(root), "--format", "json").json["data"]
+    consistency = {c["name"]: c for c in doctor["checks"]}["ragit.manifest-consistency"]
+    assert consistency["ok"] is False and "missingChunkIds=0" not in consistency["detail"]
+    assert cli("ingest", "--all", "--cwd", str(root)).code == 0
+    assert cli(*q).out == before  # HEAD re-embedded what the heap lost
+    doctor = cli("doctor", "--cwd", str(root), "--format", "json").json["data"]
+    consistency = {c["name"]: c for c in doctor["checks"]}["ragit.manifest-consistency"]
+    assert consistency["ok"] is False  # the older snapshot's rows still name the lost slots
+
+    truncate()
+    rebuilt = cli("migrate", "rebuild", "--cwd", str(root), "--format", "json").json["data"]
+    assert rebuilt["failed"] == 0 and {s["status"] for s in rebuilt["snapshots"]} == {"rebuilt"}
+    assert cli(*q).out == before and cli(*q, "--at", old).out == before_old
+    doctor = cli("doctor", "--cwd", str(root), "--format", "json").json["data"]
+    assert doctor["hasFailure"] is False

@@ -46,7 +46,11 @@ def rebuild(root: Path, git, config, *, at: str | None = None, dry_run: bool = F
                         params.chunker_version, params.masking_version, params.embedder_id):
                     results.append({"sha": sha, "status": "incompatible", "chunks": chunks})
                     continue
-                if store is not None and store.snapshot_hash(sha) == lm.sha256:
+                # a published snapshot is kept unless it lost vectors (e.g. a truncated heap):
+                # those are re-embedded and its rows packed again
+                if (store is not None and store.snapshot_hash(sha) == lm.sha256
+                        and not store.unservable_chunks(sha, mp.embedder_id)
+                        and not store.missing_vectors([c for d in m.docs for c in m.chunk_ids(d)], mp.embedder_id)):
                     results.append({"sha": sha, "status": "skipped", "chunks": chunks})
                     continue
                 candidates = [Candidate(d.path, d.blob_id, None, "markdown" if d.chunker == "markdown" else "code")

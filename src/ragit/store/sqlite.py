@@ -273,16 +273,48 @@ class SqliteStore:
         return {c for c in chunk_ids if c not in present}
 
     def chunks_present(self, chunk_ids: Sequence[str], embedder_id: str) -> set[str]:
-        """Chunk ids that exist in ``chunks`` and have a vector for ``embedder_id``."""
+        """Chunk ids that exist in ``chunks`` and have a vector for ``embedder_id`` that the
+        heap file can serve (a truncated heap makes its lost rows missing, so an ingest
+        re-embeds them and doctor reports them)."""
         ids = list(dict.fromkeys(chunk_ids))
         if not ids:
             return set()
         rows = self.conn.execute(
             "SELECT c.chunk_id FROM json_each(?) q JOIN chunks c ON c.chunk_id = q.value"
-            " JOIN vectors v ON v.chunk_id = c.chunk_id AND v.embedder_id = ?",
-            (json.dumps(ids), embedder_id),
+            " JOIN vectors v ON v.chunk_id = c.chunk_id AND v.embedder_id = ? AND v.slot < ?",
+            (json.dumps(ids), embedder_id, self._heap_rows(embedder_id)),
         ).fetchall()
         return {r[0] for r in rows}
+
+    def unservable_chunks(self, commit_sha: str, embedder_id: str) -> set[str]:
+        """Chunk ids of a snapshot whose packed rows point past the embedder's heap file or at
+        another slot than the chunk's vector (left behind when lost vectors were re-embedded)."""
+        from array import array
+
+        row = self.conn.execute("SELECT rowids, slots FROM snapshot_rows WHERE commit_sha = ? AND embedder_id = ?",
+                                (commit_sha, embedder_id)).fetchone()
+        if row is None:
+            return set()
+        rowids, slots = array("q"), array("q")
+        rowids.frombytes(row[0])
+        slots.frombytes(row[1])
+        packed = dict(zip(rowids.tolist(), slots.tolist()))
+        limit = self._heap_rows(embedder_id)
+        current = self.conn.execute(
+            "SELECT r.rowid, r.chunk_id, v.slot FROM json_each(?) q JOIN fts_rows r ON r.rowid = q.value"
+            " LEFT JOIN vectors v ON v.chunk_id = r.chunk_id AND v.embedder_id = ?",
+            (json.dumps(list(packed)), embedder_id)).fetchall()
+        return {chunk for rowid, chunk, slot in current if slot != packed[rowid] or packed[rowid] >= limit}
+
+    def _heap_rows(self, embedder_id: str) -> int:
+        """Whole rows in an embedder's heap file (0 without one)."""
+        row = self.conn.execute("SELECT dims, heap FROM embedders WHERE embedder_id = ?", (embedder_id,)).fetchone()
+        if row is None:
+            return 0
+        try:
+            return os.path.getsize(self._heap_path(row[1])) // (int(row[0]) * 4)
+        except OSError:
+            return 0
 
     def chunk_texts(self, chunk_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
         """``chunk id -> (title, text)`` for re-embedding stored chunks under a new embedder."""
@@ -401,14 +433,21 @@ class SqliteStore:
             heap = row[1]
         path = self._heap_path(heap)
         row_bytes = dims * 4
+        # Slots are never handed out twice, even when the file lost rows (a truncated copy):
+        # stale references then read zeros, which doctor reports, never another chunk's vector.
+        key = f"next_slot:{embedder_id}"
+        known = cur.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        next_slot = int(known[0]) if known else cur.execute(
+            "SELECT COALESCE(MAX(slot) + 1, 0) FROM vectors WHERE embedder_id = ?", (embedder_id,)).fetchone()[0]
         with open(path, "ab") as fh:
             size = fh.seek(0, os.SEEK_END)
-            first = -(-size // row_bytes)  # a torn tail is skipped, never reused
+            first = max(-(-size // row_bytes), next_slot)  # a torn tail is skipped, never reused
             if first * row_bytes != size:
                 fh.write(b"\0" * (first * row_bytes - size))
             fh.write(vectors)
             fh.flush()
             os.fsync(fh.fileno())
+        cur.execute("INSERT OR REPLACE INTO meta VALUES(?, ?)", (key, str(first + len(vectors) // row_bytes)))
         return first
 
     def _write_rows(self, cur: sqlite3.Cursor, write: SnapshotWrite) -> None:
