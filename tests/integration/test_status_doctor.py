@@ -257,3 +257,28 @@ def test_truncated_vector_heap_is_reported_and_repaired(indexed_repo, cli):
     assert cli(*q).out == before and cli(*q, "--at", old).out == before_old
     doctor = cli("doctor", "--cwd", str(root), "--format", "json").json["data"]
     assert doctor["hasFailure"] is False
+
+
+def test_lost_chunk_rows_fail_the_query_and_ingest_all_restores_them(indexed_repo, cli):
+    """A store that lost chunk rows never answers with silently fewer hits, and ingest --all
+    re-chunks the blobs instead of publishing documents without chunks."""
+    import sqlite3
+
+    root = indexed_repo.root
+    q = ("query", "refresh tokens", "--cwd", str(root), "--format", "json")
+    before = cli(*q).out
+    manifest = root / ".ragit" / "manifest" / f"{indexed_repo.head()}.json"
+    published = manifest.read_bytes()
+    conn = sqlite3.connect(root / ".ragit" / "store" / "ragit.db")
+    conn.execute("DELETE FROM chunks")
+    conn.commit()
+    conn.close()
+    r = cli(*q)
+    assert r.code == 3 and r.json["error"]["code"] == "SNAPSHOT_STORE_UNAVAILABLE"
+    assert "chunks are missing" in r.json["error"]["message"]
+    assert r.json["error"]["recovery"]["command"] == "ragit ingest --all"
+    doctor = cli("doctor", "--cwd", str(root), "--format", "json").json["data"]
+    assert {c["name"]: c for c in doctor["checks"]}["ragit.manifest-consistency"]["ok"] is False
+    assert cli("ingest", "--all", "--cwd", str(root)).code == 0
+    assert manifest.read_bytes() == published
+    assert cli(*q).out == before

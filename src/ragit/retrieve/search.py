@@ -300,10 +300,14 @@ def rank_hits(
             rows = rows_cache
         else:
             rows = store.fetch_rows(sha, wanted)
+        lost = [r for r in wanted if r not in rows]
+        if lost:  # the snapshot's rows name chunks the store no longer has: a damaged store
+            from .readiness import store_unavailable
+
+            raise store_unavailable(sha, "store_unreadable",
+                                    f"the store cannot serve snapshot {sha}: {len(lost)} of its chunks are missing")
         for i in pool:
-            row = rows.get(int(snapshot.rowids[i]))
-            if row is None:
-                continue
+            row = rows[int(snapshot.rowids[i])]
             v, kw = float(snapshot.vector[i]), float(keyword[i])
             b = breakdown("hybrid", v, kw, alpha, 1.0, 1.0)
             hits.append(Hit(

@@ -236,7 +236,11 @@ class SqliteStore:
     # ------------------------------------------------------------ ingest side
 
     def get_blobs(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], BlobRecord]:
-        """Blob records with their chunk lists, for the (blob id, profile) keys that exist."""
+        """Blob records with their chunk lists, for the (blob id, profile) keys that exist.
+
+        A record whose chunk rows are not all there (a damaged store) is left out: the ingest
+        then reads and chunks that blob again instead of publishing a document without chunks.
+        """
         keys = list(dict.fromkeys(keys))
         if not keys:
             return {}
@@ -245,7 +249,8 @@ class SqliteStore:
              " FROM json_each(?))")
         rows = self.conn.execute(
             q + " SELECT b.blob_id, b.profile, b.chunker, b.chunker_key, b.front_matter_type, b.heading_type,"
-            " b.masked_count, b.skip_reason FROM q JOIN blobs b ON b.blob_id = q.blob_id AND b.profile = q.profile",
+            " b.masked_count, b.skip_reason, b.chunk_count FROM q JOIN blobs b ON b.blob_id = q.blob_id"
+            " AND b.profile = q.profile",
             (wanted,),
         ).fetchall()
         chunk_rows = self.conn.execute(
@@ -261,11 +266,12 @@ class SqliteStore:
                 StoredChunk(chunk_id, ordinal, title, start, end, tokens)
             )
         out: dict[tuple[str, str], BlobRecord] = {}
-        for blob_id, profile, chunker, chunker_key, fm_type, heading_type, masked, skip in rows:
-            out[(blob_id, profile)] = BlobRecord(
-                blob_id, profile, chunker, chunker_key, fm_type, heading_type, masked, skip,
-                tuple(chunks.get((blob_id, chunker_key), ())),
-            )
+        for blob_id, profile, chunker, chunker_key, fm_type, heading_type, masked, skip, count in rows:
+            stored = tuple(chunks.get((blob_id, chunker_key), ()))
+            if len(stored) == count:
+                out[(blob_id, profile)] = BlobRecord(
+                    blob_id, profile, chunker, chunker_key, fm_type, heading_type, masked, skip, stored,
+                )
         return out
 
     def missing_vectors(self, chunk_ids: Sequence[str], embedder_id: str) -> set[str]:
