@@ -259,9 +259,10 @@ def test_truncated_vector_heap_is_reported_and_repaired(indexed_repo, cli):
     assert doctor["hasFailure"] is False
 
 
-def test_lost_chunk_rows_fail_the_query_and_ingest_all_restores_them(indexed_repo, cli):
-    """A store that lost chunk rows never answers with silently fewer hits, and ingest --all
-    re-chunks the blobs instead of publishing documents without chunks."""
+@pytest.mark.parametrize("table", ["chunks", "snapshot_docs"])
+def test_lost_store_rows_fail_the_query_and_ingest_all_restores_them(indexed_repo, cli, table):
+    """A store that lost chunk or document rows never answers with silently fewer hits; doctor
+    reports it; ingest --all re-chunks the blobs instead of publishing documents without chunks."""
     import sqlite3
 
     root = indexed_repo.root
@@ -270,7 +271,7 @@ def test_lost_chunk_rows_fail_the_query_and_ingest_all_restores_them(indexed_rep
     manifest = root / ".ragit" / "manifest" / f"{indexed_repo.head()}.json"
     published = manifest.read_bytes()
     conn = sqlite3.connect(root / ".ragit" / "store" / "ragit.db")
-    conn.execute("DELETE FROM chunks")
+    conn.execute(f"DELETE FROM {table}")
     conn.commit()
     conn.close()
     r = cli(*q)

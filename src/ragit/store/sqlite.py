@@ -293,8 +293,10 @@ class SqliteStore:
         return {r[0] for r in rows}
 
     def unservable_chunks(self, commit_sha: str, embedder_id: str) -> set[str]:
-        """Chunk ids of a snapshot whose packed rows point past the embedder's heap file or at
-        another slot than the chunk's vector (left behind when lost vectors were re-embedded)."""
+        """Chunks of a snapshot that its packed rows cannot serve: a slot past the heap file or
+        other than the chunk's vector (left behind when lost vectors were re-embedded), or a
+        chunk or document row the store lost. A row without its FTS row counts as
+        ``fts-row:<id>``."""
         from array import array
 
         row = self.conn.execute("SELECT rowids, slots FROM snapshot_rows WHERE commit_sha = ? AND embedder_id = ?",
@@ -307,10 +309,16 @@ class SqliteStore:
         packed = dict(zip(rowids.tolist(), slots.tolist()))
         limit = self._heap_rows(embedder_id)
         current = self.conn.execute(
-            "SELECT r.rowid, r.chunk_id, v.slot FROM json_each(?) q JOIN fts_rows r ON r.rowid = q.value"
-            " LEFT JOIN vectors v ON v.chunk_id = r.chunk_id AND v.embedder_id = ?",
-            (json.dumps(list(packed)), embedder_id)).fetchall()
-        return {chunk for rowid, chunk, slot in current if slot != packed[rowid] or packed[rowid] >= limit}
+            "SELECT r.rowid, r.chunk_id, v.slot, c.chunk_id IS NOT NULL AND d.path IS NOT NULL"
+            " FROM json_each(?) q JOIN fts_rows r ON r.rowid = q.value"
+            " LEFT JOIN vectors v ON v.chunk_id = r.chunk_id AND v.embedder_id = ?"
+            " LEFT JOIN chunks c ON c.chunk_id = r.chunk_id"
+            " LEFT JOIN snapshot_docs d ON d.commit_sha = ? AND d.path = r.path AND d.blob_id = c.blob_id",
+            (json.dumps(list(packed)), embedder_id, commit_sha)).fetchall()
+        lost = {chunk for rowid, chunk, slot, whole in current
+                if not whole or slot != packed[rowid] or packed[rowid] >= limit}
+        found = {r[0] for r in current}
+        return lost | {f"fts-row:{rowid}" for rowid in packed if rowid not in found}
 
     def _heap_rows(self, embedder_id: str) -> int:
         """Whole rows in an embedder's heap file (0 without one)."""
