@@ -283,3 +283,41 @@ def test_lost_store_rows_fail_the_query_and_ingest_all_restores_them(indexed_rep
     assert cli("ingest", "--all", "--cwd", str(root)).code == 0
     assert manifest.read_bytes() == published
     assert cli(*q).out == before
+
+
+@pytest.mark.parametrize("damage", ["other_schema", "not_a_database"])
+def test_an_unusable_store_is_replaced_by_ingest_all_and_rebuild(indexed_repo, cli, damage):
+    """The recovery the query names works: ingest --all (and migrate rebuild) create a store
+    this version can use in place of one of another schema or a damaged file."""
+    import sqlite3
+
+    root = indexed_repo.root
+    store = root / ".ragit" / "store"
+    q = ("query", "refresh tokens", "--cwd", str(root), "--format", "json")
+    before = cli(*q).out
+
+    def break_store() -> None:
+        if damage == "other_schema":
+            conn = sqlite3.connect(store / "ragit.db")
+            conn.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+            conn.commit()
+            conn.close()
+        else:
+            for extra in store.glob("ragit.db-*"):
+                extra.unlink()
+            (store / "ragit.db").write_bytes(b"not a database" * 100)
+
+    break_store()
+    r = cli(*q)
+    assert r.code == 3 and r.json["error"]["code"] == "SNAPSHOT_STORE_UNAVAILABLE"
+    assert r.json["error"]["details"]["reason"] == (
+        "store_schema_mismatch" if damage == "other_schema" else "store_unreadable")
+    assert r.json["error"]["recovery"]["command"] == "ragit ingest --all"
+    r = cli("ingest", "--all", "--cwd", str(root), "--format", "json")
+    assert r.code == 0 and any("created afresh" in w for w in r.json["data"]["warnings"]), r
+    assert cli(*q).out == before
+
+    break_store()
+    r = cli("migrate", "rebuild", "--cwd", str(root), "--format", "json")
+    assert r.code == 0 and r.json["data"]["failed"] == 0 and r.json["data"]["rebuilt"] == 1, r
+    assert cli(*q).out == before

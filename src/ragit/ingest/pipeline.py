@@ -43,6 +43,8 @@ if TYPE_CHECKING:  # pragma: no cover
 EMBED_BATCH = 256
 PARAMS_DIFFER_WARNING = "base snapshot parameters differ; performed a full ingest"
 BASE_NOT_STORED_WARNING = "base snapshot is not in the store; performed a full ingest"
+STORE_REPLACED_WARNING = ("the store could not be used and was created afresh; `ragit migrate rebuild` restores "
+                          "the other snapshots")
 
 Progress = Callable[[str, int, int], None]
 
@@ -329,6 +331,8 @@ def _run(
         with write_lock(store_dir(root, config)):
             store = open_store_write(root, config)
             try:
+                if getattr(store, "replaced", None):
+                    warnings.append(f"{STORE_REPLACED_WARNING} ({store.replaced})")
                 outcome = _evaluate(evaluated, config, params, store, reader, embedder, progress, dry_run=False)
                 # an incremental ingest carries the base's other documents over as their manifest
                 # lines and store rows, so its cost follows the change, not the repository

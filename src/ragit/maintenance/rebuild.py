@@ -21,7 +21,7 @@ def rebuild(root: Path, git, config, *, at: str | None = None, dry_run: bool = F
     from ..ingest.manifest import list_manifest_shas, load_manifest
     from ..ingest.pipeline import _evaluate, current_params
     from ..retrieve.readiness import store_unavailable
-    from ..store import open_store_read, open_store_write, store_dir, store_exists
+    from ..store import open_store_write, store_dir, try_open_store
     from ..store.base import SnapshotDoc, SnapshotWrite
     from ..store.lock import write_lock
 
@@ -81,7 +81,7 @@ def rebuild(root: Path, git, config, *, at: str | None = None, dry_run: bool = F
                 results.append({"sha": sha, "status": "rebuilt", "chunks": chunks})
 
     if dry_run:
-        store = open_store_read(root, config) if store_exists(root, config) else None
+        store = try_open_store(root, config)  # a store of another schema holds nothing to keep
         try:
             run(store, False)
         finally:

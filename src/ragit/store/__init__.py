@@ -19,12 +19,20 @@ def open_store_read(root: Path, config) -> Store:
 
 
 def try_open_store(root: Path, config) -> Store | None:
-    """The store opened read-only, or None when it is missing or unreadable (the caller decides
-    whether that is an error)."""
+    """The store opened read-only, or None when it is missing, unreadable or of another schema
+    version, i.e. holds nothing this version can use (the caller decides whether that is an
+    error)."""
     try:
-        return open_store_read(root, config)
+        store = open_store_read(root, config)
     except Exception:
         return None
+    try:
+        if store.schema_version() == SCHEMA_VERSION:
+            return store
+    except Exception:
+        pass
+    store.close()
+    return None
 
 
 def open_store_write(root: Path, config) -> Store:

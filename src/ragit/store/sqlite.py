@@ -165,6 +165,7 @@ class SqliteStore:
         self.conn = conn
         self.path = path
         self.writable = writable
+        self.replaced: str | None = None  # why open_write created the store afresh, if it did
 
     # ------------------------------------------------------------ opening
 
@@ -196,7 +197,24 @@ class SqliteStore:
 
     @classmethod
     def open_write(cls, store_dir: Path) -> "SqliteStore":
-        """Open (creating if needed) the store for ingest or rebuild."""
+        """Open (creating if needed) the store for ingest or rebuild.
+
+        A store of another schema version, or a file SQLite cannot read, is derived data this
+        version cannot use (knowledge §11.5: a layout change rebuilds the store): its files are
+        removed and the store is created afresh; ``replaced`` then says why.
+        """
+        try:
+            return cls._open_write(store_dir)
+        except StoreUnreadable as exc:
+            for name in os.listdir(store_dir):
+                if name.startswith(DB_NAME) or (name.startswith("vectors-") and name.endswith(".f32")):
+                    os.unlink(Path(store_dir) / name)
+            store = cls._open_write(store_dir)
+            store.replaced = str(exc)
+            return store
+
+    @classmethod
+    def _open_write(cls, store_dir: Path) -> "SqliteStore":
         store_dir = Path(store_dir)
         store_dir.mkdir(parents=True, exist_ok=True)
         path = store_dir / DB_NAME
