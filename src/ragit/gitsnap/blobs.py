@@ -21,6 +21,7 @@ from ragit.gitsnap.git import Git, GitError, git_env
 _OID = re.compile(r"[0-9a-f]{40}")
 _HEX = re.compile(r"[0-9a-fA-F]{4,40}")
 _REQUEST_BLOCK = 512  # requests per pipe write
+_FEW = 16  # up to this many ids, read_many asks the interactive process one by one
 
 
 class MissingObject(LookupError):
@@ -83,9 +84,15 @@ class BlobReader:
             raise
 
     def read_many(self, oids: Iterable[str]) -> Iterator[tuple[str, bytes]]:
-        """Stream ``(oid, content)`` in request order; stops at the first ``MissingObject``."""
+        """Stream ``(oid, content)`` in request order; stops at the first ``MissingObject``.
+
+        A few ids (a one-file re-ingest) go through the interactive process instead: one git
+        process and no writer thread fewer.
+        """
         wanted = [_check_oid(oid) for oid in oids]
-        if not wanted:
+        if len(wanted) <= _FEW:
+            for oid in wanted:
+                yield oid, self.read(oid)
             return
         cat = _CatFile(self._git, "--buffer")
         writer = threading.Thread(target=_write_requests, args=(cat, wanted), daemon=True)

@@ -23,6 +23,19 @@ def is_ancestor(git: Git, ancestor: str, descendant: str) -> bool:
     return result.returncode == 0
 
 
+def head_and_first_parent(git: Git) -> tuple[str, str | None] | None:
+    """HEAD's commit and its first parent (None for a root commit or a shallow boundary) from
+    one git process; None when HEAD is unborn."""
+    result = git.call("rev-list", "--parents", "-n", "1", "HEAD", "--", allowed=(0, 128))
+    if result.returncode != 0:
+        from ragit.gitsnap.refs import head_sha
+
+        head = head_sha(git)  # unborn → None; a broken repository raises as it always did
+        return None if head is None else (head, first_parent(git, head))
+    fields = result.stdout.decode().split()
+    return fields[0], (fields[1] if len(fields) > 1 else None)
+
+
 def first_parent(git: Git, sha: str) -> str | None:
     """The first parent of ``sha``; None for a root commit or a shallow clone's boundary."""
     result = git.call("rev-parse", "-q", "--verify", f"{sha}^1^{{commit}}", allowed=(0, 1))

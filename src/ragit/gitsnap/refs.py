@@ -14,7 +14,7 @@ from ragit.errors import RagitError
 from ragit.gitsnap.git import Git
 
 _HEX_REF = re.compile(r"[0-9a-fA-F]{4,40}")
-_FULL_SHA = re.compile(r"[0-9a-f]{40}")
+FULL_SHA = re.compile(r"[0-9a-f]{40}")
 _BRANCH_PREFIX = "refs/heads/"
 
 
@@ -48,14 +48,14 @@ def head_from_files(git_dir: Path, common_dir: Path) -> str | None:
 
 def head_sha_from(content: str, common_dir: Path) -> str | None:
     """The commit of an already-read (stripped) HEAD file, or None when not certain."""
-    if _FULL_SHA.fullmatch(content):
+    if FULL_SHA.fullmatch(content):
         return content
     if not content.startswith("ref: "):
         return None
     name = content[5:].strip()
     try:
         value = (common_dir / name).read_text(encoding="utf-8").strip()
-        return value if _FULL_SHA.fullmatch(value) else None
+        return value if FULL_SHA.fullmatch(value) else None
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         pass
     except OSError:
@@ -66,7 +66,7 @@ def head_sha_from(content: str, common_dir: Path) -> str | None:
         return None
     for line in packed.splitlines():
         sha, _, ref = line.partition(" ")
-        if ref == name and _FULL_SHA.fullmatch(sha):
+        if ref == name and FULL_SHA.fullmatch(sha):
             return sha
     return None
 

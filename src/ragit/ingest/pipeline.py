@@ -210,19 +210,24 @@ def _run(
     """
     from ..embed import embedder_id_for
     from ..gitsnap.dirty import dirty_paths
-    from ..gitsnap.history import first_parent, is_ancestor
-    from ..gitsnap.refs import head_sha, resolve_at
+    from ..gitsnap.history import first_parent, head_and_first_parent, is_ancestor
+    from ..gitsnap.refs import FULL_SHA, resolve_at
     from ..gitsnap.tree import changed_paths, list_tree
     from .discovery import GITIGNORE, gitignore_changed, matches_filter, select_candidates
 
-    head = commit or head_sha(git)
-    if head is None:
-        raise _not_indexed_unborn()
+    if commit is None:
+        found = head_and_first_parent(git)  # one git process for both
+        if found is None:
+            raise _not_indexed_unborn()
+        head, parent = found
+        head_parent: Callable[[], str | None] = lambda: parent  # noqa: E731
+    else:
+        head = commit
+        head_parent = functools.cache(lambda: first_parent(git, head))  # one git process at most
     embedder_id = embedder.id if embedder is not None else embedder_id_for(config)
     params = current_params(config, embedder_id)
     warnings: list[str] = []
     stored = _stored_hash_check(root, config)
-    head_parent = functools.cache(lambda: first_parent(git, head))  # one git process at most
 
     # ---- base selection (knowledge §7.2)
     mode = request.mode
@@ -230,7 +235,9 @@ def _run(
     changed: set[str] | None = None
     if mode == "since":
         assert request.since is not None
-        since_sha = resolve_at(git, request.since)
+        # a hook's --since is HEAD's parent, already known to be a commit
+        since = request.since.lower()
+        since_sha = since if FULL_SHA.fullmatch(since) and since == head_parent() else resolve_at(git, request.since)
         # a hook's --since is HEAD's parent: answered by the parent lookup the manifest needs anyway
         if since_sha not in (head, head_parent()) and not is_ancestor(git, since_sha, head):
             raise RagitError(
