@@ -235,10 +235,9 @@ def _run(
     changed: set[str] | None = None
     if mode == "since":
         assert request.since is not None
-        # a hook's --since is HEAD's parent, already known to be a commit
+        # a hook's --since is HEAD's parent: already known to be a commit and an ancestor
         since = request.since.lower()
         since_sha = since if FULL_SHA.fullmatch(since) and since == head_parent() else resolve_at(git, request.since)
-        # a hook's --since is HEAD's parent: answered by the parent lookup the manifest needs anyway
         if since_sha not in (head, head_parent()) and not is_ancestor(git, since_sha, head):
             raise RagitError(
                 "INGEST_BASE_NOT_ANCESTOR", f"{request.since} is not an ancestor of HEAD",

@@ -315,16 +315,15 @@ class SqliteStore:
         other than the chunk's vector (left behind when lost vectors were re-embedded), or a
         chunk or document row the store lost. A row without its FTS row counts as
         ``fts-row:<id>``."""
-        from array import array
+        from .packed import PackedRows
 
-        row = self.conn.execute("SELECT rowids, slots FROM snapshot_rows WHERE commit_sha = ? AND embedder_id = ?",
-                                (commit_sha, embedder_id)).fetchone()
+        row = self.conn.execute(
+            "SELECT rowids, slots, files, file_norms FROM snapshot_rows WHERE commit_sha = ? AND embedder_id = ?",
+            (commit_sha, embedder_id)).fetchone()
         if row is None:
             return set()
-        rowids, slots = array("q"), array("q")
-        rowids.frombytes(row[0])
-        slots.frombytes(row[1])
-        packed = dict(zip(rowids.tolist(), slots.tolist()))
+        rows = PackedRows.from_blobs(*row)
+        packed = dict(zip(rows.rowids.tolist(), rows.slots.tolist()))
         limit = self._heap_rows(embedder_id)
         current = self.conn.execute(
             "SELECT r.rowid, r.chunk_id, v.slot, c.chunk_id IS NOT NULL AND d.path IS NOT NULL"
@@ -340,12 +339,10 @@ class SqliteStore:
 
     def _heap_rows(self, embedder_id: str) -> int:
         """Whole rows in an embedder's heap file (0 without one)."""
-        row = self.conn.execute("SELECT dims, heap FROM embedders WHERE embedder_id = ?", (embedder_id,)).fetchone()
-        if row is None:
-            return 0
         try:
-            return os.path.getsize(self._heap_path(row[1])) // (int(row[0]) * 4)
-        except OSError:
+            dims, path = self._heap_file(self.conn, embedder_id)
+            return os.path.getsize(path) // (dims * 4)
+        except (StoreUnreadable, OSError):
             return 0
 
     def chunk_texts(self, chunk_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
