@@ -17,11 +17,11 @@ from .errors import RagitError, input_invalid
 
 CONFIG_RELPATH = ".ragit/config.toml"
 
-CODE_GLOBS = [
-    "**/*.py", "**/*.pyi", "**/*.ts", "**/*.tsx", "**/*.js", "**/*.jsx", "**/*.mjs", "**/*.cjs",
-    "**/*.cts", "**/*.mts", "**/*.rs", "**/*.go", "**/*.java", "**/*.kt", "**/*.swift",
-    "**/*.rb", "**/*.php", "**/*.c", "**/*.cc", "**/*.cpp", "**/*.h", "**/*.hpp",
-]
+# Every language by default (knowledge §3, §8.1): any candidate that is not a doc is code, chunked
+# by its grammar or in line windows; generated, vendored and minified files are skipped
+# (ragit.ingest.skips).
+CODE_GLOBS = ["**"]
+DOC_GLOBS = ["**/*.md", "**/*.mdx", "**/*.rst", "**/*.adoc", "**/*.txt"]
 
 DEFAULTS: dict[str, dict[str, Any]] = {
     "project": {"name": "ragit-project", "default_branch": "main", "mode": "auto"},
@@ -38,7 +38,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "ingest": {
         "supported_types": ["adr", "prd", "srs", "spec", "plan", "ddd", "glossary", "pbd", "doc", "code"],
         "type_detection": "frontmatter-first",
-        "doc_globs": ["**/*.md", "**/*.mdx"],
+        "doc_globs": list(DOC_GLOBS),
         "code_globs": list(CODE_GLOBS),
         "include": ["**"],
         "exclude": [
@@ -58,6 +58,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "vector_normalization": "file_blend",
         "passage_words": 32,
         "query_term_repeats": 1,
+        "rerank": True,
     },
     "memory": {
         "corpus_dir": "docs/memory",

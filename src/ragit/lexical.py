@@ -1,15 +1,25 @@
 """Code-aware lexical analysis for the keyword index (knowledge §11.5).
 
-SQLite's ``unicode61`` tokenizer already splits ``send_file`` into ``send`` and ``file``, but it
-keeps ``sendFile`` whole and never produces the joined ``sendfile``; so a query that names an
-identifier in one style misses code written in the other. For every identifier with more than
-one part, the index gets an extra *symbols* field with the joined form and the camelCase parts,
-and a query gets the same expansion. Stemming (``porter``) is applied by the FTS tokenizer.
+Code is searched by names: ``send_file``, ``sendFile`` and "send file" must meet, and so must
+"redirects" and ``_send_handling_redirects``. :func:`terms` turns text into the index's terms,
+and a question goes through the same function:
+
+* every word (a run of letters, digits and underscores) that is a multi-part identifier gives
+  its joined form (``sendfile``) and each part (``send``, ``file``); camelCase, PascalCase,
+  snake_case, acronyms and digits all split (``HTTPServerError`` → ``http server error``);
+* every term is stemmed with the Snowball English stemmer (``redirects`` → ``redirect``,
+  ``handling`` → ``handl``), so inflections meet;
+* English function words and single characters are dropped: they say nothing about code.
+
+The older :func:`symbol_terms` (joined forms and camelCase parts only) stays for callers that
+add identifier terms next to their own tokenisation.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
+from functools import lru_cache
 
 _IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_]*[A-Za-z0-9]|[A-Za-z]")
 _PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
@@ -44,3 +54,80 @@ def symbol_terms(text: str) -> list[str]:
 def symbols_field(text: str) -> str:
     """The symbols field of one indexed chunk: its symbol terms separated by spaces."""
     return " ".join(symbol_terms(text))
+
+
+# ---------------------------------------------------------------- index and question terms
+
+_WORD = re.compile(r"\w+")
+
+# English function words (and question words) that carry no meaning about code. Code keywords
+# that are also English words (``for``, ``if``, ``in``, ``not``) are dropped with them.
+STOPWORDS = frozenset("""
+a about above after again against all am an and any are as at be because been before being below between
+both but by can could did do does doing down during each few for from further had has have having he her
+here hers herself him himself his how i if in into is it its itself just me more most my myself no nor not
+now of off on once only or other our ours ourselves out over own same she should so some such than that the
+their theirs them themselves then there these they this those through to too under until up very was we
+were what when where which while who whom why will with would you your yours yourself yourselves
+""".split())
+
+
+@lru_cache(maxsize=1)
+def _stemmer():
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("english")
+
+
+@lru_cache(maxsize=262144)
+def stem(word: str) -> str:
+    """The Snowball English stem of a lower-case word (cached: a repository has few distinct words)."""
+    return _stemmer().stemWord(word)
+
+
+@lru_cache(maxsize=262144)
+def word_terms(word: str) -> tuple[str, ...]:
+    """Index terms of one word: for a multi-part identifier its joined form and its parts, else
+    the word; lower-cased, stop words and single characters dropped, each term stemmed."""
+    parts = identifier_parts(word)
+    if len(parts) > 1:
+        pieces = ["".join(parts), *parts]
+    else:
+        pieces = parts
+    return tuple(stem(p) for p in pieces if len(p) > 1 and p not in STOPWORDS)
+
+
+def term_counts(text: str) -> Counter:
+    """Term → occurrences in ``text`` (:func:`word_terms` of every word)."""
+    counts: Counter = Counter()
+    for word, n in Counter(_WORD.findall(text)).items():
+        for term in word_terms(word):
+            counts[term] += n
+    return counts
+
+
+def terms(text: str) -> list[str]:
+    """The terms of ``text`` in order, repeats kept (what a question is searched with)."""
+    return [term for word in _WORD.findall(text) for term in word_terms(word)]
+
+
+_TITLE_KIND = re.compile(r"^(?:(?:async|pub|static|abstract)\s+)*[a-z]+\s+")
+_TITLE_LINES = re.compile(r"\s*\(lines \d+-\d+\)$|^lines \d+-\d+$")
+
+
+def title_name(title: str) -> str:
+    """The name part of a chunk title: ``method Client._send`` → ``Client._send``; ``lines 1-60``
+    and a window suffix say nothing and are dropped; a Markdown section title is kept whole."""
+    title = _TITLE_LINES.sub("", title)
+    if title in ("module", "Introduction", "Body"):
+        return ""
+    match = _TITLE_KIND.match(title)
+    return title[match.end():] if match else title
+
+
+def path_text(path: str) -> str:
+    """The searchable words of a path: its directories and file name without the extension."""
+    directory, _, name = path.rpartition("/")
+    dot = name.rfind(".")
+    stem_name = name[:dot] if dot > 0 else name
+    return f"{directory.replace('/', ' ')} {stem_name}".strip()

@@ -57,7 +57,10 @@ def check_breakdown(hit: dict) -> None:
     assert (r["weight"], b["authority"]["weight"], b["recency"]["weight"]) == (0.8, 0.15, 0.05)
     assert (v["weight"], k["weight"]) == (0.7, 0.3)
     assert (v["score"], k["score"]) == (hit["scoreVector"], hit["scoreKeyword"])
-    assert abs(r["score"] - (v["contribution"] + k["contribution"])) <= 2e-6
+    rerank = r.get("rerank", {"contribution": 0.0, "factors": {}})
+    assert list(r)[-1] == ("rerank" if "rerank" in r else "inputs")  # the re-rank follows the inputs
+    assert abs(r["score"] - (v["contribution"] + k["contribution"] + rerank["contribution"])) <= 3e-6
+    assert set(rerank["factors"]) <= {"definition", "path", "file", "role", "diversity"}
     total = r["contribution"] + b["authority"]["contribution"] + b["recency"]["contribution"]
     assert abs(b["final"] - total) <= 3e-6
     assert b["final"] == hit["scoreFinal"]

@@ -100,7 +100,7 @@ def test_normalization_none_embeds_the_whole_question(git_repo):
 
 
 def test_query_term_repeats_weigh_repeated_terms(git_repo):
-    from ragit.retrieve.search import query_terms
+    from ragit.retrieve.search import keyword_raw, load_matrix
     from ragit.store import open_store_read
 
     write_placeholder_config(git_repo.root)
@@ -116,7 +116,9 @@ def test_query_term_repeats_weigh_repeated_terms(git_repo):
         hits = repo.query(question, top_k=2).hits
         store = open_store_read(repo.root, repo.config)
         try:
-            raw = dict(store.keyword_scores(query_terms(question, repeats)))
+            snap = load_matrix(store, git_repo.head(), "placeholder:sha1:64:v1")
+            scores = keyword_raw(store, snap, question, term_repeats=repeats)[0]
+            raw = {int(r): float(v) for r, v in zip(snap.rowids, scores) if v > 0}
         finally:
             store.close()
         tops[repeats] = {h.path: h.score_keyword for h in hits}

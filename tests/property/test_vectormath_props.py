@@ -55,14 +55,17 @@ def test_unit_rows_are_python_bit_for_bit(rows):
 
 def _numpy_splice(rows: PackedRows, dropped, added, new_norms):
     """The numpy formulation the store used before: keep = ~isin, concatenate, stable argsort."""
-    ids, slots, files = (np.frombuffer(b, dtype=t) for b, t in zip(rows.blobs()[:3], (np.int64, np.int64, np.int32)))
+    ids, slots, files, lengths = (np.frombuffer(b, dtype=t) for b, t in zip(
+        rows.blobs()[:4], (np.int64, np.int64, np.int32, np.int32)))
     keep = ~np.isin(ids, np.array(sorted(dropped), dtype=np.int64))
     all_ids = np.concatenate([ids[keep], np.array([a[0] for a in added], dtype=np.int64)])
     all_slots = np.concatenate([slots[keep], np.array([a[1] for a in added], dtype=np.int64)])
     all_files = np.concatenate([files[keep], np.array([a[2] for a in added], dtype=np.int32)])
-    norms = np.concatenate([np.frombuffer(rows.blobs()[3], dtype=np.float64), np.array(new_norms, dtype=np.float64)])
+    all_lengths = np.concatenate([lengths[keep], np.array([a[3] for a in added], dtype=np.int32)])
+    norms = np.concatenate([np.frombuffer(rows.blobs()[4], dtype=np.float64), np.array(new_norms, dtype=np.float64)])
     order = np.argsort(all_ids, kind="stable")
-    return all_ids[order].tobytes(), all_slots[order].tobytes(), all_files[order].tobytes(), norms.tobytes()
+    return (all_ids[order].tobytes(), all_slots[order].tobytes(), all_files[order].tobytes(),
+            all_lengths[order].tobytes(), norms.tobytes())
 
 
 @settings(max_examples=150, deadline=None)
@@ -70,10 +73,10 @@ def _numpy_splice(rows: PackedRows, dropped, added, new_norms):
 def test_packed_rows_splice_equals_the_numpy_formulation(base_ids, data):
     ids = sorted(base_ids)
     rows = PackedRows(array("q", ids), array("q", [i * 3 for i in ids]), array("i", [i % 7 for i in ids]),
-                      array("d", [float(i) for i in range(7)]))
+                      array("i", [i % 11 + 1 for i in ids]), array("d", [float(i) for i in range(7)]))
     dropped = data.draw(st.sets(st.integers(0, 420)))  # may name ids the snapshot does not hold
     free = sorted((set(range(1, 500)) - base_ids) | (base_ids & dropped))
     new_ids = data.draw(st.lists(st.sampled_from(free), unique=True, max_size=100)) if free else []
-    added = [(i, 10_000 + i, 7 + i % 3) for i in new_ids]
+    added = [(i, 10_000 + i, 7 + i % 3, 40 + i % 5) for i in new_ids]
     new_norms = [0.5, 1.5, 2.5]
     assert rows.splice(dropped, added, new_norms).blobs() == _numpy_splice(rows, dropped, added, new_norms)

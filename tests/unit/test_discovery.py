@@ -43,6 +43,7 @@ def test_kinds_blob_ids_sizes_and_order():
     candidates = select_candidates(tree.entries, defaults(), tree.read)
     assert candidates == [
         Candidate("README.md", oid("README.md\0# r\n"), 4, "markdown"),
+        Candidate("notes.txt", oid("notes.txt\0"), 0, "markdown"),  # .txt is a doc (knowledge §8.1)
         Candidate("src/b.py", oid("src/b.py\0x = 1\n"), 6, "code"),
     ]
 
@@ -60,8 +61,12 @@ def test_doc_globs_win_over_code_globs():
     config["ingest"]["code_globs"] = ["**/*.md", "**/*.py"]
     assert matches_filter("docs/a.md", config) == "markdown"
     assert matches_filter("a.py", config) == "code"
-    assert matches_filter("a.txt", config) is None
+    assert matches_filter("a.toml", config) is None
     assert matches_filter("docs/page.mdx", defaults()) == "markdown"
+    for doc in ("docs/guide.rst", "docs/manual.adoc", "notes.txt"):
+        assert matches_filter(doc, defaults()) == "markdown"
+    for code in ("Src/Json/JsonReader.cs", "lib/phoenix/router.ex", "src/main.zig", "Makefile", "config.toml"):
+        assert matches_filter(code, defaults()) == "code"  # every other text file is code
 
 
 def test_include_and_exclude():
@@ -183,4 +188,4 @@ def test_selects_from_10000_entries():
         ext = ("md", "py", "ts", "txt", "png")[i % 5]
         tree.add(f"pkg{i % 7}/mod{i % 31}/sub{i % 13}/file{i}.{ext}")
     selected = tree.select()
-    assert len(selected) == 6000
+    assert len(selected) == 10000  # every text file is a candidate; binaries are skipped when read

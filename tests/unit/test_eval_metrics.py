@@ -127,6 +127,15 @@ def test_ordinary_subjects_pass(subject):
     ("test_app.py", True), ("src/app_test.go", True), ("web/app.test.ts", True), ("web/app.spec.js", True),
     ("conftest.py", True), ("src/flask/testing.py", False), ("src/contest.py", False), ("docs/tests.md", False),
     ("src/latest/app.py", False),
+    # every language ragit chunks structurally
+    ("src/test/java/com/x/ParserTest.java", True), ("lib/ParserTests.kt", True), ("core/MapSuite.scala", True),
+    ("Tests/VaporTests/RouteTests.swift", True), ("Src/Json.Tests/ReaderTests.cs", True),
+    ("spec/models/user_spec.rb", True), ("lib/user_test.rb", True), ("tests/LoggerTest.php", True),
+    ("test/phoenix/router_test.exs", True), ("test/Text/PandocSpec.hs", True), ("lua/tests/finder_spec.lua", True),
+    ("src/uv_test.c", True), ("test/format-test.cc", True), ("src/analysis_test.zig", True),
+    ("test/install.bats", True), ("src/__tests__/store.ts", True), ("pkg/testdata/in.go", True),
+    ("src/Json/JsonReader.cs", False), ("lib/phoenix/router.ex", False), ("src/Monolog/Logger.php", False),
+    ("include/fmt/format.h", False), ("Sources/Vapor/Testable.swift", False), ("lib/contest_spec_helper.rbx", False),
 ])
 def test_test_paths(path, expected):
     assert is_test_path(path) is expected
@@ -151,9 +160,12 @@ def test_mentions_gold_name_is_a_whole_word_match():
     assert mentions_gold_name("fix __init__ exports", ["pkg/__init__.py"])
 
 
-def test_default_extensions_come_from_the_ingest_globs():
+def test_default_extensions_are_source_code_only():
     exts = default_extensions(defaults())
-    assert ".py" in exts and ".md" in exts and ".mdx" in exts and ".rs" in exts
+    for ext in (".py", ".rs", ".go", ".ts", ".kt", ".scala", ".swift", ".cs", ".ex", ".hs", ".lua", ".zig", ".sh"):
+        assert ext in exts
+    for ext in (".md", ".mdx", ".rst", ".txt", ".json", ".yaml"):
+        assert ext not in exts  # docs and data are never gold for a code task
 
 
 def test_rendered_task_lines_keep_key_order_and_utf8():
@@ -178,16 +190,18 @@ def test_mining_filters_on_a_real_history(git_repo):
 
     result = mine_tasks(r.root, Git(r.root), defaults(), seed=0)
     by_query = {t["query"]: t for t in result.tasks}
-    assert sorted(by_query) == ["Change a and its test", "Move b", "Side change to docs"]
+    assert sorted(by_query) == ["Change a and its test", "Move b"]  # a docs-only change has no gold
     assert by_query["Change a and its test"]["gold"] == ["src/a.py"]
     assert by_query["Move b"]["gold"] == ["src/b.py"]  # vendor/ is excluded from ingest
     assert result.skipped == {"merge": 1, "root_commit": 1, "release": 1, "typo_or_format": 1,
-                              "too_many_files": 1, "no_gold": 1, "too_many_gold": 1, "empty_query": 0,
+                              "too_many_files": 1, "no_gold": 2, "too_many_gold": 1, "empty_query": 0,
                               "not_sampled": 0}
     assert result.scanned == 10
     only_py = mine_tasks(r.root, Git(r.root), defaults(), extensions=[".py"], count=1, seed=3)
     assert len(only_py.tasks) == 1 and only_py.skipped["not_sampled"] == 1
     assert only_py.skipped["no_gold"] == 2
+    with_docs = mine_tasks(r.root, Git(r.root), defaults(), extensions=[".py", ".md"], seed=0)
+    assert "Side change to docs" in {t["query"] for t in with_docs.tasks}  # --ext can ask for docs
 
 
 # ---------------------------------------------------------------- task lines

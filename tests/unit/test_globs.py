@@ -84,10 +84,11 @@ def test_min_js_exclude():
 
 
 def test_globset_any_of():
-    globs = GlobSet(DEFAULTS["ingest"]["code_globs"])
+    globs = GlobSet(["**/*.py", "**/*.tsx"])
     assert globs.matches("src/ragit/cli.py")
     assert globs.matches("web/App.tsx")
     assert not globs.matches("docs/README.md")
+    assert GlobSet(DEFAULTS["ingest"]["code_globs"]).matches("Src/Json/JsonReader.cs")  # every language
     assert not GlobSet([]).matches("anything")
     assert GlobSet(["**"]).matches("a/b")
 

@@ -10,20 +10,31 @@ from ragit.retrieve.search import MAX_PASSAGES, query_terms, question_cosines, q
 
 
 def test_distinct_terms_by_default_first_seen_order():
-    assert query_terms("Token rotation token the token") == ["token", "rotation", "the"]
+    # stemmed (rotation -> rotat), stop words out ("the")
+    assert query_terms("Token rotation token the token") == ["token", "rotat"]
 
 
 def test_repeats_keep_each_term_up_to_the_cap_consecutively():
     question = "token rotation token the token token"
-    assert query_terms(question, 2) == ["token", "token", "rotation", "the"]
-    assert query_terms(question, 3) == ["token", "token", "token", "rotation", "the"]
+    assert query_terms(question, 2) == ["token", "token", "rotat"]
+    assert query_terms(question, 3) == ["token", "token", "token", "rotat"]
     assert query_terms(question, 1) == query_terms(question)
 
 
-def test_repeats_count_symbol_terms_too():
-    # the token "sendfile" is also its joined symbol form; "send" is a token and a camelCase part
-    assert query_terms("sendFile send") == ["sendfile", "send", "file"]
-    assert query_terms("sendFile send", 3) == ["sendfile", "sendfile", "send", "send", "file"]
+def test_repeats_count_identifier_parts_too():
+    # sendFile gives its joined form and its parts (stemmed: sendfil); "send" repeats a part
+    assert query_terms("sendFile send") == ["sendfil", "send", "file"]
+    assert query_terms("sendFile send", 3) == ["sendfil", "send", "send", "file"]
+
+
+def test_question_terms_are_the_index_terms():
+    """A question and the code it names meet on the same terms, whatever the identifier style."""
+    from ragit.lexical import term_counts
+
+    for question, code in (("send_file", "def sendFile(self):"), ("where are redirects followed",
+                           "def _send_handling_redirects(): follow the redirect"),
+                           ("HTTPServerError", "raise HttpServerError()")):
+        assert set(query_terms(question)) <= set(term_counts(code)), (question, code)
 
 
 def test_short_question_is_one_passage_verbatim():

@@ -168,6 +168,7 @@ def _languages(code_paths: list[str]) -> list[str]:
 def scan_repository(root: Path, config: Config, git_detected: bool) -> Scan:
     """Classify the working tree's files with the configured globs and excludes."""
     from ..ingest.discovery import matches_filter
+    from ..pathroles import is_source_path, path_role
 
     ingest = config["ingest"]
     exclude = GlobSet(ingest["exclude"])
@@ -190,8 +191,8 @@ def scan_repository(root: Path, config: Config, git_detected: bool) -> Scan:
         kind = matches_filter(rel, config)  # what ingest would make of it (dot paths, globs)
         if kind == "markdown":
             docs.append(rel)
-        elif kind == "code":
-            code.append(rel)
+        elif kind == "code" and is_source_path(rel) or kind == "code" and path_role(rel) == "test":
+            code.append(rel)  # source files (ingest also indexes configuration and data)
 
     package_json = _read_package_json(root)
     build_files = sorted(name for name in BUILD_CANDIDATES if (root / name).is_file())

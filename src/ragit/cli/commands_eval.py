@@ -134,7 +134,7 @@ register(_spec(
     options=[{"name": "--out", "type": "path", "required": True, "description": "Task file to write (JSON Lines)."},
              {"name": "--count", "type": "number", "description": "Maximum number of tasks.", "defaultValue": 150},
              {"name": "--ext", "type": "string",
-              "description": "Comma-separated gold extensions (default: those of ingest.code_globs and doc_globs)."},
+              "description": "Comma-separated gold extensions (default: source code of every language ragit knows, no docs)."},
              {"name": "--seed", "type": "number", "description": "Seed of the task selection.", "defaultValue": 0},
              _FMT, _CWD],
     examples=["ragit eval mine --out tasks.jsonl", "ragit eval mine --out tasks.jsonl --count 50 --ext py --seed 1"],

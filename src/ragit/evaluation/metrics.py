@@ -40,6 +40,40 @@ def rank_metrics(files: Sequence[str], gold: Sequence[str]) -> RankMetrics:
     )
 
 
+NDCG_K = 10
+
+
+def ndcg_at_k(hits: Sequence[Hit], targets: Sequence, k: int = NDCG_K) -> float:
+    """The code-search benchmark's NDCG@k over the hit list (``../shared/bench/README.md``).
+
+    Each target (a gold file, or a span of one) counts once, at the first of the top ``k`` hits
+    that covers it (gain 1, discount 1/log2(rank + 1)); the ideal is min(k, |targets|) relevant
+    hits at ranks 1, 2, …. Several chunks of one file therefore take several ranks.
+    """
+    import math
+
+    if not targets:
+        return 0.0
+    dcg = 0.0
+    for target in targets:
+        for rank, hit in enumerate(hits[:k], 1):
+            if target.covered_by(hit.path, hit.start_line, hit.end_line):
+                dcg += 1.0 / math.log2(rank + 1)
+                break
+    ideal = sum(1.0 / math.log2(rank + 1) for rank in range(1, min(k, len(targets)) + 1))
+    return dcg / ideal
+
+
+def grouped_mean(values: Sequence[float], groups: Sequence[str]) -> float | None:
+    """Mean of the per-group means (groups in first-seen order): the benchmark averages each
+    repository's questions first, so a repository with more questions does not weigh more."""
+    by: dict[str, list[float]] = {}
+    for value, group in zip(values, groups):
+        by.setdefault(group, []).append(value)
+    means = [sum(v) / len(v) for v in by.values()]
+    return sum(means) / len(means) if means else None
+
+
 def pack_recall(selected: Iterable[Hit], gold: Sequence[str]) -> float:
     """Fraction of gold files with at least one hit in the pack."""
     wanted = set(gold)

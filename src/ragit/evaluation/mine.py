@@ -53,7 +53,6 @@ MECHANICAL_PATTERNS = tuple(re.compile(p, re.IGNORECASE) for p in (
 SKIP_REASONS = ("merge", "root_commit", "release", "typo_or_format", "too_many_files", "no_gold",
                 "too_many_gold", "empty_query", "not_sampled")
 
-_TEST_DIRS = frozenset({"test", "tests", "testing"})
 _TRAILER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*(?: [A-Za-z0-9][A-Za-z0-9-]*){0,2}:\s")
 _MERGE_LINE = re.compile(
     r"^\s*(?:Merge (?:pull request|branch|branches|remote-tracking branch|tag|commit)\b.*"
@@ -71,13 +70,10 @@ def is_mechanical(subject: str) -> bool:
 
 
 def is_test_path(path: str) -> bool:
-    """Tests are never gold: a ``test``/``tests``/``testing`` segment or a test file name."""
-    parts = path.split("/")
-    if any(seg in _TEST_DIRS for seg in parts[:-1]):
-        return True
-    name = parts[-1]
-    return (name.startswith("test_") or "_test." in name or ".test." in name or ".spec." in name
-            or name == "conftest.py")
+    """Tests are never gold: the multi-language rule of :mod:`ragit.pathroles`."""
+    from ..pathroles import is_test_path as test_path
+
+    return test_path(path)
 
 
 def clean_query(message: str) -> str:
@@ -114,13 +110,14 @@ def mentions_gold_name(query: str, gold: list[str]) -> bool:
 
 
 def default_extensions(config) -> list[str]:
-    """Extensions named by ``ingest.code_globs`` and ``ingest.doc_globs`` (``**/*.py`` → ``.py``)."""
-    found: dict[str, None] = {}
-    for glob in list(config["ingest"]["code_globs"]) + list(config["ingest"]["doc_globs"]):
-        m = re.search(r"\*(\.[^/*?\[\]]+)$", glob)
-        if m:
-            found[m.group(1)] = None
-    return list(found)
+    """Source-code extensions of every language ragit knows (:data:`ragit.pathroles.SOURCE_EXTENSIONS`).
+
+    Docs (Markdown, reStructuredText, text) and data files are never gold for a code task, even
+    though every text file is indexed by default. ``--ext`` chooses otherwise.
+    """
+    from ..pathroles import SOURCE_EXTENSIONS
+
+    return sorted(SOURCE_EXTENSIONS)
 
 
 def sample_key(seed: int, fix_commit: str) -> str:

@@ -7,7 +7,7 @@ from typing import Any
 from ..contract.jsonout import format_score
 from ..contract.render import header
 
-_METRIC_LABELS = {"recallAt5": "R@5", "recallAt10": "R@10", "mrr": "MRR"}
+_METRIC_LABELS = {"recallAt5": "R@5", "recallAt10": "R@10", "mrr": "MRR", "ndcgAt10": "NDCG@10"}
 
 
 def _num(value: float | None) -> str:
@@ -31,16 +31,25 @@ def run_text(data: dict[str, Any]) -> str:
     lines = header("eval run", [("tasks", data["tasks"]), ("evaluated", data["evaluated"]),
                                 ("skipped", len(data["skipped"]))], data["warnings"])
     budgets = list(data["modes"][0]["packRecall"]) if data["modes"] else []
-    head = ["mode", "R@1", "R@5", "R@10", "Acc@5", "Acc@10", "MRR"]
+    head = ["mode", "R@1", "R@5", "R@10", "Acc@5", "Acc@10", "MRR", "NDCG@10"]
     for b in budgets:
         head += [f"pack@{b}", f"tokens@{b}"]
     rows = []
     for m in data["modes"]:
-        row = [m["mode"]] + [_num(m[k]) for k in ("recallAt1", "recallAt5", "recallAt10", "accAt5", "accAt10", "mrr")]
+        keys = ("recallAt1", "recallAt5", "recallAt10", "accAt5", "accAt10", "mrr", "ndcgAt10")
+        row = [m["mode"]] + [_num(m[k]) for k in keys]
         for b in budgets:
             row += [_num(m["packRecall"][b]), _num(m["tokensPerTask"][b])]
         rows.append(row + [_num(m["secondsPerTask"])])
     lines += [""] + _table(head + ["s/task"], rows)
+    for field, label in (("byCategory", "category"), ("byLanguage", "language")):
+        names = list(dict.fromkeys(name for m in data["modes"] for name in m.get(field, {})))
+        if names:
+            modes = [m["mode"] for m in data["modes"]]
+            table = [[name, str(next(m[field][name]["tasks"] for m in data["modes"] if name in m[field]))]
+                     + [_num(m[field][name]["ndcgAt10"]) if name in m[field] else "none" for m in data["modes"]]
+                     for name in names]
+            lines += ["", f"NDCG@10 by {label}:", ""] + _table([label, "tasks"] + modes, table)
     if data["comparisons"]:
         comp = [[c["a"], c["b"], _METRIC_LABELS[c["metric"]], _num(c["diff"]),
                  "none" if c["ci95"] is None else f"[{_num(c['ci95'][0])}, {_num(c['ci95'][1])}]"]

@@ -24,7 +24,9 @@ from .metrics import (
     ACC_KS,
     RECALL_KS,
     file_ranking,
+    grouped_mean,
     mean,
+    ndcg_at_k,
     pack_recall,
     paired_difference,
     rank_metrics,
@@ -41,7 +43,7 @@ MODES = ("keyword", "vector", "hybrid")
 TOP_K = 100
 DEFAULT_BUDGETS = (600, 1200, 2400)
 EVAL_DIR = ".ragit/cache/eval"
-COMPARED = ("recallAt5", "recallAt10", "mrr")
+COMPARED = ("recallAt5", "recallAt10", "mrr", "ndcgAt10")
 
 Progress = Callable[[str, int, int], None]
 
@@ -70,6 +72,7 @@ class _ModeTotals:
     recall: dict[int, list[float]] = field(default_factory=lambda: {k: [] for k in RECALL_KS})
     acc: dict[int, list[float]] = field(default_factory=lambda: {k: [] for k in ACC_KS})
     mrr: list[float] = field(default_factory=list)
+    ndcg: list[float] = field(default_factory=list)
     pack: dict[int, list[float]] = field(default_factory=dict)
     tokens: dict[int, list[float]] = field(default_factory=dict)
     seconds: list[float] = field(default_factory=list)
@@ -106,17 +109,24 @@ def locate(tasks: list[Task], repos: list[Git]) -> dict[str, Git]:
     return found
 
 
-def eval_config(config: Config, commits: list[str], embedder_id: str) -> Config:
-    """The configuration of this task set's evaluation store under ``.ragit/cache/eval/<key>/``."""
+def eval_config(config: Config, commits: list[str], embedder_id: str, root: str = ".") -> Config:
+    """The configuration of this task set's evaluation store under ``.ragit/cache/eval/<key>/``.
+
+    A task's ``root`` restricts indexing to the files under it (``ingest.include``), as the
+    code-search benchmark prescribes; every other setting is the configuration being measured.
+    """
     from ..config import Config
     from ..ingest.pipeline import current_params
     from ..store import SCHEMA_VERSION
 
-    params = current_params(config, embedder_id)
+    data = copy.deepcopy(config.data)
+    if root not in (".", ""):
+        data["ingest"]["include"] = [f"{root}/**"]
+    scoped = Config(data, config.path, config.exists)
+    params = current_params(scoped, embedder_id)
     identity = json.dumps([SCHEMA_VERSION, params.chunker_version, params.masking_version, params.config_hash,
                            sorted(set(commits))])
     key = hashlib.sha256(identity.encode()).hexdigest()[:16]
-    data = copy.deepcopy(config.data)
     data["storage"]["manifest_dir"] = f"{EVAL_DIR}/{key}/manifest"
     data["storage"]["store_dir"] = f"{EVAL_DIR}/{key}/store"
     return Config(data, config.path, config.exists)
@@ -212,6 +222,7 @@ def _evaluate_task(root: Path, config: Config, task: Task, embedder: Embedder, m
             params = dataclasses.replace(base, alpha=alpha)
             hits = rank_hits(store, task.commit, scores, (), params, TOP_K, rows_cache=rows)
             ranked = rank_metrics(file_ranking(hits), task.gold)
+            totals[mode].ndcg.append(ndcg_at_k(hits, task.targets))
             candidates = hits[:PACK_TOP_K]
             remask_hits(candidates)
             t = totals[mode]
@@ -239,15 +250,24 @@ def run_eval(root: Path, config: Config, request: EvalRequest, *, embedder: Embe
     skipped = [{"id": t.id, "reason": "commit_not_found"} for t in request.tasks if t.commit not in located]
     if embedder is None:
         embedder = load_eval_embedder(config, request.modes, warnings)
-    commits = list(dict.fromkeys(t.commit for t in runnable))
-    econfig = eval_config(config, commits, embedder.id)
-    ingested, embedded = index_commits(root, econfig, [(sha, located[sha]) for sha in commits], embedder, progress)
+    # one evaluation store per task root (the files a root's tasks search are indexed alone)
+    by_root: dict[str, list[str]] = {}
+    for t in runnable:
+        by_root.setdefault(t.root, [])
+        if t.commit not in by_root[t.root]:
+            by_root[t.root].append(t.commit)
+    configs = {r: eval_config(config, commits, embedder.id, r) for r, commits in by_root.items()}
+    ingested = embedded = 0
+    for r, commits in by_root.items():
+        done = index_commits(root, configs[r], [(sha, located[sha]) for sha in commits], embedder, progress)
+        ingested += done[0]
+        embedded += done[1]
 
     alphas = {m: mode_alpha(m, config) for m in request.modes}
     totals = {m: _ModeTotals(pack={b: [] for b in request.budgets}, tokens={b: [] for b in request.budgets})
               for m in request.modes}
     for n, task in enumerate(runnable, 1):
-        _evaluate_task(root, econfig, task, embedder, request.modes, alphas, request.budgets, totals)
+        _evaluate_task(root, configs[task.root], task, embedder, request.modes, alphas, request.budgets, totals)
         if progress:
             progress("evaluate", n, len(runnable))
     if not runnable:
@@ -259,14 +279,15 @@ def run_eval(root: Path, config: Config, request: EvalRequest, *, embedder: Embe
         "evaluated": len(runnable),
         "skipped": skipped,
         "embedderId": embedder.id,
-        "modes": [_mode_row(m, alphas[m], totals[m], request.budgets) for m in request.modes],
+        "modes": [_mode_row(m, alphas[m], totals[m], request.budgets, runnable) for m in request.modes],
         "comparisons": _comparisons(request.modes, totals, len(runnable), request.seed),
         "warnings": warnings,
     }
     return EvalRun(data, ingested, embedded)
 
 
-def _mode_row(mode: str, alpha: float, t: _ModeTotals, budgets: list[int]) -> dict[str, Any]:
+def _mode_row(mode: str, alpha: float, t: _ModeTotals, budgets: list[int], tasks: list[Task]) -> dict[str, Any]:
+    repos = [task.repo for task in tasks]
     return {
         "mode": mode,
         "alpha": alpha,
@@ -276,14 +297,34 @@ def _mode_row(mode: str, alpha: float, t: _ModeTotals, budgets: list[int]) -> di
         "accAt5": mean(t.acc[5]),
         "accAt10": mean(t.acc[10]),
         "mrr": mean(t.mrr),
+        "ndcgAt10": grouped_mean(t.ndcg, repos),
+        "byCategory": _breakdown(t, tasks, lambda task: task.category),
+        "byLanguage": _breakdown(t, tasks, lambda task: task.language),
         "packRecall": {str(b): mean(t.pack[b]) for b in budgets},
         "tokensPerTask": {str(b): mean(t.tokens[b]) for b in budgets},
         "secondsPerTask": mean(t.seconds),
     }
 
 
+def _breakdown(t: _ModeTotals, tasks: list[Task], key: Callable[[Task], str | None]) -> dict[str, Any]:
+    """Metrics per category (or language), sorted by name; NDCG@10 averaged per repository first,
+    as the benchmark does. Empty when no task names one."""
+    out: dict[str, Any] = {}
+    names = sorted({name for task in tasks if (name := key(task)) is not None})
+    for name in names:
+        idx = [i for i, task in enumerate(tasks) if key(task) == name]
+        out[name] = {
+            "tasks": len(idx),
+            "ndcgAt10": grouped_mean([t.ndcg[i] for i in idx], [tasks[i].repo for i in idx]),
+            "recallAt5": mean([t.recall[5][i] for i in idx]),
+            "recallAt10": mean([t.recall[10][i] for i in idx]),
+            "mrr": mean([t.mrr[i] for i in idx]),
+        }
+    return out
+
+
 def _per_task(t: _ModeTotals, metric: str) -> list[float]:
-    return {"recallAt5": t.recall[5], "recallAt10": t.recall[10], "mrr": t.mrr}[metric]
+    return {"recallAt5": t.recall[5], "recallAt10": t.recall[10], "mrr": t.mrr, "ndcgAt10": t.ndcg}[metric]
 
 
 def _comparisons(modes: list[str], totals: dict[str, _ModeTotals], n: int, seed: int) -> list[dict[str, Any]]:

@@ -20,8 +20,30 @@ _SHA = re.compile(r"[0-9a-fA-F]{40}")
 
 
 @dataclass(frozen=True)
+class GoldEntry:
+    """A relevant target: a whole file, or a line span of one (``start``/``end`` 1-based, inclusive)."""
+
+    path: str
+    start: int | None = None
+    end: int | None = None
+
+    def covered_by(self, path: str, start: int | None, end: int | None) -> bool:
+        """A hit covers the entry when its path matches and, for a span, its lines overlap."""
+        if path != self.path:
+            return False
+        if self.start is None or start is None or end is None:
+            return True
+        return start <= self.end and end >= self.start
+
+
+@dataclass(frozen=True)
 class Task:
-    """One file-localisation task; ``line`` is its 0-based line in the task file."""
+    """One file-localisation task; ``line`` is its 0-based line in the task file.
+
+    ``gold`` holds the gold files (a span's path); ``targets`` the gold entries as given, spans
+    included, which the benchmark's NDCG@10 scores. Code-search tasks add ``root`` (search only
+    under it), ``secondary`` (related, not scored), ``category`` and ``language``.
+    """
 
     line: int
     id: str
@@ -31,6 +53,11 @@ class Task:
     gold: tuple[str, ...]
     fix_commit: str | None = None
     mentions_gold_name: bool | None = None
+    targets: tuple[GoldEntry, ...] = ()
+    root: str = "."
+    secondary: tuple[GoldEntry, ...] = ()
+    category: str | None = None
+    language: str | None = None
 
 
 def _fail(field: str, reason: str, message: str, **extra: Any) -> RagitError:
@@ -56,23 +83,55 @@ def _sha(obj: dict, key: str, prefix: str) -> str:
     return value.lower()
 
 
-def _gold(obj: dict, prefix: str) -> tuple[str, ...]:
-    field = f"{prefix}.gold"
-    if "gold" not in obj:
-        raise _fail(field, "required", f"{field} is required")
-    value = obj["gold"]
-    if not isinstance(value, list) or not value:
-        raise _fail(field, "empty" if value == [] else "not_array", f"{field} must be a non-empty array of paths")
-    paths: list[str] = []
+def _relative(value: str, field: str, given: object) -> str:
+    path = value.strip()
+    if path.startswith("/") or ".." in path.split("/"):
+        raise _fail(field, "path_outside_repo", f"{field} must be repository-relative", value=given)
+    return path
+
+
+def _line_number(item: dict, key: str, field: str) -> int:
+    value = item.get(key)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise _fail(f"{field}.{key}", "invalid_value", f"{field}.{key} must be a positive integer")
+    return value
+
+
+def _entries(value: object, field: str, *, required: bool) -> tuple[GoldEntry, ...]:
+    """Gold or secondary entries: repository paths, or ``{path, startLine, endLine}`` spans."""
+    if not isinstance(value, list) or (required and not value):
+        reason = "empty" if value == [] else "not_array"
+        raise _fail(field, reason, f"{field} must be a non-empty array of paths or spans" if required
+                    else f"{field} must be an array of paths or spans")
+    entries: list[GoldEntry] = []
     for i, item in enumerate(value):
-        if not isinstance(item, str) or not item.strip():
-            raise _fail(f"{field}[{i}]", "not_string", f"{field}[{i}] must be a non-empty path")
-        path = item.strip()
-        if path.startswith("/") or ".." in path.split("/"):
-            raise _fail(f"{field}[{i}]", "path_outside_repo", f"{field}[{i}] must be repository-relative",
-                        value=item)
-        paths.append(path)
-    return tuple(dict.fromkeys(paths))
+        at = f"{field}[{i}]"
+        if isinstance(item, str) and item.strip():
+            entries.append(GoldEntry(_relative(item, at, item)))
+        elif isinstance(item, dict):
+            path = item.get("path")
+            if not isinstance(path, str) or not path.strip():
+                raise _fail(f"{at}.path", "not_string", f"{at}.path must be a non-empty path")
+            start = _line_number(item, "startLine", at)
+            end = _line_number(item, "endLine", at)
+            if end < start:
+                raise _fail(f"{at}.endLine", "invalid_value", f"{at}.endLine must not be before startLine")
+            entries.append(GoldEntry(_relative(path, f"{at}.path", path), start, end))
+        else:
+            raise _fail(at, "not_string", f"{at} must be a non-empty path or a span object")
+    return tuple(dict.fromkeys(entries))
+
+
+def _root(obj: dict, prefix: str) -> str:
+    if "root" not in obj:
+        return "."
+    value = _string(obj, "root", prefix)
+    root = _relative(value, f"{prefix}.root", value).strip("/")
+    return root or "."
+
+
+def _optional_string(obj: dict, key: str, prefix: str) -> str | None:
+    return _string(obj, key, prefix) if obj.get(key) is not None else None
 
 
 def parse_task(line_no: int, text: str) -> Task:
@@ -87,15 +146,25 @@ def parse_task(line_no: int, text: str) -> Task:
     mentions = obj.get("mentions_gold_name")
     if mentions is not None and not isinstance(mentions, bool):
         raise _fail(f"{prefix}.mentions_gold_name", "not_boolean", f"{prefix}.mentions_gold_name must be a boolean")
+    if "gold" not in obj:
+        raise _fail(f"{prefix}.gold", "required", f"{prefix}.gold is required")
+    targets = _entries(obj["gold"], f"{prefix}.gold", required=True)
+    secondary = _entries(obj["secondary"], f"{prefix}.secondary", required=False) \
+        if obj.get("secondary") is not None else ()
     return Task(
         line=line_no,
         id=_string(obj, "id", prefix),
         repo=_string(obj, "repo", prefix),
         commit=_sha(obj, "commit", prefix),
         query=_string(obj, "query", prefix),
-        gold=_gold(obj, prefix),
+        gold=tuple(dict.fromkeys(t.path for t in targets)),
         fix_commit=_sha(obj, "fix_commit", prefix) if obj.get("fix_commit") is not None else None,
         mentions_gold_name=mentions,
+        targets=targets,
+        root=_root(obj, prefix),
+        secondary=secondary,
+        category=_optional_string(obj, "category", prefix),
+        language=_optional_string(obj, "language", prefix),
     )
 
 

@@ -45,7 +45,10 @@ def _parse(out_bytes: bytes) -> list[TreeEntry]:
             continue
         meta, _, path = record.partition("\t")
         mode, kind, oid, size = meta.split()
-        entries.append(TreeEntry(mode, kind, oid, None if size == "-" else int(size), path))
+        if size == "BAD":  # the object is not in this (partial or shallow) clone
+            entries.append(TreeEntry(mode, kind, oid, None, path, missing=True))
+        else:
+            entries.append(TreeEntry(mode, kind, oid, None if size == "-" else int(size), path))
     entries.sort(key=lambda e: e.path)
     return entries
 

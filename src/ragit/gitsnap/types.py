@@ -14,3 +14,4 @@ class TreeEntry:
     oid: str  # object id, 40 lower-case hex
     size: int | None  # blob size in bytes; None for submodules
     path: str  # repo-relative POSIX path
+    missing: bool = False  # ``ls-tree -l`` printed ``BAD``: the blob is not in this clone

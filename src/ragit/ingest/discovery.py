@@ -32,6 +32,7 @@ class Candidate:
     blob_id: str
     size: int | None
     kind: str
+    missing: bool = False  # the blob is not in this clone: skipped as ``missing_object``
 
 
 @dataclass(frozen=True)
@@ -165,6 +166,6 @@ def select_candidates(
         if ignores:
             gitignore = _GitIgnore.from_entries(ignores, read_blob)
             admitted = [(entry, kind) for entry, kind in admitted if not gitignore.ignored(entry.path)]
-    candidates = [Candidate(entry.path, entry.oid, entry.size, kind) for entry, kind in admitted]
+    candidates = [Candidate(entry.path, entry.oid, entry.size, kind, entry.missing) for entry, kind in admitted]
     candidates.sort(key=lambda c: c.path)
     return candidates

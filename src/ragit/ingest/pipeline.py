@@ -449,6 +449,10 @@ def _deleted(comparison: LoadedManifest | None, new_lines: DocLines, scope_paths
 
 
 def _result(mode, outcome, head, manifest_path, ready, planned, deleted, full, dirty, would_fail, embedded, warnings):
+    missing = sum(1 for e in outcome.evaluated if e.skip == "missing_object")
+    if missing:
+        warnings = [*warnings, f"{missing} file(s) skipped: their git objects are missing from this clone"
+                               " (partial or shallow clone); fetch them to index them"]
     processed = [e for e in outcome.evaluated if e.doc is not None]
     return IngestResult(
         mode=mode,
@@ -492,6 +496,7 @@ def _evaluate(candidates, config, params: ManifestParams, store: "Store | None",
     from .doctypes import TypeHints, resolve_doc_type, type_hints
     from .frontmatter import parse_front_matter
     from .markdown import chunk_markdown
+    from .skips import content_skip, path_skip
     from .text import decode_blob
 
     supported = set(config["ingest"]["supported_types"])
@@ -525,7 +530,10 @@ def _evaluate(candidates, config, params: ManifestParams, store: "Store | None",
     pending = []
     for c, key in zip(candidates, keys):
         record = known.get(key)
-        if c.size is not None and c.size > max_bytes:
+        path_reason = "missing_object" if c.missing else path_skip(c.path)
+        if path_reason is not None:
+            evaluated.append(_Evaluated(c.path, c.blob_id, c.kind, skip=path_reason))
+        elif c.size is not None and c.size > max_bytes:
             evaluated.append(_Evaluated(c.path, c.blob_id, c.kind, skip="too_large"))
         elif record is not None:
             ev = admit(c, record, reused=True)
@@ -539,15 +547,16 @@ def _evaluate(candidates, config, params: ManifestParams, store: "Store | None",
     # 2. read, mask and chunk new blobs (each distinct blob once)
     ids = list(dict.fromkeys(c.blob_id for _, c, _ in pending))
     total = len(ids)
-    contents: dict[str, bytes] = {}
-    for n, (oid, data) in enumerate(reader.read_many(ids), 1):
-        contents[oid] = data
-        if progress:
-            progress("read", n, total)
+    contents = _read_present(reader, ids, total, progress)
     for slot, c, key in pending:
         record = new_blobs.get(key)
+        if record is None and c.blob_id not in contents:  # listed, but absent from this clone
+            evaluated[slot] = _Evaluated(c.path, c.blob_id, c.kind, skip="missing_object")
+            continue
         if record is None:
             text, skip = decode_blob(contents[c.blob_id])
+            if not skip:
+                skip = content_skip(text)
             if skip:
                 record = BlobRecord(c.blob_id, key[1], "none", "", None, None, 0, skip, ())
             else:
@@ -603,6 +612,25 @@ def _evaluate(candidates, config, params: ManifestParams, store: "Store | None",
             vector_ids, vectors = _embed_all(embedder, work, progress)
             dims = embedder.dimensions
     return _Outcome(evaluated, docs, list(new_blobs.values()), new_chunks, vector_ids, vectors, dims)
+
+
+def _read_present(reader, ids: list[str], total: int, progress: Progress | None) -> dict[str, bytes]:
+    """Content of every blob of ``ids`` that the repository holds; an object missing from a
+    partial or shallow clone is left out (its file is skipped, never a crash)."""
+    from ..gitsnap.blobs import MissingObject
+
+    contents: dict[str, bytes] = {}
+    todo = ids
+    while todo:
+        try:
+            for oid, data in reader.read_many(todo):
+                contents[oid] = data
+                if progress:
+                    progress("read", len(contents), total)
+            break
+        except MissingObject as exc:
+            todo = [oid for oid in todo if oid not in contents and oid != exc.oid]
+    return contents
 
 
 def embedding_input(chunk: Chunk) -> str:

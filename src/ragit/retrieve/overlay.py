@@ -165,10 +165,10 @@ def _fts_path(candidate: OverlayCandidate) -> str:
 def keyword_raw(candidates: Sequence[OverlayCandidate], masked_question: str, term_repeats: int = 1) -> list[float]:
     """Raw ``−bm25`` per candidate (0.0 when it does not match), with the snapshot's FTS rules,
     in an index of their own (used when no snapshot store is available)."""
-    from ..store.sqlite import bm25_in_memory
+    from ..store.bm25 import in_memory_scores
     from .search import query_terms
 
-    return bm25_in_memory([fts_document(c) for c in candidates], query_terms(masked_question, term_repeats))
+    return in_memory_scores([fts_document(c) for c in candidates], query_terms(masked_question, term_repeats))
 
 
 def score_overlay(

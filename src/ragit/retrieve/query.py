@@ -112,10 +112,11 @@ def retrieve(
                                       extra=extra if candidates else ())
             extra_raw = snapshot.extra_raw
         elif candidates and params.keyword_enabled:
-            # artifacts only: the snapshot lends its keyword statistics, nothing else is scored
-            from .search import query_terms
+            # artifacts only: the snapshot lends its keyword statistics, nothing else is ranked
+            from .search import keyword_raw, load_matrix
 
-            extra_raw = store.keyword_scores_with(query_terms(masked.text, params.term_repeats), extra)[1]
+            snap = cache.get(store, sha, embedder.id) if cache is not None else load_matrix(store, sha, embedder.id)
+            extra_raw = keyword_raw(store, snap, masked.text, extra, cache, params.term_repeats)[1]
         elif candidates:
             extra_raw = [0.0] * len(candidates)
         if candidates:

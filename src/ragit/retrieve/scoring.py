@@ -15,15 +15,33 @@ AUTHORITY_WEIGHT = 0.15
 RECENCY_WEIGHT = 0.05
 
 
-def breakdown(mode: str, vector: float, keyword: float, alpha: float, authority: float, recency: float) -> dict[str, Any]:
-    """Every input, weight and contribution of one hit's score, in emission order."""
+def breakdown(mode: str, vector: float, keyword: float, alpha: float, authority: float, recency: float,
+              rerank: tuple[float, dict[str, float]] | None = None) -> dict[str, Any]:
+    """Every input, weight and contribution of one hit's score, in emission order.
+
+    ``rerank`` is (the re-ranked retrieval score, its factors) from ragit.retrieve.rerank; the
+    breakdown then shows the factors and the re-rank's contribution, and the retrieval score is
+    the sum of the three contributions (knowledge §12.6).
+    """
     if mode == "keyword":
         v_weight, k_weight = 0.0, 1.0
     else:
         v_weight, k_weight = alpha, 1.0 - alpha
     v_contrib = v_weight * vector
     k_contrib = k_weight * keyword
-    retrieval = v_contrib + k_contrib
+    fused = v_contrib + k_contrib
+    inputs = {
+        "vector": {"score": vector, "weight": v_weight, "contribution": v_contrib},
+        "keyword": {"score": keyword, "weight": k_weight, "contribution": k_contrib},
+    }
+    retrieval_block: dict[str, Any] = {"inputs": inputs}
+    retrieval = fused
+    if rerank is not None:
+        adjusted, factors = rerank
+        change = adjusted - fused
+        if change != 0.0 or factors:
+            retrieval = fused + change
+            retrieval_block["rerank"] = {"factors": dict(factors), "contribution": change}
     r_contrib = RETRIEVAL_WEIGHT * retrieval
     a_contrib = AUTHORITY_WEIGHT * authority
     t_contrib = RECENCY_WEIGHT * recency
@@ -34,10 +52,7 @@ def breakdown(mode: str, vector: float, keyword: float, alpha: float, authority:
             "score": retrieval,
             "weight": RETRIEVAL_WEIGHT,
             "contribution": r_contrib,
-            "inputs": {
-                "vector": {"score": vector, "weight": v_weight, "contribution": v_contrib},
-                "keyword": {"score": keyword, "weight": k_weight, "contribution": k_contrib},
-            },
+            **retrieval_block,
         },
         "authority": {"score": authority, "weight": AUTHORITY_WEIGHT, "contribution": a_contrib},
         "recency": {"score": recency, "weight": RECENCY_WEIGHT, "contribution": t_contrib},

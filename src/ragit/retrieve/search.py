@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..embed.base import Embedder
     from ..store.base import ChunkRow, Store
     from .overlay import OverlayCandidate
+    from .rerank import RerankWeights
 
 
 @dataclass
@@ -28,35 +29,33 @@ class SnapshotMatrix:
     matrix: "np.ndarray"  # float32 [rows, d]
     files: "np.ndarray"  # int32 file ordinal per row
     file_norms: "np.ndarray"  # float64 norm of each file's vector sum
+    lengths: "np.ndarray"  # int32 length of each row in keyword terms (BM25's D)
 
 
 @dataclass
 class VectorCache:
     """Per-process read cache: snapshot matrices keyed by (store path, commit, embedder id), and
-    one BM25 mirror per store (dropped as soon as the store's keyword index changes)."""
+    one caching postings reader per store (dropped as soon as the store's keyword index changes)."""
 
     entries: dict[tuple[str, str, str], SnapshotMatrix] = field(default_factory=dict)
     max_entries: int = 4
-    mirrors: dict[str, object] = field(default_factory=dict)
+    readers: dict[str, object] = field(default_factory=dict)
     keyword_reads: dict[str, int] = field(default_factory=dict)
 
-    def mirror(self, store: "Store"):
-        """The store's BM25 mirror, current with its index; None for a process's first keyword
-        read (a one-shot CLI call is faster without building one) or if the backend has none."""
+    def postings(self, store: "Store"):
+        """The store's warm postings reader, current with its index; for a process's first
+        keyword read the store's own (a one-shot CLI call opens no second connection)."""
         key = str(getattr(store, "path", ""))
         self.keyword_reads[key] = self.keyword_reads.get(key, 0) + 1
         if self.keyword_reads[key] < 2:
-            return None
-        mirror = self.mirrors.get(key)
-        if mirror is not None and mirror.read_generation() != mirror.generation:
-            mirror.close()
-            mirror = None
-        if mirror is None:
-            factory = getattr(store, "bm25_mirror", None)
-            if factory is None:
-                return None
-            mirror = self.mirrors[key] = factory()
-        return mirror
+            return store.postings()
+        reader = self.readers.get(key)
+        if reader is not None and not reader.current():
+            reader.close()
+            reader = None
+        if reader is None:
+            reader = self.readers[key] = store.warm_postings()
+        return reader
 
     def get(self, store: "Store", sha: str, embedder_id: str) -> SnapshotMatrix:
         key = (str(getattr(store, "path", "")), sha, embedder_id)
@@ -73,26 +72,25 @@ def load_matrix(store: "Store", sha: str, embedder_id: str) -> SnapshotMatrix:
     from ..store.sqlite import StoreUnreadable
 
     try:
-        rowids, matrix, files, file_norms = store.load_vectors(sha, embedder_id)
+        rowids, matrix, files, file_norms, lengths = store.load_vectors(sha, embedder_id)
     except StoreUnreadable as exc:
         from .readiness import store_unavailable
 
         raise store_unavailable(sha, "store_unreadable", f"the store cannot serve snapshot {sha}: {exc}") from None
-    return SnapshotMatrix(rowids, matrix, files, file_norms)
+    return SnapshotMatrix(rowids, matrix, files, file_norms, lengths)
 
 
 def query_terms(masked_question: str, repeats: int = 1) -> list[str]:
-    """Tokens of the masked question in first-seen order (knowledge §11.4 step 1), plus its
-    code-aware symbol terms (joined identifiers, camelCase parts; ragit.lexical).
+    """The masked question's keyword terms in first-seen order (knowledge §11.4 step 1), analysed
+    exactly as the index is (ragit.lexical: identifiers split and joined, stemmed, stop words out).
 
     ``repeats = 1`` gives the distinct terms of §11.4. A larger value keeps each term up to that
-    many times, consecutively: FTS5's ``bm25()`` sums over the phrases of the query, so a term the
-    question repeats weighs more (``retrieval.query_term_repeats``, docs/evaluation.md).
+    many times, consecutively: BM25 sums over the question's terms, so a term the question
+    repeats weighs more (``retrieval.query_term_repeats``, docs/evaluation.md).
     """
-    from ..embed.tokenize import tokenize
-    from ..lexical import symbol_terms
+    from ..lexical import terms as lexical_terms
 
-    terms = tokenize(masked_question) + symbol_terms(masked_question)
+    terms = lexical_terms(masked_question)
     if repeats <= 1:
         return list(dict.fromkeys(terms))
     from collections import Counter
@@ -151,17 +149,25 @@ class RetrievalParams:
     file_blend: float = FILE_BLEND
     passage_words: int = PASSAGE_WORDS
     term_repeats: int = 1
+    rerank: bool = True
+    rerank_weights: "RerankWeights" = field(default_factory=lambda: _default_weights())
 
     @classmethod
     def from_config(cls, config, alpha: float | None = None) -> "RetrievalParams":
         """``vector_normalization = "none"`` is knowledge §11.3 exactly: the raw cosine of the
-        whole question (no file blend, no passages)."""
+        whole question (no file blend, no passages); ``rerank = false`` the plain fusion."""
         r = config["retrieval"]
         blended = r["vector_normalization"] == "file_blend"
         return cls(alpha=r["alpha"] if alpha is None else alpha, keyword_enabled=r["keyword_enabled"],
                    file_blend=FILE_BLEND if blended else 0.0,
                    passage_words=r["passage_words"] if blended else 0,
-                   term_repeats=r["query_term_repeats"])
+                   term_repeats=r["query_term_repeats"], rerank=r["rerank"])
+
+
+def _default_weights() -> "RerankWeights":
+    from .rerank import RerankWeights
+
+    return RerankWeights()
 
 
 @dataclass
@@ -200,30 +206,14 @@ def keyword_raw(
     store: "Store", snap: SnapshotMatrix, masked_question: str, extra: Sequence[tuple[str, str, str]] = (),
     cache: VectorCache | None = None, term_repeats: int = 1,
 ) -> tuple["np.ndarray", list[float]]:
-    """Raw −bm25 per snapshot row (0 where it does not match) and per ``extra`` document.
+    """Raw BM25 per snapshot row (0 where it does not match) and per ``extra`` (text, title,
+    path) document, with the statistics of the snapshot's rows and those documents together
+    (ragit.store.bm25). Every lexical match of the snapshot is scored (no LIMIT)."""
+    from ..store.bm25 import snapshot_scores, weighted_counts
 
-    Every lexical match of the snapshot is scored (no LIMIT); matches of rows that belong to
-    other snapshots in the store are not candidates. With a ``cache`` (a warm process) and no
-    extra documents, the scores come from the store's BM25 mirror, bit-identical and much faster.
-    """
-    import numpy as np
-
-    n = len(snap.rowids)
-    raw = np.zeros(n, dtype=np.float64)
     terms = query_terms(masked_question, term_repeats)
-    if not terms:
-        return raw, [0.0] * len(extra)
-    mirror = cache.mirror(store) if cache is not None and not extra else None
-    if mirror is not None:
-        return (mirror.scores_at(terms, snap.rowids) if n else raw), []
-    matches, extra_raw = store.keyword_scores_with(terms, extra)
-    ids = np.fromiter((m[0] for m in matches), dtype=np.int64, count=len(matches))
-    scores = np.fromiter((m[1] for m in matches), dtype=np.float64, count=len(matches))
-    if len(ids) and n:
-        pos = np.minimum(np.searchsorted(snap.rowids, ids), n - 1)
-        inside = snap.rowids[pos] == ids
-        raw[pos[inside]] = scores[inside]
-    return raw, extra_raw
+    postings = cache.postings(store) if cache is not None else store.postings()
+    return snapshot_scores(postings, terms, snap.rowids, snap.lengths, [weighted_counts(*doc) for doc in extra])
 
 
 def score_snapshot(
@@ -252,6 +242,48 @@ def score_snapshot(
     return SnapshotScores(snap.rowids, vector, raw, extra_raw)
 
 
+@dataclass(frozen=True)
+class RowFilter:
+    """Query-time filters (knowledge §12.1): only rows whose path matches one of ``paths`` (§8.1
+    glob semantics; empty = every path) and, with ``exclude_tests``, that is not a test file."""
+
+    paths: tuple[str, ...] = ()
+    exclude_tests: bool = False
+
+    def __bool__(self) -> bool:
+        return bool(self.paths) or self.exclude_tests
+
+    def admits(self, path: str) -> bool:
+        if self.exclude_tests:
+            from ..pathroles import is_test_path
+
+            if is_test_path(path):
+                return False
+        if self.paths:
+            from ..ingest.globs import GlobSet
+
+            return GlobSet(self.paths).matches(path)
+        return True
+
+
+def _eligible(store: "Store", snapshot: SnapshotScores, row_filter: RowFilter | None) -> "np.ndarray | None":
+    """Boolean mask of the snapshot rows a filter admits (None: every row)."""
+    import numpy as np
+
+    if not row_filter or not len(snapshot.rowids):
+        return None
+    paths = store.row_paths([int(r) for r in snapshot.rowids])
+    verdict: dict[str, bool] = {}
+    out = np.zeros(len(snapshot.rowids), dtype=bool)
+    for i, rowid in enumerate(snapshot.rowids):
+        path = paths[int(rowid)]
+        ok = verdict.get(path)
+        if ok is None:
+            ok = verdict[path] = row_filter.admits(path)
+        out[i] = ok
+    return out
+
+
 def rank_hits(
     store: "Store | None",
     sha: str | None,
@@ -260,21 +292,28 @@ def rank_hits(
     params: RetrievalParams,
     top_k: int,
     rows_cache: "dict[int, ChunkRow] | None" = None,
+    *,
+    question: str = "",
+    row_filter: RowFilter | None = None,
 ) -> list[Hit]:
-    """Fuse snapshot and overlay candidates with the seed formula and take the top ``top_k``.
+    """Fuse snapshot and overlay candidates with the seed formula, re-rank the snapshot's best
+    candidates for code (ragit.retrieve.rerank, unless ``params.rerank`` is off) and take the
+    top ``top_k``.
 
     Keyword scores are normalised by the best raw BM25 over *all* candidates of the query
-    (knowledge §11.4 step 4), so a snapshot chunk and an artifact compete on one scale.
-    ``rows_cache`` lets a caller ranking the same scores several times (``eval run`` modes)
-    fetch each chunk row once.
+    (knowledge §11.4 step 4), so a snapshot chunk and an artifact compete on one scale; rows a
+    ``row_filter`` rejects are no candidates. ``rows_cache`` lets a caller ranking the same
+    scores several times (``eval run`` modes) fetch each chunk row once.
     """
     import numpy as np
 
     alpha = params.alpha
+    eligible = _eligible(store, snapshot, row_filter) if snapshot is not None and store is not None else None
     best = 0.0
     if params.keyword_enabled:
         if snapshot is not None and len(snapshot.raw_keyword):
-            best = float(snapshot.raw_keyword.max())
+            raw = snapshot.raw_keyword if eligible is None else snapshot.raw_keyword[eligible]
+            best = float(raw.max()) if len(raw) else 0.0
         best = max([best] + [raw for _, _, raw in overlay])
 
     def norm(raw: float) -> float:
@@ -288,10 +327,21 @@ def rank_hits(
         else:
             keyword = np.zeros(n, dtype=np.float64)
         retrieval = alpha * snapshot.vector + (1.0 - alpha) * keyword
-        final = RETRIEVAL_WEIGHT * retrieval + AUTHORITY_WEIGHT * 1.0 + RECENCY_WEIGHT * 1.0
-        k = min(top_k, n)
-        kth = np.partition(final, n - k)[n - k]
-        pool = np.nonzero(final >= kth)[0]
+        if eligible is not None:
+            retrieval = np.where(eligible, retrieval, -np.inf)
+        if params.rerank:
+            from .rerank import pool_indices
+
+            pool = pool_indices(retrieval, np.where(retrieval > -np.inf, keyword, -np.inf),
+                                np.where(retrieval > -np.inf, snapshot.vector, -np.inf), params.rerank_weights.pool,
+                                top_k)
+        else:
+            final = RETRIEVAL_WEIGHT * retrieval + AUTHORITY_WEIGHT * 1.0 + RECENCY_WEIGHT * 1.0
+            k = min(top_k, n)
+            kth = np.partition(final, n - k)[n - k]
+            pool = np.nonzero(final >= kth)[0]
+        if eligible is not None:
+            pool = pool[eligible[pool]]
         wanted = [int(snapshot.rowids[i]) for i in pool]
         if rows_cache is not None:
             missing = [r for r in wanted if r not in rows_cache]
@@ -306,10 +356,26 @@ def rank_hits(
 
             raise store_unavailable(sha, "store_unreadable",
                                     f"the store cannot serve snapshot {sha}: {len(lost)} of its chunks are missing")
+        adjusted: dict[int, tuple[float, dict[str, float]]] = {}
+        if params.rerank and len(pool):
+            from .rerank import RerankInput, rerank
+
+            chunk = [rows[int(snapshot.rowids[i])] for i in pool]
+            order = sorted(range(len(pool)), key=lambda j: (-retrieval[pool[j]], chunk[j].path, chunk[j].title,
+                                                            chunk[j].citation_id, chunk[j].chunk_id))
+            pool = pool[order]
+            chunk = [chunk[j] for j in order]
+            result = rerank(question, RerankInput(
+                hybrid=retrieval[pool], keyword=keyword[pool], vector=snapshot.vector[pool],
+                paths=[c.path for c in chunk], titles=[c.title for c in chunk], texts=[c.text for c in chunk],
+                starts=[c.start_line for c in chunk],
+            ), params.rerank_weights, len(pool))
+            adjusted = {int(pool[j]): (score, result.factors.get(j, {})) for j, score in result.scores.items()}
         for i in pool:
             row = rows[int(snapshot.rowids[i])]
             v, kw = float(snapshot.vector[i]), float(keyword[i])
-            b = breakdown("hybrid", v, kw, alpha, 1.0, 1.0)
+            change = adjusted.get(int(i))
+            b = breakdown("hybrid", v, kw, alpha, 1.0, 1.0, rerank=change)
             hits.append(Hit(
                 path=row.path, start_line=row.start_line, end_line=row.end_line, section_title=row.title,
                 doc_type=row.doc_type, score_final=b["final"], score_vector=v, score_keyword=kw,

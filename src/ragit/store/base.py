@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Iterable, Protocol, Sequence
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
-SCHEMA_VERSION = 4
+    from .bm25 import PostingsReader
+
+SCHEMA_VERSION = 5
 
 
 @dataclass(frozen=True)
@@ -139,17 +141,21 @@ class Store(Protocol):
 
     def load_vectors(
         self, commit_sha: str, embedder_id: str
-    ) -> tuple["np.ndarray", "np.ndarray", "np.ndarray", "np.ndarray"]: ...
+    ) -> tuple["np.ndarray", "np.ndarray", "np.ndarray", "np.ndarray", "np.ndarray"]:
+        """(sorted row ids, float32 vectors, file ordinal per row, norm per file, keyword length per row)."""
+        ...
 
-    def keyword_scores(self, terms: Sequence[str]) -> list[tuple[int, float]]: ...
+    def postings(self) -> "PostingsReader":
+        """term -> (row ids, weighted counts) of the keyword index (ragit.store.bm25)."""
+        ...
 
-    def keyword_scores_with(
-        self, terms: Sequence[str], extra: Sequence[tuple[str, str, str]]
-    ) -> tuple[list[tuple[int, float]], list[float]]: ...
+    def warm_postings(self) -> "PostingsReader":
+        """The same, caching, on a connection of its own: for a long-lived process."""
+        ...
 
     def fetch_rows(self, commit_sha: str, rowids: Sequence[int]) -> dict[int, ChunkRow]: ...
 
-    def bm25_mirror(self): ...  # an in-process evaluator equal to keyword_scores, for warm processes
+    def row_paths(self, rowids: Sequence[int]) -> dict[int, str]: ...
 
     def chunks_by_citation(self, citation_id: str) -> list[tuple[str, str, int, int]]: ...
 

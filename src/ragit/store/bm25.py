@@ -1,170 +1,181 @@
-"""An in-memory mirror of SQLite FTS5's ``bm25()`` for long-lived processes.
+"""BM25 with each snapshot's own statistics (knowledge §11.4): the keyword score of every backend.
 
-``bm25()`` is evaluated row by row inside SQLite; on a 100,000-chunk store a common word costs
-tens of milliseconds per query. A warm process (the Python API, the MCP server) instead keeps
-each query term's postings (row ids and per-column counts, read once from ``fts5vocab``) and the
-rows' token counts, and evaluates the same formula in numpy: the same inputs, the same operations
-in the same order, so the scores are bit-identical to FTS5's (a test compares them). The mirror
-is tied to the index's generation (row and token totals); any change to the index drops it.
+The keyword index stores, per (path, chunk) row, the terms of :mod:`ragit.lexical` in three
+weighted fields (text 1, title 2, path 2). A question's score for a snapshot is Okapi BM25 over
+the snapshot's rows only: the row count N, each term's document frequency and the average row
+length are the snapshot's, never the store's, so the same question at the same commit gives the
+same scores whatever else the store holds (another branch, an evaluation's other commits).
 
-The formula (fts5_aux.c, ``fts5Bm25Function``), with k1 = 1.2, b = 0.75 and column weights w:
-``idf_i = log((N − n_i + 0.5) / (n_i + 0.5))`` (1e-6 when ≤ 0), ``f_i = Σ w_col · hits_col``,
-``score = Σ_i idf_i · f_i (k1 + 1) / (f_i + k1 (1 − b + b · D / avgdl))`` summed over the query's
-phrases in order, where D is the row's token count and avgdl the index's tokens per row.
+    idf(t) = log((N − df + 0.5) / (df + 0.5)), or 1e-6 when that is ≤ 0 (FTS5's floor)
+    f      = Σ_field weight · occurrences of t in the field
+    score  = Σ_t idf(t) · f (k1 + 1) / (f + k1 (1 − b + b · D / avgdl)),   k1 = 1.2, b = 0.75
+
+summed over the question's terms in order (a repeated term counts again), D being the row's
+number of terms in all fields. A backend supplies postings (row ids with their weighted counts)
+and each snapshot's row lengths; the arithmetic lives here once, so SQLite, PostgreSQL and the
+lab (bench/quality_lab.py) compute the same floats.
 """
 
 from __future__ import annotations
 
 import math
-import sqlite3
-from pathlib import Path
-from typing import Sequence
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
 
 K1 = 1.2
 B = 0.75
-MAX_CACHED_TERMS = 20_000  # postings kept per mirror (oldest dropped first)
+FIELDS = ("text", "title", "path")
+FIELD_WEIGHTS = (1.0, 2.0, 2.0)
+MAX_CACHED_TERMS = 20_000  # postings a warm reader keeps (oldest dropped first)
+
+Postings = tuple["np.ndarray", "np.ndarray"]  # (row ids ascending int64, weighted counts float64)
 
 
-def _varints(blob: bytes) -> list[int]:
-    """SQLite varints (FTS5's encoding of the averages record and per-row column sizes)."""
-    out = []
-    i = 0
-    n = len(blob)
-    while i < n:
-        value = 0
-        for k in range(9):
-            byte = blob[i]
-            i += 1
-            if k == 8:
-                value = (value << 8) | byte
-                break
-            value = (value << 7) | (byte & 0x7F)
-            if not byte & 0x80:
-                break
-        out.append(value)
-    return out
+def idf(n_rows: int, df: int) -> float:
+    value = math.log((n_rows - df + 0.5) / (df + 0.5))
+    return value if value > 0.0 else 1e-6
 
 
-class Bm25Mirror:
-    """``bm25()`` of one FTS5 table, evaluated in numpy from cached postings."""
+def field_counts(text: str, title: str, path: str) -> tuple[Counter, Counter, Counter]:
+    """Term counts of a row's three fields (text, the title's name part, the path's words)."""
+    from ..lexical import path_text, term_counts, title_name
 
-    def __init__(self, db_path: Path, table: str, columns: Sequence[str], weights: Sequence[float]):
-        self.table = table
-        self._column_weights = [float(w) for w in weights]
-        # each occurrence as one integer, doc · ncols + column index, so SQLite hands over a whole
-        # doclist as one string instead of a Python row per occurrence
-        self._ncols = len(columns)
-        self._code_sql = f"doc * {self._ncols} + CASE col " + " ".join(
-            f"WHEN '{c}' THEN {i}" for i, c in enumerate(columns)) + " END"
-        conn = sqlite3.connect(":memory:", check_same_thread=False)
-        conn.execute("ATTACH ? AS s", (f"file:{db_path}?mode=rw",))
-        conn.execute(f"CREATE VIRTUAL TABLE temp.v_inst USING fts5vocab(s, {table}, instance)")
-        conn.execute("PRAGMA query_only = 1")
+    return term_counts(text), term_counts(title_name(title)), term_counts(path_text(path))
+
+
+def index_fields(text: str, title: str, path: str) -> tuple[str, str, str, int]:
+    """The three fields as the index stores them (terms separated by spaces, each repeated as
+    often as it occurs) and the row's length D (its number of terms)."""
+    counts = field_counts(text, title, path)
+    fields = tuple(" ".join(term for term, n in c.items() for _ in range(n)) for c in counts)
+    return fields[0], fields[1], fields[2], sum(sum(c.values()) for c in counts)
+
+
+def weighted_counts(text: str, title: str, path: str) -> tuple[dict[str, float], int]:
+    """A document scored outside the index (an overlay artifact): weighted term counts and length."""
+    counts = field_counts(text, title, path)
+    out: dict[str, float] = {}
+    for weight, c in zip(FIELD_WEIGHTS, counts):
+        for term, n in c.items():
+            out[term] = out.get(term, 0.0) + weight * n
+    return out, sum(sum(c.values()) for c in counts)
+
+
+def snapshot_scores(
+    postings: Callable[[str], Postings],
+    terms: Sequence[str],
+    rowids: "np.ndarray",
+    lengths: "np.ndarray",
+    extra: Sequence[tuple[dict[str, float], int]] = (),
+) -> tuple["np.ndarray", list[float]]:
+    """Raw BM25 of every snapshot row (sorted ``rowids`` with their ``lengths``) and of each
+    ``extra`` document, with the statistics of those rows and documents together."""
+    import numpy as np
+
+    n = len(rowids)
+    score = np.zeros(n, dtype=np.float64)
+    extra_score = [0.0] * len(extra)
+    n_rows = n + len(extra)
+    if not terms or not n_rows:
+        return score, extra_score
+    total = float(lengths.sum()) + float(sum(length for _, length in extra))
+    avgdl = total / n_rows if total > 0 else 1.0
+    norm = K1 * (1.0 - B + B * lengths / avgdl)
+    cache: dict[str, tuple] = {}
+    for term in terms:
+        hit = cache.get(term)
+        if hit is None:
+            ids, tf = postings(term)
+            if len(ids) and n:
+                pos = np.minimum(np.searchsorted(rowids, ids), n - 1)
+                inside = rowids[pos] == ids
+                pos, tf = pos[inside], tf[inside]
+            else:
+                pos, tf = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+            extra_tf = [doc.get(term, 0.0) for doc, _ in extra]
+            df = len(pos) + sum(1 for f in extra_tf if f > 0)
+            hit = cache[term] = (pos, tf, extra_tf, idf(n_rows, df) if df else 0.0)
+        pos, tf, extra_tf, weight = hit
+        if not weight:
+            continue
+        if len(pos):
+            score[pos] += weight * ((tf * (K1 + 1.0)) / (tf + norm[pos]))
+        for i, f in enumerate(extra_tf):
+            if f > 0:
+                doc_norm = K1 * (1.0 - B + B * extra[i][1] / avgdl)
+                extra_score[i] += weight * ((f * (K1 + 1.0)) / (f + doc_norm))
+    return score, extra_score
+
+
+class PostingsReader:
+    """Postings of an FTS5 keyword index, read through its ``fts5vocab`` instance table.
+
+    A term's occurrences come back as one ``group_concat`` string of ``row · ncols + column``
+    codes (SQLite hands over a whole doclist at once instead of one Python row per occurrence)
+    and are summed per row with the field weights. A warm reader (``cache=True``) keeps the
+    postings of recent terms; it belongs to one index generation (the FTS averages record), which
+    any write changes, so a caller drops it when :meth:`current` turns false.
+    """
+
+    def __init__(self, conn, vocab: str, data_table: str, cache: bool = False, owns_connection: bool = False):
         self._conn = conn
+        self._owns = owns_connection
+        self._vocab = vocab
+        self._data = data_table
+        self._cache: dict[str, Postings] | None = {} if cache else None
+        self._code_sql = f"doc * {len(FIELDS)} + CASE col " + " ".join(
+            f"WHEN '{c}' THEN {i}" for i, c in enumerate(FIELDS)) + " END"
         self.generation = self.read_generation()
-        self._postings: dict[str, tuple] = {}
-        self._doc_tokens = None
-        self._norm = None
 
     def read_generation(self) -> bytes:
-        """The averages record: changes whenever a row is added to (or removed from) the index."""
-        row = self._conn.execute(f"SELECT block FROM s.{self.table}_data WHERE id = 1").fetchone()
+        row = self._conn.execute(f"SELECT block FROM {self._data} WHERE id = 1").fetchone()
         return bytes(row[0]) if row else b""
 
+    def current(self) -> bool:
+        return self.read_generation() == self.generation
+
     def close(self) -> None:
-        self._conn.close()
+        if self._owns:
+            self._conn.close()
 
-    def _totals(self) -> tuple[int, int]:
-        values = _varints(self.generation)
-        return (values[0], sum(values[1:])) if values else (0, 0)
-
-    def _tokens(self):
-        """Token count per row id (all columns), decoded once from the docsize table."""
+    def __call__(self, term: str) -> Postings:
         import numpy as np
 
-        if self._doc_tokens is None:
-            rows = self._conn.execute(f"SELECT id, sz FROM s.{self.table}_docsize").fetchall()
-            top = max((r[0] for r in rows), default=0)
-            tokens = np.zeros(top + 1, dtype=np.float64)
-            for rowid, blob in rows:
-                if rowid >= 0:
-                    tokens[rowid] = sum(_varints(bytes(blob)))
-            self._doc_tokens = tokens
-        return self._doc_tokens
-
-    def _row_norms(self):
-        """``k1 · (1 − b + b · D / avgdl)`` per row id, computed once (the mirror is per generation)."""
-        if self._norm is None:
-            n_row, n_token = self._totals()
-            avgdl = float(n_token) / float(n_row) if n_row else 1.0
-            self._norm = K1 * (1 - B + B * self._tokens() / avgdl)
-        return self._norm
-
-    def _term(self, term: str):
-        """(row ids, weighted hit counts) of one term; the rows containing it are ``len(ids)``."""
-        import numpy as np
-
-        hit = self._postings.get(term)
-        if hit is None:
-            # the occurrences in doclist (row) order; Σ w_col · hits_col per row is exact in
-            # float64 (small integers times the column weights)
-            text = self._conn.execute(f"SELECT group_concat({self._code_sql}) FROM temp.v_inst WHERE term = ?",
-                                      (term,)).fetchone()[0]
-            if text:
-                codes = np.array(text.split(","), dtype=np.int64)
-                docs = codes // self._ncols
-                weights = np.asarray(self._column_weights, dtype=np.float64)[codes % self._ncols]
-                if np.any(docs[1:] < docs[:-1]):  # not expected; cheap insurance
-                    order = np.argsort(docs, kind="stable")
-                    docs, weights = docs[order], weights[order]
-                starts = np.flatnonzero(np.concatenate(([True], docs[1:] != docs[:-1])))
-                hit = (docs[starts], np.add.reduceat(weights, starts))
-            else:
-                hit = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
-            if len(self._postings) >= MAX_CACHED_TERMS:
-                self._postings.pop(next(iter(self._postings)))
-            self._postings[term] = hit
+        if self._cache is not None:
+            hit = self._cache.get(term)
+            if hit is not None:
+                return hit
+        text = self._conn.execute(f"SELECT group_concat({self._code_sql}) FROM {self._vocab} WHERE term = ?",
+                                  (term,)).fetchone()[0]
+        if text:
+            codes = np.array(text.split(","), dtype=np.int64)
+            docs = codes // len(FIELDS)
+            weights = np.asarray(FIELD_WEIGHTS, dtype=np.float64)[codes % len(FIELDS)]
+            if np.any(docs[1:] < docs[:-1]):  # doclists are in row order; cheap insurance
+                order = np.argsort(docs, kind="stable")
+                docs, weights = docs[order], weights[order]
+            starts = np.flatnonzero(np.concatenate(([True], docs[1:] != docs[:-1])))
+            # Σ weight per row, summed in occurrence order (small integers times 1 or 2: exact)
+            hit = (docs[starts], np.add.reduceat(weights, starts))
+        else:
+            hit = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
+        if self._cache is not None:
+            if len(self._cache) >= MAX_CACHED_TERMS:
+                self._cache.pop(next(iter(self._cache)))
+            self._cache[term] = hit
         return hit
 
-    def _dense(self, terms: Sequence[str]):
-        """(score per row id, matched per row id): each term's contribution added in query order,
-        as FTS5 does (a term absent from a row adds exactly 0.0 there, so skipping it is exact)."""
-        import numpy as np
 
-        postings = [self._term(t) for t in terms]
-        norm = self._row_norms()
-        top = max([len(norm)] + [int(ids[-1]) + 1 for ids, _ in postings if len(ids)])
-        if top > len(norm):  # rows newer than the docsize read (not expected within a generation)
-            norm = np.concatenate([norm, np.full(top - len(norm), K1 * (1 - B))])
-        score = np.zeros(top, dtype=np.float64)
-        matched = np.zeros(top, dtype=bool)
-        n_row = self._totals()[0]
-        for ids, freq in postings:
-            if not len(ids):
-                continue
-            n_hit = len(ids)
-            idf = math.log((n_row - n_hit + 0.5) / (n_hit + 0.5))
-            if idf <= 0.0:
-                idf = 1e-6
-            score[ids] += idf * ((freq * (K1 + 1.0)) / (freq + norm[ids]))
-            matched[ids] = True
-        return score, matched
+def in_memory_scores(docs: Sequence[tuple[str, str, str]], terms: Sequence[str]) -> list[float]:
+    """Raw BM25 of ``docs`` (text, title, path) with their own statistics: for candidates with no
+    store to share statistics with (degraded recall)."""
+    import numpy as np
 
-    def scores(self, terms: Sequence[str]):
-        """(row ids, −bm25) of every row matching any term — what ``keyword_scores`` returns."""
-        import numpy as np
-
-        score, matched = self._dense(terms)
-        rowids = np.flatnonzero(matched).astype(np.int64)
-        return rowids, score[rowids]
-
-    def scores_at(self, terms: Sequence[str], rowids):
-        """−bm25 of each of ``rowids`` (0.0 where it matches no term): a snapshot's keyword scores
-        without materialising the other snapshots' matches."""
-        import numpy as np
-
-        score, _ = self._dense(terms)
-        out = np.zeros(len(rowids), dtype=np.float64)
-        inside = rowids < len(score)
-        out[inside] = score[rowids[inside]]
-        return out
+    empty = np.zeros(0, dtype=np.int64)
+    _, scores = snapshot_scores(lambda term: (empty, np.zeros(0)), terms, empty, np.zeros(0),
+                                [weighted_counts(*doc) for doc in docs])
+    return scores

@@ -1,7 +1,8 @@
 """A snapshot's packed rows, edited without numpy: what an incremental write changes.
 
-A snapshot keeps its FTS row ids (sorted), their heap slots, each row's file ordinal and each
-file's vector-sum norm as four packed arrays (int64, int64, int32, float64; native byte order,
+A snapshot keeps its FTS row ids (sorted), their heap slots, each row's file ordinal, each row's
+length in keyword terms (the BM25 statistics of the snapshot, knowledge §11.4) and each file's
+vector-sum norm as five packed arrays (int64, int64, int32, int32, float64; native byte order,
 the layout numpy's ``frombuffer`` reads). A one-file commit removes a few rows and adds a few, so
 the new arrays are slices of the base's joined around the change: memory copies plus a binary
 search per changed row, with no numpy import for a process that otherwise needs none.
@@ -14,11 +15,12 @@ from bisect import bisect_left
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-# array typecodes of the four packed columns (sizes checked once: 8, 8, 4, 8 bytes)
-ROWID, SLOT, FILE, NORM = "q", "q", "i", "d"
+# array typecodes of the five packed columns (sizes checked once: 8, 8, 4, 4, 8 bytes)
+ROWID, SLOT, FILE, LENGTH, NORM = "q", "q", "i", "i", "d"
+_ROW_COLUMNS = (ROWID, SLOT, FILE, LENGTH)
 # up to this many added rows, each is inserted in place (a memory move); more are merged by one sort
 _INSERT_MAX = 64
-assert [array(c).itemsize for c in (ROWID, SLOT, FILE, NORM)] == [8, 8, 4, 8]
+assert [array(c).itemsize for c in (ROWID, SLOT, FILE, LENGTH, NORM)] == [8, 8, 4, 4, 8]
 
 
 @dataclass
@@ -26,35 +28,40 @@ class PackedRows:
     rowids: array
     slots: array
     files: array
+    lengths: array
     norms: array
 
     @classmethod
-    def from_blobs(cls, rowids: bytes, slots: bytes, files: bytes, norms: bytes) -> "PackedRows":
-        return cls(_unpack(ROWID, rowids), _unpack(SLOT, slots), _unpack(FILE, files), _unpack(NORM, norms))
+    def from_blobs(cls, rowids: bytes, slots: bytes, files: bytes, lengths: bytes, norms: bytes) -> "PackedRows":
+        return cls(_unpack(ROWID, rowids), _unpack(SLOT, slots), _unpack(FILE, files), _unpack(LENGTH, lengths),
+                   _unpack(NORM, norms))
 
-    def blobs(self) -> tuple[bytes, bytes, bytes, bytes]:
-        return self.rowids.tobytes(), self.slots.tobytes(), self.files.tobytes(), self.norms.tobytes()
+    def blobs(self) -> tuple[bytes, bytes, bytes, bytes, bytes]:
+        return (self.rowids.tobytes(), self.slots.tobytes(), self.files.tobytes(), self.lengths.tobytes(),
+                self.norms.tobytes())
 
-    def splice(self, dropped: Iterable[int], added: Iterable[tuple[int, int, int]],
+    def splice(self, dropped: Iterable[int], added: Iterable[tuple[int, int, int, int]],
                new_norms: Iterable[float]) -> "PackedRows":
         """These rows without the row ids ``dropped``, plus ``added`` (row id, slot, file
-        ordinal) in row-id order, with ``new_norms`` appended for the added files' ordinals."""
+        ordinal, length) in row-id order, with ``new_norms`` appended for the added files' ordinals."""
         ids = self.rowids
         # positions of the dropped rows (row ids are unique and sorted)
         cuts = sorted(i for i, r in ((bisect_left(ids, r), r) for r in set(dropped)) if i < len(ids) and ids[i] == r)
         keep = _segments_between(cuts, len(ids))
-        out = PackedRows(*(_take(column, keep) for column in (self.rowids, self.slots, self.files)),
+        out = PackedRows(*(_take(column, keep) for column in (self.rowids, self.slots, self.files, self.lengths)),
                          array(NORM, self.norms))
         added = sorted(added)
         if len(added) <= _INSERT_MAX:
-            for rowid, slot, file in added:
+            for rowid, slot, file, length in added:
                 at = bisect_left(out.rowids, rowid)
                 out.rowids.insert(at, rowid)
                 out.slots.insert(at, slot)
                 out.files.insert(at, file)
+                out.lengths.insert(at, length)
         elif added:
-            merged = sorted([*zip(out.rowids, out.slots, out.files), *added])
-            out.rowids, out.slots, out.files = (array(c, column) for c, column in zip((ROWID, SLOT, FILE), zip(*merged)))
+            merged = sorted([*zip(out.rowids, out.slots, out.files, out.lengths), *added])
+            out.rowids, out.slots, out.files, out.lengths = (
+                array(c, column) for c, column in zip(_ROW_COLUMNS, zip(*merged)))
         out.norms.extend(new_norms)
         return out
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from .._version import __version__
+from .bm25 import FIELDS, PostingsReader, index_fields
 from .base import (
     SCHEMA_VERSION,
     BlobRecord,
@@ -32,39 +33,13 @@ from .base import (
 
 DB_NAME = "ragit.db"
 
-# The FTS5 layout (knowledge §11.4–11.5): text, section title, path, and the code-aware symbols
-# field of ragit.lexical; bm25() column weights in the same order.
-FTS_COLUMNS = ("text", "title", "path", "symbols")
-BM25_WEIGHTS = (1.0, 2.0, 2.0, 1.0)
-FTS_TOKENIZE = "unicode61 remove_diacritics 2"
-_FTS_DDL = ", ".join(FTS_COLUMNS) + f", content='', tokenize='{FTS_TOKENIZE}'"
-_BM25 = "-bm25({table}, " + ", ".join(str(w) for w in BM25_WEIGHTS) + ")"
+# The keyword index (knowledge §11.4–11.5): per (path, chunk) row, the terms of ragit.lexical in
+# three fields (text, the title's name, the path's words), stored as space-separated terms so the
+# ``ascii`` tokenizer keeps each exactly; scores come from ragit.store.bm25 with each snapshot's own
+# statistics, so FTS5's own ranking and column sizes are never used.
+FTS_TOKENIZE = "ascii"
+_FTS_DDL = ", ".join(FIELDS) + f", content='', tokenize='{FTS_TOKENIZE}', columnsize=0"
 
-
-def fts_row(text: str, title: str, path: str) -> tuple[str, str, str, str]:
-    """The indexed fields of one document: its text, title and path plus their symbol terms."""
-    from ..lexical import symbols_field
-
-    return text, title, path, symbols_field(f"{title}\n{text}\n{path}")
-
-
-def bm25_in_memory(docs: Sequence[tuple[str, str, str]], terms: Sequence[str]) -> list[float]:
-    """Raw −bm25 of ``docs`` (text, title, path) under the store's FTS layout, in a throwaway
-    in-memory index: for candidates with no store to share statistics with (degraded recall)."""
-    raw = [0.0] * len(docs)
-    if not terms or not docs:
-        return raw
-    conn = sqlite3.connect(":memory:")
-    try:
-        conn.execute(f"CREATE VIRTUAL TABLE f USING fts5({_FTS_DDL})")
-        conn.executemany("INSERT INTO f(rowid, text, title, path, symbols) VALUES (?, ?, ?, ?, ?)",
-                         [(i, *fts_row(*doc)) for i, doc in enumerate(docs)])
-        for rowid, score in conn.execute(f"SELECT rowid, {_BM25.format(table='f')} FROM f WHERE f MATCH ?",
-                                         (fts_expression(terms),)):
-            raw[rowid] = float(score)
-    finally:
-        conn.close()
-    return raw
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -79,8 +54,10 @@ CREATE TABLE IF NOT EXISTS chunks(
 CREATE INDEX IF NOT EXISTS chunks_by_blob ON chunks(blob_id, chunker_key, ordinal);
 CREATE INDEX IF NOT EXISTS chunks_by_citation ON chunks(citation_id);
 CREATE TABLE IF NOT EXISTS fts_rows(
-  rowid INTEGER PRIMARY KEY, path TEXT NOT NULL, chunk_id TEXT NOT NULL, UNIQUE(path, chunk_id));
+  rowid INTEGER PRIMARY KEY, path TEXT NOT NULL, chunk_id TEXT NOT NULL, tokens INTEGER NOT NULL,
+  UNIQUE(path, chunk_id));
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5({fts});
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vocab USING fts5vocab(chunks_fts, instance);
 CREATE TABLE IF NOT EXISTS embedders(
   embedder_id TEXT PRIMARY KEY, dims INTEGER NOT NULL, heap TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS vectors(
@@ -91,7 +68,7 @@ CREATE TABLE IF NOT EXISTS blob_norms(
   PRIMARY KEY(blob_id, chunker_key, embedder_id)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS snapshot_rows(
   commit_sha TEXT NOT NULL, embedder_id TEXT NOT NULL, rowids BLOB NOT NULL, slots BLOB NOT NULL,
-  files BLOB NOT NULL, file_norms BLOB NOT NULL,
+  files BLOB NOT NULL, lengths BLOB NOT NULL, file_norms BLOB NOT NULL,
   PRIMARY KEY(commit_sha, embedder_id)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS snapshots(
   commit_sha TEXT PRIMARY KEY, manifest_sha256 TEXT NOT NULL, params TEXT NOT NULL, created_at TEXT NOT NULL);
@@ -133,9 +110,9 @@ def _read_heap_rows(path: Path, dims: int, slots: list[int]) -> list[list[float]
 PY_NORM_MAX_ROWS = 4096
 
 # A snapshot row as packing needs it: (FTS row id, heap slot, path, blob id, chunker key, the
-# blob's stored file norm or NULL, chunk ordinal), from snapshot_docs ``d``; one ``?`` for the
-# embedder id.
-_ROW_COLUMNS = "r.rowid, v.slot, d.path, d.blob_id, d.chunker_key, n.norm, c.ordinal"
+# blob's stored file norm or NULL, chunk ordinal, the row's length in keyword terms), from
+# snapshot_docs ``d``; one ``?`` for the embedder id.
+_ROW_COLUMNS = "r.rowid, v.slot, d.path, d.blob_id, d.chunker_key, n.norm, c.ordinal, r.tokens"
 _ROW_JOINS = (
     " JOIN chunks c ON c.blob_id = d.blob_id AND c.chunker_key = d.chunker_key"
     " JOIN fts_rows r ON r.path = d.path AND r.chunk_id = c.chunk_id"
@@ -151,11 +128,6 @@ def _with_vectors(rows: list, write: SnapshotWrite) -> list:
     if missing:
         raise StoreUnreadable(f"{missing} chunk(s) of {write.commit_sha} have no vector for {write.embedder_id}")
     return rows
-
-
-def fts_expression(terms: Sequence[str]) -> str:
-    """``"a" OR "b"``: every term quoted (inner quotes doubled), joined with OR."""
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
 
 
 class SqliteStore:
@@ -318,8 +290,8 @@ class SqliteStore:
         from .packed import PackedRows
 
         row = self.conn.execute(
-            "SELECT rowids, slots, files, file_norms FROM snapshot_rows WHERE commit_sha = ? AND embedder_id = ?",
-            (commit_sha, embedder_id)).fetchone()
+            "SELECT rowids, slots, files, lengths, file_norms FROM snapshot_rows"
+            " WHERE commit_sha = ? AND embedder_id = ?", (commit_sha, embedder_id)).fetchone()
         if row is None:
             return set()
         rows = PackedRows.from_blobs(*row)
@@ -387,31 +359,7 @@ class SqliteStore:
                     ((cid, write.embedder_id, first + i) for i, cid in enumerate(write.vector_ids)),
                 )
             self._write_docs(cur, write)
-            before = cur.execute("SELECT COALESCE(MAX(rowid), 0) FROM fts_rows").fetchone()[0]
-            path_filter = ""
-            if write.fts_paths is not None:
-                cur.execute("CREATE TEMP TABLE IF NOT EXISTS q_paths(path TEXT PRIMARY KEY)")
-                cur.execute("DELETE FROM temp.q_paths")
-                cur.executemany("INSERT OR IGNORE INTO temp.q_paths VALUES(?)", ((p,) for p in write.fts_paths))
-                path_filter = " AND d.path IN (SELECT path FROM temp.q_paths)"
-            cur.execute(
-                "INSERT INTO fts_rows(path, chunk_id)"
-                " SELECT d.path, c.chunk_id FROM snapshot_docs d"
-                " JOIN chunks c ON c.blob_id = d.blob_id AND c.chunker_key = d.chunker_key"
-                " WHERE d.commit_sha = ?" + path_filter + " AND NOT EXISTS"
-                " (SELECT 1 FROM fts_rows r WHERE r.path = d.path AND r.chunk_id = c.chunk_id)"
-                " ORDER BY d.path, c.ordinal",
-                (write.commit_sha,),
-            )
-            fresh = cur.execute(
-                "SELECT r.rowid, c.text, c.title, r.path FROM fts_rows r JOIN chunks c ON c.chunk_id = r.chunk_id"
-                " WHERE r.rowid > ?",
-                (before,),
-            ).fetchall()
-            cur.executemany(
-                "INSERT INTO chunks_fts(rowid, text, title, path, symbols) VALUES (?, ?, ?, ?, ?)",
-                ((rowid, *fts_row(text, title, path)) for rowid, text, title, path in fresh),
-            )
+            self._index_rows(cur, write)
             self._write_rows(cur, write)
             cur.execute(
                 "INSERT OR REPLACE INTO snapshots VALUES(?,?,?,?)",
@@ -421,6 +369,33 @@ class SqliteStore:
         except BaseException:
             cur.execute("ROLLBACK")
             raise
+
+    def _index_rows(self, cur: sqlite3.Cursor, write: SnapshotWrite) -> None:
+        """Keyword rows for the snapshot's (path, chunk) pairs that have none yet: the analysed
+        fields go to the FTS index, the row's length in terms to ``fts_rows``."""
+        path_filter = ""
+        if write.fts_paths is not None:
+            cur.execute("CREATE TEMP TABLE IF NOT EXISTS q_paths(path TEXT PRIMARY KEY)")
+            cur.execute("DELETE FROM temp.q_paths")
+            cur.executemany("INSERT OR IGNORE INTO temp.q_paths VALUES(?)", ((p,) for p in write.fts_paths))
+            path_filter = " AND d.path IN (SELECT path FROM temp.q_paths)"
+        fresh = cur.execute(
+            "SELECT d.path, c.chunk_id, c.text, c.title FROM snapshot_docs d"
+            " JOIN chunks c ON c.blob_id = d.blob_id AND c.chunker_key = d.chunker_key"
+            " WHERE d.commit_sha = ?" + path_filter + " AND NOT EXISTS"
+            " (SELECT 1 FROM fts_rows r WHERE r.path = d.path AND r.chunk_id = c.chunk_id)"
+            " ORDER BY d.path, c.ordinal",
+            (write.commit_sha,),
+        ).fetchall()
+        if not fresh:
+            return
+        # the write lock and BEGIN IMMEDIATE make this transaction the only writer: row ids are ours
+        first = cur.execute("SELECT COALESCE(MAX(rowid), 0) + 1 FROM fts_rows").fetchone()[0]
+        analysed = [index_fields(text, title, path) for path, _, text, title in fresh]
+        cur.executemany("INSERT INTO fts_rows(rowid, path, chunk_id, tokens) VALUES (?, ?, ?, ?)",
+                        ((first + i, row[0], row[1], fields[3]) for i, (row, fields) in enumerate(zip(fresh, analysed))))
+        cur.executemany(f"INSERT INTO chunks_fts(rowid, {', '.join(FIELDS)}) VALUES (?, ?, ?, ?)",
+                        ((first + i, *fields[:3]) for i, fields in enumerate(analysed)))
 
     def _write_docs(self, cur: sqlite3.Cursor, write: SnapshotWrite) -> None:
         """The snapshot's document rows. For an incremental write, the base's rows at paths not
@@ -496,7 +471,7 @@ class SqliteStore:
         from .packed import PackedRows
 
         base = cur.execute(
-            "SELECT rowids, slots, files, file_norms FROM snapshot_rows WHERE commit_sha = ? AND embedder_id = ?",
+            "SELECT rowids, slots, files, lengths, file_norms FROM snapshot_rows WHERE commit_sha = ? AND embedder_id = ?",
             (write.base_sha, write.embedder_id),
         ).fetchone()
         if base is None:
@@ -515,15 +490,15 @@ class SqliteStore:
         new_paths = sorted({r[2] for r in added})
         ordinal = {path: len(rows.norms) + i for i, path in enumerate(new_paths)}
         norm_of = self._file_norms(cur, write.embedder_id, added)
-        rows = rows.splice(dropped, [(r[0], r[1], ordinal[r[2]]) for r in added], [norm_of[p] for p in new_paths])
+        rows = rows.splice(dropped, [(r[0], r[1], ordinal[r[2]], r[7]) for r in added], [norm_of[p] for p in new_paths])
         self._put_rows(cur, write, *rows.blobs())
         return True
 
     def _put_rows(self, cur: sqlite3.Cursor, write: SnapshotWrite, rowids: bytes, slots: bytes, files: bytes,
-                  norms: bytes) -> None:
+                  lengths: bytes, norms: bytes) -> None:
         cur.execute("DELETE FROM snapshot_rows WHERE commit_sha = ?", (write.commit_sha,))
-        cur.execute("INSERT INTO snapshot_rows VALUES(?,?,?,?,?,?)",
-                    (write.commit_sha, write.embedder_id, rowids, slots, files, norms))
+        cur.execute("INSERT INTO snapshot_rows VALUES(?,?,?,?,?,?,?)",
+                    (write.commit_sha, write.embedder_id, rowids, slots, files, lengths, norms))
 
     def _file_norms(self, cur: sqlite3.Cursor, embedder_id: str, rows) -> dict[str, float]:
         """Path -> vector-sum norm for rows ``(rowid, slot, path, blob, chunker key, norm|None,
@@ -587,9 +562,11 @@ class SqliteStore:
         paths = sorted({r[2] for r in rows})
         ordinal = {path: i for i, path in enumerate(paths)}
         files = np.fromiter((ordinal[r[2]] for r in rows), dtype=np.int32, count=n)
+        lengths = np.fromiter((r[7] for r in rows), dtype=np.int32, count=n)
         norm_of = self._file_norms(cur, write.embedder_id, rows)
         norms = np.array([norm_of[p] for p in paths], dtype=np.float64)
-        self._put_rows(cur, write, rowids.tobytes(), slots.tobytes(), files.tobytes(), norms.tobytes())
+        self._put_rows(cur, write, rowids.tobytes(), slots.tobytes(), files.tobytes(), lengths.tobytes(),
+                       norms.tobytes())
 
     def _heap_file(self, cur, embedder_id: str) -> tuple[int, Path]:
         """(dimensions, heap path) of an embedder."""
@@ -636,80 +613,49 @@ class SqliteStore:
         return [r[0] for r in self.conn.execute("SELECT commit_sha FROM snapshots ORDER BY commit_sha")]
 
     def load_vectors(self, commit_sha: str, embedder_id: str):
-        """The snapshot's rows: sorted FTS row ids, their float32 vectors, each row's file ordinal
-        and each file's vector-sum norm."""
+        """The snapshot's rows: sorted FTS row ids, their float32 vectors, each row's file ordinal,
+        each file's vector-sum norm and each row's length in keyword terms."""
         import numpy as np
 
         row = self.conn.execute(
-            "SELECT rowids, slots, files, file_norms FROM snapshot_rows WHERE commit_sha = ? AND embedder_id = ?",
-            (commit_sha, embedder_id),
+            "SELECT rowids, slots, files, lengths, file_norms FROM snapshot_rows"
+            " WHERE commit_sha = ? AND embedder_id = ?", (commit_sha, embedder_id),
         ).fetchone()
         if row is None:
             if self.conn.execute("SELECT 1 FROM snapshot_docs WHERE commit_sha = ? LIMIT 1", (commit_sha,)).fetchone():
                 raise StoreUnreadable(f"snapshot {commit_sha} has no vector rows for {embedder_id}")
             empty = np.zeros(0, dtype=np.int64)
-            return empty, np.zeros((0, 0), dtype=np.float32), empty.astype(np.int32), np.zeros(0)
+            return empty, np.zeros((0, 0), dtype=np.float32), empty.astype(np.int32), np.zeros(0), empty.astype(np.int32)
         rowids = np.frombuffer(row[0], dtype=np.int64)
         slots = np.frombuffer(row[1], dtype=np.int64)
         files = np.frombuffer(row[2], dtype=np.int32)
-        norms = np.frombuffer(row[3], dtype=np.float64)
+        lengths = np.frombuffer(row[3], dtype=np.int32)
+        norms = np.frombuffer(row[4], dtype=np.float64)
         if not len(slots):
-            return rowids, np.zeros((0, 0), dtype=np.float32), files, norms
-        return rowids, self._gather(self.conn, embedder_id, slots), files, norms
+            return rowids, np.zeros((0, 0), dtype=np.float32), files, norms, lengths
+        return rowids, self._gather(self.conn, embedder_id, slots), files, norms, lengths
 
-    def keyword_scores(self, terms: Sequence[str]) -> list[tuple[int, float]]:
-        """``(FTS row id, −bm25)`` of every stored chunk matching any term (no LIMIT); the
-        caller keeps the rows of its snapshot."""
-        if not terms:
-            return []
-        return self.conn.execute(
-            f"SELECT rowid, {_BM25.format(table='chunks_fts')} FROM chunks_fts WHERE chunks_fts MATCH ?",
-            (fts_expression(terms),),
-        ).fetchall()
+    def postings(self) -> PostingsReader:
+        """Postings of the keyword index on this store's connection (one read)."""
+        return PostingsReader(self.conn, "chunks_vocab", "chunks_fts_data")
 
-    def keyword_scores_with(
-        self, terms: Sequence[str], extra: Sequence[tuple[str, str, str]]
-    ) -> tuple[list[tuple[int, float]], list[float]]:
-        """BM25 of the stored chunks and of ``extra`` (text, title, path) documents, scored
-        against one set of corpus statistics.
+    def warm_postings(self) -> PostingsReader:
+        """A postings reader with its own connection and a term cache, for a long-lived process;
+        drop it when ``current()`` turns false (any write changes the index)."""
+        conn = sqlite3.connect(f"file:{self.path}?mode=rw", uri=True, timeout=30, check_same_thread=False,
+                               isolation_level=None)
+        conn.execute("PRAGMA query_only = 1")
+        return PostingsReader(conn, "chunks_vocab", "chunks_fts_data", cache=True, owns_connection=True)
 
-        The extra documents (knowledge artifacts) are inserted into the FTS index inside a
-        transaction that is always rolled back, so both sides share the store's statistics
-        exactly as if the artifacts were indexed, while nothing on disk changes.
-        """
-        if not terms:
-            return [], [0.0] * len(extra)
-        if not extra:
-            return self.keyword_scores(terms), []
-        conn = sqlite3.connect(f"file:{self.path}?mode=rw", uri=True, timeout=30, isolation_level=None)
-        try:
-            conn.execute("BEGIN")
-            conn.executemany(
-                "INSERT INTO chunks_fts(rowid, text, title, path, symbols) VALUES (?, ?, ?, ?, ?)",
-                [(-(i + 1), *fts_row(*doc)) for i, doc in enumerate(extra)],
-            )
-            matches = conn.execute(
-                f"SELECT rowid, {_BM25.format(table='chunks_fts')} FROM chunks_fts WHERE chunks_fts MATCH ?",
-                (fts_expression(terms),),
-            ).fetchall()
-        finally:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            conn.close()
-        raws = [0.0] * len(extra)
-        stored = []
-        for rowid, score in matches:
-            if rowid < 0:
-                raws[-rowid - 1] = float(score)
-            else:
-                stored.append((rowid, score))
-        return stored, raws
-
-    def bm25_mirror(self):
-        """A :class:`ragit.store.bm25.Bm25Mirror` of this store's keyword index (for warm processes)."""
-        from .bm25 import Bm25Mirror
-
-        return Bm25Mirror(self.path, "chunks_fts", FTS_COLUMNS, BM25_WEIGHTS)
+    def row_paths(self, rowids: Sequence[int]) -> dict[int, str]:
+        """The path of each keyword row (for query-time path filters)."""
+        out: dict[int, str] = {}
+        ids = [int(r) for r in dict.fromkeys(rowids)]
+        for start in range(0, len(ids), 20000):
+            out.update(self.conn.execute(
+                "SELECT r.rowid, r.path FROM json_each(?) q JOIN fts_rows r ON r.rowid = q.value",
+                (json.dumps(ids[start:start + 20000]),)).fetchall())
+        return out
 
     def fetch_rows(self, commit_sha: str, rowids: Sequence[int]) -> dict[int, ChunkRow]:
         """Full rows, keyed by FTS row id, for chunks of one snapshot."""

@@ -1,0 +1,98 @@
+"""What part a file plays in a repository, from its path alone: source, test, example, fixture,
+benchmark, doc or other (configuration and data).
+
+One rule table serves three readers: the code re-rank (tests, examples, fixtures and docs rank
+below implementation unless the question asks for them), ``--exclude-tests``, and ``eval mine``
+(tests and docs are never gold for a code task). The conventions are those of the languages
+ragit chunks structurally (knowledge §8.6), plus the common test-runner layouts.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+# Extensions of source code (languages with a grammar, and other common programming languages).
+SOURCE_EXTENSIONS = frozenset({
+    ".py", ".pyi", ".pyx", ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts", ".go", ".rs",
+    ".java", ".kt", ".kts", ".scala", ".sc", ".swift", ".c", ".h", ".cc", ".cpp", ".cxx", ".c++", ".hpp",
+    ".hh", ".hxx", ".h++", ".ipp", ".tpp", ".cs", ".rb", ".rake", ".php", ".ex", ".exs", ".erl", ".hrl",
+    ".hs", ".lhs", ".lua", ".zig", ".sh", ".bash", ".zsh", ".fish", ".m", ".mm", ".dart", ".vue",
+    ".svelte", ".clj", ".cljs", ".groovy", ".gradle", ".pl", ".pm", ".r", ".jl", ".ml", ".mli", ".fs",
+    ".fsx", ".nim", ".v", ".sql", ".ps1", ".vim", ".el", ".elm", ".cr", ".d", ".f90", ".proto", ".graphql",
+})
+
+DOC_EXTENSIONS = frozenset({".md", ".mdx", ".markdown", ".rst", ".adoc", ".asciidoc", ".txt", ".rdoc", ".org"})
+
+# Directory segments (lower-cased) that hold tests, examples, fixtures or benchmarks.
+_TEST_DIRS = frozenset({"test", "tests", "testing", "__tests__", "__test__", "spec", "specs", "__mocks__",
+                        "testdata", "test_data", "tests_data", "unittests", "unit_tests", "integration_tests"})
+_EXAMPLE_DIRS = frozenset({"example", "examples", "sample", "samples", "demo", "demos", "docs_src",
+                           "tutorial", "tutorials", "playground", "sandbox"})
+_FIXTURE_DIRS = frozenset({"fixture", "fixtures", "__fixtures__", "__snapshots__", "snapshots", "mocks",
+                           "stubs", "golden", "goldens"})
+_BENCH_DIRS = frozenset({"bench", "benches", "benchmark", "benchmarks"})
+_DOC_DIRS = frozenset({"doc", "docs", "documentation", "man"})
+
+# Test file names, per language (matched against the file name).
+_TEST_FILE = re.compile(
+    r"^(?:"
+    r"test_.+\.py|.+_test\.py|conftest\.py"  # Python
+    r"|.+_test\.go"  # Go
+    r"|.+[._-](?:test|spec)\.(?:[cm]?[jt]sx?)"  # JavaScript / TypeScript
+    r"|.+(?:Test|Tests|TestCase|IT|Spec)\.(?:java|kt|kts|scala|groovy)"  # JVM
+    r"|.+(?:Suite)\.scala"  # Scala (MUnit, ScalaTest suites)
+    r"|.+(?:Test|Tests|Spec)\.swift"  # Swift (XCTest, Quick)
+    r"|.+(?:Test|Tests)\.cs"  # C#
+    r"|.+_(?:spec|test)\.rb|test_.+\.rb"  # Ruby
+    r"|.+Test\.php"  # PHP
+    r"|.+_test\.exs?"  # Elixir
+    r"|.+(?:Spec|Test|Tests)\.hs"  # Haskell
+    r"|.+_(?:spec|test)\.lua|test_.+\.lua"  # Lua
+    r"|test_.+\.(?:c|cc|cpp|cxx)|.+_(?:test|unittest)\.(?:c|cc|cpp|cxx)"  # C / C++
+    r"|.+_test\.zig"  # Zig
+    r"|.+\.bats|.+_test\.(?:sh|bash)|test_.+\.(?:sh|bash)"  # shell
+    r"|.+_test\.dart"  # Dart
+    r")$"
+)
+
+
+def _split(path: str) -> tuple[list[str], str, str]:
+    parts = path.split("/")
+    name = parts[-1]
+    dot = name.rfind(".")
+    ext = name[dot:].lower() if dot > 0 else ""
+    return [p.lower() for p in parts[:-1]], name, ext
+
+
+def is_test_path(path: str) -> bool:
+    """A test file: a test directory segment (``tests/``, ``__tests__/``, ``spec/``, ``testdata/``
+    …) or a test file name of one of the languages above (``test_x.py``, ``x_test.go``,
+    ``x.spec.ts``, ``XTest.java``, ``x_spec.rb``, …)."""
+    dirs, name, _ = _split(path)
+    return any(d in _TEST_DIRS for d in dirs) or _TEST_FILE.match(name) is not None
+
+
+@lru_cache(maxsize=65536)
+def path_role(path: str) -> str:
+    """``test``, ``example``, ``fixture``, ``benchmark``, ``doc``, ``source`` or ``other``."""
+    dirs, name, ext = _split(path)
+    if any(d in _FIXTURE_DIRS for d in dirs):
+        return "fixture"
+    if is_test_path(path):
+        return "test"
+    if any(d in _EXAMPLE_DIRS for d in dirs):
+        return "example"
+    if any(d in _BENCH_DIRS for d in dirs):
+        return "benchmark"
+    if ext in DOC_EXTENSIONS or (not ext and name.upper().startswith(("README", "CHANGELOG", "LICENSE", "CONTRIBUTING"))):
+        return "doc"
+    if ext in SOURCE_EXTENSIONS:
+        return "doc" if any(d in _DOC_DIRS for d in dirs) else "source"
+    return "other"
+
+
+def is_source_path(path: str) -> bool:
+    """Source code that is not a test: what a code task's gold may be."""
+    _, _, ext = _split(path)
+    return ext in SOURCE_EXTENSIONS and not is_test_path(path)

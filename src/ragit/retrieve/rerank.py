@@ -1,0 +1,292 @@
+"""The code re-rank (knowledge §12.3): what a user of a code-search tool expects on top of fusion.
+
+Fusion ranks chunks; a developer asks for *files that implement something*, often by name. The
+re-rank adjusts each candidate's retrieval score (the fused hybrid) with factors computed from
+the candidate set and the question, every one of which ``--explain`` shows:
+
+* ``definition`` (+): the chunk defines an identifier the question names (its title is
+  ``class JsonReader`` for "JsonReader", or its text declares it);
+* ``path`` (+): the file's name matches a named identifier (``JsonReader.java``), or its name and
+  directory share words with the question ("redirects" → ``redirects.py``);
+* ``file`` (+): file aggregation: the best chunk of a file gains with the total evidence of the
+  file's other candidates, so a file that answers in several places ranks above a lucky chunk;
+* ``role`` (×): tests, examples, fixtures, benchmarks, docs and data files rank below
+  implementation unless the question asks for them (:mod:`ragit.pathroles`);
+* ``diversity`` (×): a file's second and later chunks are demoted, so the top results span files.
+
+Boosts are fractions of the best fused score in the pool, so they mean the same for any question.
+The re-rank is a pure function of its inputs (deterministic; ties broken by the caller's order).
+Every weight below was kept only where it earned its place on the development sets
+(``bench/quality_lab.py --ablate``; docs/evaluation.md).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Sequence
+
+from ..lexical import identifier_parts, stem, terms as lexical_terms, title_name
+from ..pathroles import path_role
+
+
+@dataclass(frozen=True)
+class RerankWeights:
+    """The re-rank's constants (measured, then fixed: not a per-repository knob)."""
+
+    definition: float = 1.0  # × pool max, for a chunk defining a named identifier
+    path_name: float = 0.5  # × pool max, file name equal to a named identifier
+    path_words: float = 0.3  # × pool max × share of question words in the file's name and directory
+    file: float = 0.2  # × pool max × the file's summed evidence / the best file's
+    role: float = 0.5  # × for tests, examples, fixtures, benchmarks (unless asked for)
+    doc: float = 0.6  # × for docs (unless asked for)
+    other: float = 0.6  # × for data and configuration files
+    diversity: float = 0.5  # × per earlier chunk of the same file in the ranking
+    pool: int = 200  # candidates re-ranked: the best by fused, keyword and vector score each
+
+
+# ``--ablate`` rows of bench/quality_lab.py: each rule switched off alone.
+ABLATIONS: dict[str, dict[str, float]] = {
+    "definition": {"definition": 0.0},
+    "path": {"path_name": 0.0, "path_words": 0.0},
+    "file aggregation": {"file": 0.0},
+    "roles": {"role": 1.0, "doc": 1.0, "other": 1.0},
+    "diversity": {"diversity": 1.0},
+}
+
+
+@dataclass
+class RerankInput:
+    """The candidates: fused score and its inputs per snapshot row, and what each row is."""
+
+    hybrid: "Sequence[float]"
+    keyword: "Sequence[float]"
+    vector: "Sequence[float]"
+    paths: Sequence[str]
+    titles: Sequence[str]
+    texts: Sequence[str]
+    starts: Sequence[int]
+
+
+@dataclass
+class RerankResult:
+    order: list[int]  # candidate indices, best first
+    scores: dict[int, float]  # adjusted retrieval score per ranked candidate
+    factors: dict[int, dict[str, float]] = field(default_factory=dict)  # non-neutral factors only
+
+
+# ---------------------------------------------------------------- the question
+
+_QUALIFIED = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:::|\\|->|\.|#)[A-Za-z_$][\w$]*)+[!?]?$")
+_SINGLE = re.compile(r"^[A-Za-z_$][\w$]*[!?]?$")
+_EMBEDDED = re.compile(
+    r"(?<![\w.])(?:"
+    r"[A-Za-z_$][\w$]*(?:(?:::|\.|#|->)[A-Za-z_$][\w$]*)+(?:\(\))?"  # qualified: a.b, A::B, a#b
+    r"|_*[a-z][a-z0-9]*(?:_[a-z0-9]+)+_*"  # snake_case
+    r"|_+[A-Za-z][\w]*"  # _private
+    r"|[a-z]+[0-9]*[A-Z][A-Za-z0-9]*"  # camelCase
+    r"|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*"  # PascalCase with an inner capital
+    r"|[A-Z]{2,}[a-z][A-Za-z0-9]*"  # HTTPServer
+    r"|[A-Za-z_][\w]*\(\)"  # name()
+    r")(?![\w])"
+)
+_SEPARATORS = re.compile(r"::|\\|->|\.|#")
+
+# Words that ask for a role the re-rank would otherwise demote.
+_ASKS = {
+    "test": ("test", "tests", "testing", "spec", "specs", "unittest", "pytest", "conftest", "fixture", "fixtures",
+             "mock", "mocks"),
+    "example": ("example", "examples", "demo", "demos", "sample", "samples", "tutorial"),
+    "doc": ("doc", "docs", "documentation", "readme", "guide", "changelog", "document", "documented", "manual"),
+    "benchmark": ("benchmark", "benchmarks", "bench", "perf"),
+}
+
+
+@dataclass(frozen=True)
+class Question:
+    names: tuple[str, ...]  # identifiers the question names (last component of a qualified one)
+    symbol: bool  # the question is one identifier
+    words: frozenset[str]  # stemmed content terms
+    asks: frozenset[str]  # roles the question asks for
+
+
+def _norm(name: str) -> str:
+    """Case- and separator-insensitive form of an identifier: ``field_validator`` = ``FieldValidator``."""
+    return "".join(identifier_parts(name))
+
+
+@lru_cache(maxsize=1024)
+def read_question(question: str) -> Question:
+    q = question.strip()
+    names: list[str] = []
+    symbol = bool(_SINGLE.match(q) or _QUALIFIED.match(q))
+    candidates = [q] if symbol else _EMBEDDED.findall(q)
+    for c in candidates:
+        c = c.rstrip("()")
+        parts = [p for p in _SEPARATORS.split(c) if p]
+        if parts:
+            names.append(parts[-1])
+            if len(parts) > 1:
+                names.append("".join(parts))
+    lowered = {w.lower() for w in re.findall(r"[A-Za-z]+", q)}
+    asks = frozenset(role for role, words in _ASKS.items() if lowered & set(words))
+    return Question(tuple(dict.fromkeys(n for n in names if _norm(n))), symbol,
+                    frozenset(lexical_terms(q)), asks)
+
+
+# ---------------------------------------------------------------- the candidates
+
+_DEF_KEYWORDS = (r"class|struct|interface|trait|enum|union|type|typedef|protocol|extension|record|object|module"
+                 r"|defmodule|defprotocol|namespace|def|defp|defmacro|fn|func|fun|function|sub|proc|macro"
+                 r"|data|newtype|impl|actor|alias|using|let|const|var|val")
+
+
+@lru_cache(maxsize=4096)
+def _definition_pattern(name: str) -> re.Pattern:
+    return re.compile(rf"(?:^|[\s(])(?:{_DEF_KEYWORDS})\s+(?:[\w:.]+[.:])?{re.escape(name)}(?![\w$])",
+                      re.MULTILINE)
+
+
+def _title_names(title: str) -> tuple[str, str]:
+    """(defined name, owner) of a chunk title: ``method Client.send`` → (``send``, ``Client``)."""
+    name = title_name(title)
+    if not name:
+        return "", ""
+    parts = [p for p in _SEPARATORS.split(name.split(" ")[-1]) if p]
+    if not parts:
+        return "", ""
+    return parts[-1], parts[-2] if len(parts) > 1 else ""
+
+
+def defines(title: str, text: str, names: Sequence[str]) -> bool:
+    """The chunk defines one of ``names``: its title names it, or its text declares it."""
+    if not names:
+        return False
+    defined, _ = _title_names(title)
+    wanted = {_norm(n) for n in names}
+    if defined and _norm(defined) in wanted:
+        return True
+    return any(_definition_pattern(n).search(text) for n in names if len(n) > 1)
+
+
+@lru_cache(maxsize=65536)
+def _path_parts(path: str) -> tuple[str, frozenset[str]]:
+    """(normalised file stem, stemmed words of the file stem and its directory)."""
+    directory, _, name = path.rpartition("/")
+    dot = name.find(".")
+    file_stem = name[:dot] if dot > 0 else name
+    parent = directory.rpartition("/")[2]
+    words = set(lexical_terms(file_stem)) | set(lexical_terms(parent))
+    return _norm(file_stem), frozenset(words)
+
+
+def _name_matches_stem(file_stem: str, names: Sequence[str]) -> bool:
+    for n in names:
+        k = _norm(n)
+        if k and (k == file_stem or k + "s" == file_stem or k == file_stem + "s"):
+            return True
+    return False
+
+
+def pool_indices(hybrid, keyword, vector, size: int, top: int):
+    """Rows worth re-ranking: the ``max(size, 2·top)`` best by fused score, and the ``size`` best
+    by keyword and by vector score each (a definition can rank low on one input alone); sorted by
+    row so the caller's tie order is kept. Arrays in, a sorted int64 array out."""
+    import numpy as np
+
+    n = len(hybrid)
+    chosen = []
+    for scores, k in ((hybrid, max(size, 2 * top)), (keyword, size), (vector, size)):
+        k = min(k, n)
+        if k <= 0:
+            continue
+        if k == n:
+            chosen.append(np.arange(n))
+            continue
+        kth = np.partition(scores, n - k)[n - k]
+        chosen.append(np.nonzero(scores >= kth)[0])
+    return np.unique(np.concatenate(chosen)) if chosen else np.zeros(0, dtype=np.int64)
+
+
+def rerank(question: str, inp: RerankInput, weights: RerankWeights, top: int) -> RerankResult:
+    """Re-rank the pool of candidates (every row given) and return the best ``top``."""
+    q = read_question(question)
+    n = len(inp.paths)
+    if not n:
+        return RerankResult([], {})
+    hybrid = [float(h) for h in inp.hybrid]
+    best = max(hybrid)
+    unit = best if best > 0 else 1.0
+    adjusted = list(hybrid)
+    factors: dict[int, dict[str, float]] = {}
+
+    def note(i: int, name: str, value: float) -> None:
+        factors.setdefault(i, {})[name] = value
+
+    # definitions and path matches
+    for i in range(n):
+        if weights.definition and q.names and defines(inp.titles[i], inp.texts[i], q.names):
+            boost = weights.definition * unit
+            adjusted[i] += boost
+            note(i, "definition", boost)
+        file_stem, words = _path_parts(inp.paths[i])
+        if weights.path_name and q.names and _name_matches_stem(file_stem, q.names):
+            boost = weights.path_name * unit
+            adjusted[i] += boost
+            note(i, "path", boost)
+        elif weights.path_words and q.words and not q.symbol:
+            shared = len(q.words & words)
+            if shared:
+                boost = weights.path_words * unit * shared / len(q.words)
+                adjusted[i] += boost
+                note(i, "path", boost)
+
+    # file aggregation: the best chunk of each file gains with the file's summed evidence
+    if weights.file:
+        file_sum: dict[str, float] = {}
+        file_best: dict[str, int] = {}
+        for i in range(n):
+            p = inp.paths[i]
+            file_sum[p] = file_sum.get(p, 0.0) + max(hybrid[i], 0.0)
+            if p not in file_best or hybrid[i] > hybrid[file_best[p]]:
+                file_best[p] = i
+        top_sum = max(file_sum.values())
+        if top_sum > 0:
+            for p, i in file_best.items():
+                boost = weights.file * unit * file_sum[p] / top_sum
+                if boost:
+                    adjusted[i] += boost
+                    note(i, "file", boost)
+
+    # roles
+    for i in range(n):
+        role = path_role(inp.paths[i])
+        factor = 1.0
+        if role in ("test", "example", "fixture", "benchmark"):
+            asked = role in q.asks or (role == "fixture" and "test" in q.asks)
+            factor = 1.0 if asked else weights.role
+        elif role == "doc":
+            factor = 1.0 if "doc" in q.asks else weights.doc
+        elif role == "other":
+            factor = weights.other
+        if factor != 1.0:
+            adjusted[i] *= factor
+            note(i, "role", factor)
+
+    # diversity: in order of the adjusted score, a file's k-th chunk is multiplied by diversity^k
+    order = sorted(range(n), key=lambda i: -adjusted[i])
+    seen: dict[str, int] = {}
+    final: dict[int, float] = {}
+    for i in order:
+        p = inp.paths[i]
+        k = seen.get(p, 0)
+        seen[p] = k + 1
+        score = adjusted[i]
+        if k and weights.diversity != 1.0:
+            factor = weights.diversity ** k
+            score *= factor
+            note(i, "diversity", factor)
+        final[i] = score
+    ranked = sorted(range(n), key=lambda i: -final[i])[:top]
+    return RerankResult(ranked, {i: final[i] for i in ranked}, {i: factors[i] for i in ranked if i in factors})
