@@ -142,8 +142,10 @@ class Repo:
         return result
 
     def query(self, question: str, *, top_k: int | None = None, scope: str = "durable",
-              at: str | None = None, explain: bool = False) -> "QueryResult":
-        """Cited hits for ``question`` from the exact snapshot of HEAD (or ``at``)."""
+              at: str | None = None, explain: bool = False, paths: list[str] | None = None,
+              exclude_tests: bool = False) -> "QueryResult":
+        """Cited hits for ``question`` from the exact snapshot of HEAD (or ``at``); ``paths``
+        (globs) and ``exclude_tests`` limit which files are candidates."""
         from .contract.payloads import QueryInput
 
         payload: dict[str, Any] = {"question": question, "scope": scope, "explain": explain}
@@ -151,41 +153,52 @@ class Repo:
             payload["topK"] = top_k
         if at is not None:
             payload["at"] = at
+        if paths:
+            payload["paths"] = list(paths)
+        if exclude_tests:
+            payload["excludeTests"] = True
         inp = QueryInput.from_payload(payload, self.config["retrieval"]["top_k"])
         return self.query_input(inp)
 
     def query_input(self, inp) -> "QueryResult":
         from .retrieve.query import QueryResult
 
-        retrieval = self._retrieve(inp.question, inp.top_k, inp.scope, inp.at)
+        retrieval = self._retrieve(inp.question, inp.top_k, inp.scope, inp.at, inp.paths, inp.exclude_tests)
         return QueryResult(retrieval, inp.explain)
 
-    def _retrieve(self, text: str, top_k: int, scope: str, at: str | None) -> "Retrieval":
+    def _retrieve(self, text: str, top_k: int, scope: str, at: str | None, paths: tuple[str, ...] = (),
+                  exclude_tests: bool = False) -> "Retrieval":
         from .retrieve.query import retrieve
+        from .retrieve.search import RowFilter
 
         return retrieve(self.root, self.git, self.config, text, top_k=top_k, scope=scope, at=at,
                         cache=self._cache, embedder=self._lazy_embedder(), manifests=self._manifests,
-                        watch=self._watch)
+                        watch=self._watch, row_filter=RowFilter(tuple(paths), exclude_tests))
 
     def _lazy_embedder(self):
         return _LazyEmbedder(self)
 
     # ---------------------------------------------------------------- context
 
-    def pack(self, goal: str, *, budget: int = 1200, scope: str = "durable", at: str | None = None) -> PackResult:
+    def pack(self, goal: str, *, budget: int = 1200, scope: str = "durable", at: str | None = None,
+             paths: list[str] | None = None, exclude_tests: bool = False) -> PackResult:
         """A budgeted, citation-diverse context pack for ``goal`` (context §1)."""
         from .contract.payloads import PackInput
 
         payload: dict[str, Any] = {"goal": goal, "budget": budget, "scope": scope}
         if at is not None:
             payload["at"] = at
+        if paths:
+            payload["paths"] = list(paths)
+        if exclude_tests:
+            payload["excludeTests"] = True
         return self.pack_input(PackInput.from_payload(payload))
 
     def pack_input(self, inp) -> PackResult:
         from .context.pack import select_hits
         from .contract.payloads import PACK_TOP_K
 
-        retrieval = self._retrieve(inp.goal, PACK_TOP_K, inp.scope, inp.at)
+        retrieval = self._retrieve(inp.goal, PACK_TOP_K, inp.scope, inp.at, inp.paths, inp.exclude_tests)
         selection = select_hits(retrieval.hits, inp.budget)
         counter_name, count, warning = _model_tokens(self.config, [h.text for h in selection.hits])
         return PackResult(retrieval, inp.budget, selection, counter_name, count, (warning,) if warning else ())

@@ -296,9 +296,131 @@ def test_cached_ranking_across_alphas_equals_a_fresh_search(history, tmp_path):
         rows: dict = {}
         for alpha in (0.0, 0.7, 1.0):
             for top_k in (3, 100):
-                ours = rank_hits(store, head, scores, (), RetrievalParams(alpha), top_k, rows_cache=rows)
+                ours = rank_hits(store, head, scores, (), RetrievalParams(alpha), top_k, task.query, rows_cache=rows)
                 theirs = search_snapshot(store, head, embedder, task.query, RetrievalParams(alpha), top_k)
                 assert [(h.chunk_id, h.path, h.score_final, h.breakdown) for h in ours] == \
                        [(h.chunk_id, h.path, h.score_final, h.breakdown) for h in theirs]
     finally:
         store.close()
+
+
+def _task(i: int, commit: str, query: str, gold, **extra) -> str:
+    return json.dumps({"id": f"t{i}", "repo": "x/y", "commit": commit, "query": query, "gold": gold, **extra})
+
+
+def test_code_search_tasks_roots_spans_categories_and_languages(history, tmp_path):
+    """The code-search benchmark's task form: a root (only files under it are indexed), span gold,
+    secondary files, categories and languages, with the benchmark's NDCG@10 per table."""
+    head = history.head()
+    tasks = tmp_path / "cs.jsonl"
+    tasks.write_text("\n".join([
+        _task(1, head, "save a record to the database", [{"path": "src/app/storage.py", "startLine": 1, "endLine": 6}],
+              root="src/app", category="semantic", language="python", secondary=["src/app/auth.py"]),
+        _task(2, head, "login", ["src/app/auth.py"], root="src", category="symbol", language="python"),
+        _task(3, head, "session token", ["docs/guide.md"], category="semantic", language="markdown"),
+    ]) + "\n")
+    proc = ragit("eval", "run", str(tasks), "--mode", "keyword", "--format", "json", cwd=history.root)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    mode = envelope(proc)["data"]["modes"][0]
+    assert list(mode["byCategory"]) == ["semantic", "symbol"] and mode["byCategory"]["symbol"]["tasks"] == 1
+    assert list(mode["byLanguage"]) == ["markdown", "python"] and mode["byLanguage"]["python"]["tasks"] == 2
+    for row in [mode, *mode["byCategory"].values(), *mode["byLanguage"].values()]:
+        assert 0 <= row["ndcgAt10"] <= 1
+    text = ragit("eval", "run", str(tasks), "--mode", "keyword", "--format", "text", cwd=history.root).stdout
+    assert "NDCG@10 by category:" in text and "NDCG@10 by language:" in text
+
+    # a root limits the index: the root "src/app" store holds nothing else
+    from ragit.config import load_config
+    from ragit.embed import load_embedder
+    from ragit.evaluation.run import eval_config
+    from ragit.ingest.manifest import load_manifest
+
+    config = load_config(history.root)
+    scoped = eval_config(config, [head], load_embedder(config).id, "src/app")
+    paths = [d.path for d in load_manifest(history.root, scoped, head).manifest.docs]
+    assert paths and all(p.startswith("src/app/") for p in paths)
+
+
+def test_ndcg_counts_each_target_once_at_its_first_covering_hit():
+    import math
+
+    from ragit.evaluation.metrics import ndcg_at_k
+    from ragit.evaluation.tasks import GoldEntry
+
+    class H:
+        def __init__(self, path, a=1, b=10):
+            self.path, self.start_line, self.end_line = path, a, b
+
+    gold = (GoldEntry("a.py"), GoldEntry("b.py", 20, 30))
+    assert ndcg_at_k([H("a.py"), H("b.py", 21, 25)], gold) == 1.0
+    assert ndcg_at_k([H("a.py"), H("a.py"), H("b.py", 1, 19)], gold) == 1 / (1 + 1 / math.log2(3))  # span missed
+    got = ndcg_at_k([H("c.py"), H("a.py"), H("b.py", 25, 40)], gold)
+    assert math.isclose(got, (1 / math.log2(3) + 1 / math.log2(4)) / (1 + 1 / math.log2(3)))
+    assert ndcg_at_k([H("x.py")] * 10 + [H("a.py")], gold) == 0.0  # only the top 10 count
+
+
+def test_a_changed_task_set_indexes_only_its_new_commits(history, tmp_path):
+    """The evaluation store is not keyed by the task set: per-snapshot statistics make a
+    snapshot's scores independent of what else the store holds."""
+    from ragit.config import load_config
+    from ragit.evaluation.run import EvalRequest, open_repository, run_eval
+    from ragit.evaluation.tasks import load_tasks
+
+    commits = history.git("rev-list", "--first-parent", "main").split()
+    first = tmp_path / "a.jsonl"
+    first.write_text(_task(1, commits[1], "session token database", ["src/app/storage.py"]) + "\n"
+                     + _task(2, commits[2], "login token", ["src/app/auth.py"]) + "\n")
+    grown = tmp_path / "b.jsonl"
+    grown.write_text(first.read_text() + _task(3, commits[3], "refresh token", ["src/app/auth.py"]) + "\n")
+    config = load_config(history.root)
+    repos = [open_repository(history.root, "r")]
+
+    def run(path):
+        return run_eval(history.root, config, EvalRequest(str(path), load_tasks(path, str(path)), repos,
+                                                          ["hybrid"], [600]))
+
+    a = run(first)
+    assert a.ingested == 2
+    b = run(grown)
+    assert b.ingested == 1  # only the new task's commit
+    again = run(first)
+    assert again.ingested == 0
+
+    def metrics(r):
+        m = dict(r.data["modes"][0])
+        m.pop("secondsPerTask")
+        return m
+
+    assert metrics(again) == metrics(a)  # the extra snapshot in the store changed nothing
+
+
+def test_missing_git_objects_are_skipped_with_a_warning(history, tmp_path):
+    """A partial clone lists blobs it does not hold (`git ls-tree -l` prints BAD): eval and
+    ingest skip those files with a warning and go on."""
+    import shutil
+
+    clone = tmp_path / "partial"
+    shutil.copytree(history.root, clone)
+    head = history.head()
+    blob = subprocess.run(["git", "rev-parse", f"{head}:docs/guide.md"], cwd=clone, capture_output=True,
+                          text=True, check=True).stdout.strip()
+    subprocess.run(["git", "repack", "-a", "-d", "-q"], cwd=clone, check=True)  # loose objects -> one pack
+    subprocess.run(["git", "prune-packed"], cwd=clone, check=True)
+    # rebuild the pack without the blob, as a partial clone would lack it
+    objects = subprocess.run(["git", "cat-file", "--batch-all-objects", "--batch-check=%(objectname)"], cwd=clone,
+                             capture_output=True, text=True, check=True).stdout.split()
+    keep = "\n".join(o for o in objects if o != blob) + "\n"
+    packdir = clone / ".git" / "objects" / "pack"
+    old = list(packdir.iterdir())
+    subprocess.run(["git", "pack-objects", "-q", str(packdir / "pack")], cwd=clone, input=keep, text=True,
+                   check=True, capture_output=True)
+    for f in old:
+        f.unlink()
+    listing = subprocess.run(["git", "ls-tree", "-r", "-l", head], cwd=clone, capture_output=True, text=True).stdout
+    assert "BAD\tdocs/guide.md" in listing
+    tasks = tmp_path / "t.jsonl"
+    tasks.write_text(_task(1, head, "session token", ["src/app/auth.py"]) + "\n")
+    proc = ragit("eval", "run", str(tasks), "--repo", str(clone), "--mode", "keyword", "--format", "json",
+                 cwd=history.root)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert envelope(proc)["data"]["evaluated"] == 1

@@ -216,3 +216,31 @@ def test_task_lines_accept_extra_keys_and_report_the_line():
     with pytest.raises(RagitError) as info:
         parse_task(1, json.dumps({"id": "t", "repo": 3, "commit": "a" * 40, "query": "q", "gold": ["x"]}))
     assert info.value.details["field"] == "tasks[1].repo"
+
+
+def test_code_search_task_fields():
+    from ragit.evaluation.tasks import GoldEntry
+
+    task = parse_task(0, json.dumps({
+        "id": "nvm#0", "repo": "nvm-sh/nvm", "commit": "d" * 40, "root": "src/", "language": "bash",
+        "category": "symbol", "query": "nvm_ls", "secondary": ["b.sh"],
+        "gold": ["nvm.sh", {"path": "lib/x.sh", "startLine": 3, "endLine": 9}, "nvm.sh"]}))
+    assert task.root == "src" and task.language == "bash" and task.category == "symbol"
+    assert task.gold == ("nvm.sh", "lib/x.sh")  # file metrics use a span's path
+    assert task.targets == (GoldEntry("nvm.sh"), GoldEntry("lib/x.sh", 3, 9))
+    assert task.secondary == (GoldEntry("b.sh"),)
+    assert parse_task(0, json.dumps({"id": "t", "repo": "o/n", "commit": "a" * 40, "query": "q",
+                                     "gold": ["a"]})).root == "."
+
+
+@pytest.mark.parametrize(("gold", "field", "reason"), [
+    ([{"path": "a.py", "startLine": 0, "endLine": 3}], "tasks[2].gold[0].startLine", "invalid_value"),
+    ([{"path": "a.py", "startLine": 5, "endLine": 3}], "tasks[2].gold[0].endLine", "invalid_value"),
+    ([{"startLine": 1, "endLine": 3}], "tasks[2].gold[0].path", "not_string"),
+    ([{"path": "../a.py", "startLine": 1, "endLine": 3}], "tasks[2].gold[0].path", "path_outside_repo"),
+    ([7], "tasks[2].gold[0]", "not_string"),
+])
+def test_bad_span_gold_is_input_invalid(gold, field, reason):
+    with pytest.raises(RagitError) as info:
+        parse_task(2, json.dumps({"id": "t", "repo": "o/n", "commit": "a" * 40, "query": "q", "gold": gold}))
+    assert info.value.details["field"] == field and info.value.details["reason"] == reason

@@ -20,9 +20,12 @@ def context_group() -> None:
 @click.option("--budget", default=None, metavar="UNITS", help="Content-unit budget (default 1200).")
 @click.option("--scope", default=None, metavar="durable|session|harness|evidence|all")
 @click.option("--at", default=None, metavar="SHA", help="HEAD, a full SHA or a unique hex prefix.")
+@click.option("--path", "paths", multiple=True, metavar="GLOB",
+              help="Only files matching this glob are candidates (repeatable).")
+@click.option("--exclude-tests", "exclude_tests", is_flag=True, default=False, help="Leave test files out.")
 @view_option
 @common
-def pack_cmd(goal, input_, budget, scope, at, view, format_, cwd) -> Output:
+def pack_cmd(goal, input_, budget, scope, at, paths, exclude_tests, view, format_, cwd) -> Output:
     """Pack cited hits for a goal under a strict content-unit budget (citation-diverse-v2)."""
     from ..contract.inputs import Validator, load_json_input
     from ..contract.payloads import PackInput
@@ -32,10 +35,11 @@ def pack_cmd(goal, input_, budget, scope, at, view, format_, cwd) -> Output:
     v = Validator("context pack")
     if input_ is not None:
         check_mixed_input(v, [("goal", goal is not None), ("--budget", budget is not None),
-                              ("--at", at is not None)], scope)
+                              ("--at", at is not None), ("--path", bool(paths)),
+                              ("--exclude-tests", exclude_tests)], scope)
         inp = PackInput.from_payload(load_json_input(input_, place[0], v))
     else:
-        inp = PackInput.from_cli(goal, budget, scope, at)
+        inp = PackInput.from_cli(goal, budget, scope, at, paths, exclude_tests)
     repo = open_repo(cwd, place)
     result = repo.pack_input(inp)
     data = result.to_dict(view)

@@ -78,10 +78,13 @@ def ingest_cmd(all_, since, files, paths, input_, dry_run, format_, cwd) -> Outp
 @click.option("--top-k", "top_k", default=None, metavar="N", help="Number of hits (default retrieval.top_k).")
 @click.option("--scope", default=None, metavar="durable|session|harness|evidence|all")
 @click.option("--at", default=None, metavar="SHA", help="HEAD, a full SHA or a unique hex prefix.")
+@click.option("--path", "paths", multiple=True, metavar="GLOB",
+              help="Only files matching this glob are candidates (repeatable).")
+@click.option("--exclude-tests", "exclude_tests", is_flag=True, default=False, help="Leave test files out.")
 @view_option
 @click.option("--explain", is_flag=True, default=False, help="Include the score breakdown.")
 @common
-def query_cmd(question, input_, top_k, scope, at, view, explain, format_, cwd) -> Output:
+def query_cmd(question, input_, top_k, scope, at, paths, exclude_tests, view, explain, format_, cwd) -> Output:
     """Search the exact snapshot of HEAD (or --at) and return cited hits."""
     from ..config import load_config
     from ..contract.inputs import Validator, load_json_input
@@ -95,10 +98,11 @@ def query_cmd(question, input_, top_k, scope, at, view, explain, format_, cwd) -
     default_k = config["retrieval"]["top_k"]
     if input_ is not None:
         check_mixed_input(v, [("question", question is not None), ("--top-k", top_k is not None),
-                              ("--at", at is not None), ("--explain", explain)], scope)
+                              ("--at", at is not None), ("--explain", explain), ("--path", bool(paths)),
+                              ("--exclude-tests", exclude_tests)], scope)
         inp = QueryInput.from_payload(load_json_input(input_, root, v), default_k)
     else:
-        inp = QueryInput.from_cli(question, top_k, scope, at, explain, default_k)
+        inp = QueryInput.from_cli(question, top_k, scope, at, explain, default_k, paths, exclude_tests)
     repo = open_repo(cwd, place, config)
     result = repo.query_input(inp)
     data = result.to_dict(view)

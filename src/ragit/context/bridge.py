@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..api import PackResult, Repo
 
 COMMAND = "context packet"
-RETRIEVE_KEYS = ("goal", "budget", "at", "scope", "kind")
+RETRIEVE_KEYS = ("goal", "budget", "at", "scope", "paths", "excludeTests", "kind")  # a context pack's keys + kind
 RETRIEVE_KINDS = ("reference", "direct-evidence")
 
 

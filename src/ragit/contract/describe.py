@@ -19,6 +19,10 @@ _DRY = {"name": "--dry-run", "type": "boolean", "description": "Analyse only; wr
 _SCOPE = {"name": "--scope", "type": "enum", "description": "Durable snapshot and/or the explicit artifact overlay.",
           "enum": ["durable", "session", "harness", "evidence", "all"], "defaultValue": "durable"}
 _AT = {"name": "--at", "type": "string", "description": "HEAD, a full commit SHA or a unique hex prefix."}
+_PATH_FILTER = {"name": "--path", "type": "string",
+                "description": "Only files matching this glob are candidates (repeatable; JSON paths)."}
+_EXCLUDE_TESTS = {"name": "--exclude-tests", "type": "boolean",
+                  "description": "Leave test files out (JSON excludeTests)."}
 
 _SNAPSHOT_ERRORS = ["INPUT_INVALID", "SNAPSHOT_REF_INVALID", "SNAPSHOT_REF_AMBIGUOUS", "SNAPSHOT_NOT_INDEXED",
                     "SNAPSHOT_STORE_UNAVAILABLE", "EMBEDDER_UNAVAILABLE", "REPOSITORY_STATE_CHANGED",
@@ -115,11 +119,12 @@ _add(_spec(
              "warnings", "redactionSummary"],
     arguments=[{"name": "question", "type": "string", "required": False, "description": "The question (or --input)."}],
     options=[_INPUT, {"name": "--top-k", "type": "number", "description": "Number of hits.", "defaultValue": 5},
-             _SCOPE, _AT, _VIEW,
+             _SCOPE, _AT, _PATH_FILTER, _EXCLUDE_TESTS, _VIEW,
              {"name": "--explain", "type": "boolean", "description": "Include the score breakdown (never changes ranking)."},
              dict(_FMT, defaultValue="both"), _CWD],
     examples=['ragit query "restore auth context" --format both',
               'ragit query "restore auth context" --explain --view minimal --format json',
+              "ragit query \"where are redirects followed\" --path 'src/**' --exclude-tests",
               "ragit query --input query.json --view minimal --format json"],
     errors=_SNAPSHOT_ERRORS, formats=("both", "both"),
 ))
@@ -143,7 +148,7 @@ _add(_spec(
              "warnings", "redactionSummary", "modelTokens"],
     arguments=[{"name": "goal", "type": "string", "required": False, "description": "The goal (or --input)."}],
     options=[_INPUT, {"name": "--budget", "type": "number", "description": "Content-unit budget.", "defaultValue": 1200},
-             _SCOPE, _AT, _VIEW, dict(_FMT, defaultValue="both"), _CWD],
+             _SCOPE, _AT, _PATH_FILTER, _EXCLUDE_TESTS, _VIEW, dict(_FMT, defaultValue="both"), _CWD],
     examples=['ragit context pack "implementation plan for auth" --budget 1200',
               "ragit context pack --input context-pack.json --view minimal --format json"],
     errors=_SNAPSHOT_ERRORS, formats=("both", "both"),

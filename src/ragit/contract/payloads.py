@@ -15,8 +15,8 @@ from ..errors import RagitError
 from .inputs import Validator, validate_glob_list, validate_repo_path
 
 SCOPES = ("durable", "session", "harness", "evidence", "all")
-QUERY_KEYS = ("question", "topK", "at", "scope", "explain")
-PACK_KEYS = ("goal", "budget", "at", "scope")
+QUERY_KEYS = ("question", "topK", "at", "scope", "explain", "paths", "excludeTests")
+PACK_KEYS = ("goal", "budget", "at", "scope", "paths", "excludeTests")
 INGEST_KEYS = ("all", "since", "files", "paths")
 DEFAULT_BUDGET = 1200
 PACK_TOP_K = 30
@@ -41,6 +41,30 @@ def _at(value: Any, v: Validator, field_name: str) -> str:
     return check_at_syntax(value.strip())
 
 
+def _path_globs(value: Any, v: Validator, field_name: str) -> tuple[str, ...]:
+    """``paths``: an array of globs (knowledge §8.1 semantics), none leaving the repository."""
+    if not isinstance(value, list):
+        raise v.fail(field_name, "not_array", f"{field_name} must be an array of glob strings")
+    out: list[str] = []
+    for i, item in enumerate(value):
+        at = f"{field_name}[{i}]"
+        if not isinstance(item, str):
+            raise v.fail(at, "not_string", f"{at} must be a glob string")
+        if "," in item:
+            raise v.fail(at, "invalid_value", f"{at} must be one glob (give several as separate items)", value=item)
+        out.extend(validate_glob_list(item, v, at))
+    return tuple(dict.fromkeys(out))
+
+
+def _cli_globs(values: tuple[str, ...] | None, v: Validator) -> tuple[str, ...]:
+    out: list[str] = []
+    for value in values or ():
+        if "," in value:
+            raise v.fail("--path", "invalid_value", "--path takes one glob; repeat --path for several", value=value)
+        out.extend(validate_glob_list(value, v, "--path"))
+    return tuple(dict.fromkeys(out))
+
+
 @dataclass
 class QueryInput:
     question: str
@@ -48,6 +72,8 @@ class QueryInput:
     scope: str = "durable"
     at: str | None = None
     explain: bool = False
+    paths: tuple[str, ...] = ()  # only chunks of files matching one glob are candidates
+    exclude_tests: bool = False
 
     @classmethod
     def from_payload(cls, obj: Any, default_top_k: int) -> "QueryInput":
@@ -60,11 +86,14 @@ class QueryInput:
         scope = v.choice(obj["scope"], "input.scope", SCOPES) if "scope" in obj else "durable"
         at = _at(obj["at"], v, "input.at") if "at" in obj else None
         explain = v.boolean(obj["explain"], "input.explain") if "explain" in obj else False
-        return cls(question, top_k, scope, at, explain)
+        paths = _path_globs(obj["paths"], v, "input.paths") if "paths" in obj else ()
+        exclude = v.boolean(obj["excludeTests"], "input.excludeTests") if "excludeTests" in obj else False
+        return cls(question, top_k, scope, at, explain, paths, exclude)
 
     @classmethod
     def from_cli(cls, question: str | None, top_k: str | None, scope: str | None, at: str | None,
-                 explain: bool, default_top_k: int) -> "QueryInput":
+                 explain: bool, default_top_k: int, paths: tuple[str, ...] = (),
+                 exclude_tests: bool = False) -> "QueryInput":
         v = Validator("query")
         if question is None:
             raise v.fail("question", "required", "a question is required (positional or --input)")
@@ -72,7 +101,7 @@ class QueryInput:
         k = v.cli_positive_int(top_k, "--top-k") if top_k is not None else default_top_k
         s = v.choice(scope, "--scope", SCOPES) if scope is not None else "durable"
         a = check_at_syntax(at.strip()) if at is not None else None
-        return cls(q, k, s, a, explain)
+        return cls(q, k, s, a, explain, _cli_globs(paths, v), exclude_tests)
 
 
 @dataclass
@@ -81,6 +110,8 @@ class PackInput:
     budget: int = DEFAULT_BUDGET
     scope: str = "durable"
     at: str | None = None
+    paths: tuple[str, ...] = ()
+    exclude_tests: bool = False
 
     @classmethod
     def from_payload(cls, obj: Any, command: str = "context pack", field_prefix: str = "input") -> "PackInput":
@@ -92,10 +123,13 @@ class PackInput:
         budget = v.json_positive_int(obj["budget"], f"{field_prefix}.budget") if "budget" in obj else DEFAULT_BUDGET
         scope = v.choice(obj["scope"], f"{field_prefix}.scope", SCOPES) if "scope" in obj else "durable"
         at = _at(obj["at"], v, f"{field_prefix}.at") if "at" in obj else None
-        return cls(goal, budget, scope, at)
+        paths = _path_globs(obj["paths"], v, f"{field_prefix}.paths") if "paths" in obj else ()
+        exclude = v.boolean(obj["excludeTests"], f"{field_prefix}.excludeTests") if "excludeTests" in obj else False
+        return cls(goal, budget, scope, at, paths, exclude)
 
     @classmethod
-    def from_cli(cls, goal: str | None, budget: str | None, scope: str | None, at: str | None) -> "PackInput":
+    def from_cli(cls, goal: str | None, budget: str | None, scope: str | None, at: str | None,
+                 paths: tuple[str, ...] = (), exclude_tests: bool = False) -> "PackInput":
         v = Validator("context pack")
         if goal is None:
             raise v.fail("goal", "required", "a goal is required (positional or --input)")
@@ -103,7 +137,7 @@ class PackInput:
         b = v.cli_positive_int(budget, "--budget") if budget is not None else DEFAULT_BUDGET
         s = v.choice(scope, "--scope", SCOPES) if scope is not None else "durable"
         a = check_at_syntax(at.strip()) if at is not None else None
-        return cls(g, b, s, a)
+        return cls(g, b, s, a, _cli_globs(paths, v), exclude_tests)
 
 
 @dataclass

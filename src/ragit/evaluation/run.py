@@ -1,10 +1,9 @@
 """``eval run``: index every task's commit from git objects, then measure each mode (knowledge §21.2).
 
-Two phases keep the numbers reproducible. BM25 statistics cover every chunk in a store
-(knowledge §11.4), so all commits are indexed before the first query; and the evaluation store
-is keyed by the chunking parameters and the set of commits, so a task set always meets exactly
-the same store content, whatever was evaluated before. Re-runs find every snapshot in place and
-index nothing.
+The evaluation store is keyed by what decides its content (schema, chunker, masking, the
+configuration's ingest settings, the task root), not by the task set: BM25 statistics are each
+snapshot's own (knowledge §11.4), so a snapshot scores the same whatever else the store holds.
+A re-run, or a task set that changed by one task, indexes only the commits not yet there.
 """
 
 from __future__ import annotations
@@ -124,8 +123,7 @@ def eval_config(config: Config, commits: list[str], embedder_id: str, root: str 
         data["ingest"]["include"] = [f"{root}/**"]
     scoped = Config(data, config.path, config.exists)
     params = current_params(scoped, embedder_id)
-    identity = json.dumps([SCHEMA_VERSION, params.chunker_version, params.masking_version, params.config_hash,
-                           sorted(set(commits))])
+    identity = json.dumps([SCHEMA_VERSION, params.chunker_version, params.masking_version, params.config_hash])
     key = hashlib.sha256(identity.encode()).hexdigest()[:16]
     data["storage"]["manifest_dir"] = f"{EVAL_DIR}/{key}/manifest"
     data["storage"]["store_dir"] = f"{EVAL_DIR}/{key}/store"
@@ -220,7 +218,7 @@ def _evaluate_task(root: Path, config: Config, task: Task, embedder: Embedder, m
             alpha = alphas[mode]
             started = time.perf_counter()
             params = dataclasses.replace(base, alpha=alpha)
-            hits = rank_hits(store, task.commit, scores, (), params, TOP_K, rows_cache=rows)
+            hits = rank_hits(store, task.commit, scores, (), params, TOP_K, masked, rows_cache=rows)
             ranked = rank_metrics(file_ranking(hits), task.gold)
             totals[mode].ndcg.append(ndcg_at_k(hits, task.targets))
             candidates = hits[:PACK_TOP_K]

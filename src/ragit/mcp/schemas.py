@@ -96,12 +96,19 @@ _DRY_RUN = {"dryRun": _boolean("Analyse only; write nothing at all.", default=Fa
 
 # ------------------------------------------------------------------ query / context pack
 
+_FILTERS = {
+    "paths": {"type": "array", "items": _s("A glob of repository paths (e.g. src/**/*.py).", minLength=1),
+              "description": "Only files matching one of these globs are candidates; keyword statistics stay the snapshot's."},
+    "excludeTests": _boolean("Leave test files out (every language's test conventions).", default=False),
+}
+
 QUERY = object_schema(QUERY_KEYS + VIEW_ARG, {
     "question": _text("The question."),
     "topK": _positive("Number of hits (default retrieval.top_k)."),
     "at": _AT,
     "scope": _SCOPE,
     "explain": _boolean("Include the score breakdown (never changes ranking).", default=False),
+    **_FILTERS,
     **_VIEW,
 }, required=["question"])
 
@@ -110,6 +117,7 @@ _PACK_FIELDS = {
     "budget": _positive("Content-unit budget.", default=DEFAULT_BUDGET),
     "at": _AT,
     "scope": _SCOPE,
+    **_FILTERS,
 }
 CONTEXT_PACK = object_schema(PACK_KEYS + VIEW_ARG, {**_PACK_FIELDS, **_VIEW}, required=["goal"])
 

@@ -146,7 +146,7 @@ def artifact_hits(root: Path, config: Config, masked_text: str, top_k: int,
 
     candidates = overlay_candidates(root, config, ARTIFACT_SCOPES, warnings=warnings)
     matched = [scored for scored in score_overlay(candidates, masked_text, None) if scored[2] > 0]
-    return rank_hits(None, None, None, matched, RetrievalParams.from_config(config), top_k)
+    return rank_hits(None, None, None, matched, RetrievalParams.from_config(config), top_k, "")
 
 
 def unavailable_snapshot(git: Git | None) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from ..contract.views import hits_redaction, project_hit, remask_hits
 from .hits import Hit
 from ..store import try_open_store
 from .readiness import open_checked_store
-from .search import RetrievalParams, VectorCache, label_hits, rank_hits, score_snapshot
+from .search import RetrievalParams, RowFilter, VectorCache, label_hits, rank_hits, score_snapshot
 from .selection import Selection, select_snapshot
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -63,8 +63,10 @@ def retrieve(
     embedder: "Embedder | None" = None,
     manifests: "ManifestCache | None" = None,
     watch: "WorktreeWatch | None" = None,
+    row_filter: "RowFilter | None" = None,
 ) -> Retrieval:
-    """Run selection, checks and hybrid retrieval for already-validated inputs."""
+    """Run selection, checks and hybrid retrieval for already-validated inputs; ``row_filter``
+    (``--path``, ``--exclude-tests``) limits which snapshot chunks are candidates."""
     from ..embed import embedder_id_for, load_embedder
     from ..security.masking import mask_text
 
@@ -123,7 +125,7 @@ def retrieve(
             from .overlay import score_overlay
 
             overlay = score_overlay(candidates, masked.text, embedder, raw=extra_raw, params=params)
-        hits = rank_hits(store, sha, snapshot, overlay, params, top_k)
+        hits = rank_hits(store, sha, snapshot, overlay, params, top_k, masked.text, row_filter=row_filter)
     except BaseException:
         selection.pending.cancel()
         raise

@@ -291,14 +291,14 @@ def rank_hits(
     overlay: Sequence[tuple["OverlayCandidate", float | None, float]],
     params: RetrievalParams,
     top_k: int,
+    question: str,
     rows_cache: "dict[int, ChunkRow] | None" = None,
     *,
-    question: str = "",
     row_filter: RowFilter | None = None,
 ) -> list[Hit]:
     """Fuse snapshot and overlay candidates with the seed formula, re-rank the snapshot's best
     candidates for code (ragit.retrieve.rerank, unless ``params.rerank`` is off) and take the
-    top ``top_k``.
+    top ``top_k``. ``question`` is the masked question (the re-rank reads the names it asks for).
 
     Keyword scores are normalised by the best raw BM25 over *all* candidates of the query
     (knowledge §11.4 step 4), so a snapshot chunk and an artifact compete on one scale; rows a
@@ -427,7 +427,7 @@ def search_snapshot(
 ) -> list[Hit]:
     """Top ``top_k`` durable hits of snapshot ``sha`` for the (already masked) question."""
     scores = score_snapshot(store, sha, embedder, masked_question, params, cache=cache)
-    return rank_hits(store, sha, scores, (), params, top_k)
+    return rank_hits(store, sha, scores, (), params, top_k, masked_question)
 
 
 def label_hits(hits: Sequence[Hit]) -> None:
