@@ -110,7 +110,7 @@ class Variant:
     k1: float = 1.2
     b: float = 0.75
     idf: str = "fts5"
-    term_repeats: int = 1
+    term_repeats: int = 3
     file_blend: float = 0.3
     passage_words: int = 32
     rerank: dict | None = None  # RerankWeights overrides; None = ragit's defaults

@@ -57,7 +57,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "keyword_normalization": "max",
         "vector_normalization": "file_blend",
         "passage_words": 32,
-        "query_term_repeats": 1,
+        "query_term_repeats": 3,
         "rerank": True,
     },
     "memory": {

@@ -74,9 +74,9 @@ were what when where which while who whom why will with would you your yours you
 
 @lru_cache(maxsize=1)
 def _stemmer():
-    import snowballstemmer
+    import Stemmer  # PyStemmer: the Snowball stemmers compiled (~1 ms to import, ~0.1 µs a word)
 
-    return snowballstemmer.stemmer("english")
+    return Stemmer.Stemmer("english")
 
 
 @lru_cache(maxsize=262144)

@@ -33,6 +33,10 @@ _FIXTURE_DIRS = frozenset({"fixture", "fixtures", "__fixtures__", "__snapshots__
                            "stubs", "golden", "goldens"})
 _BENCH_DIRS = frozenset({"bench", "benches", "benchmark", "benchmarks"})
 _DOC_DIRS = frozenset({"doc", "docs", "documentation", "man"})
+# Translation catalogues and other localisation data: text every UI string is in, never code.
+_LOCALE_DIRS = frozenset({"locale", "locales", "i18n", "l10n", "translations", "lc_messages"})
+_DATA_EXTENSIONS = frozenset({".po", ".pot", ".mo", ".json", ".yaml", ".yml", ".toml", ".xml", ".csv", ".tsv",
+                              ".ini", ".cfg", ".lock", ".svg", ".html", ".css", ".scss"})
 
 # Test file names, per language (matched against the file name).
 _TEST_FILE = re.compile(
@@ -85,6 +89,8 @@ def path_role(path: str) -> str:
         return "example"
     if any(d in _BENCH_DIRS for d in dirs):
         return "benchmark"
+    if any(d in _LOCALE_DIRS for d in dirs):
+        return "other"
     if ext in DOC_EXTENSIONS or (not ext and name.upper().startswith(("README", "CHANGELOG", "LICENSE", "CONTRIBUTING"))):
         return "doc"
     if ext in SOURCE_EXTENSIONS:

@@ -37,10 +37,11 @@ class RerankWeights:
 
     definition: float = 1.0  # × pool max, for a chunk defining a named identifier
     path_name: float = 0.5  # × pool max, file name equal to a named identifier
-    path_words: float = 0.3  # × pool max × share of question words in the file's name and directory
+    path_words: float = 0.6  # × pool max × share of question words in the file's name and directory
     file: float = 0.2  # × pool max × the file's summed evidence / the best file's
-    role: float = 0.5  # × for tests, examples, fixtures, benchmarks (unless asked for)
-    doc: float = 0.6  # × for docs (unless asked for)
+    role: float = 0.5  # × for tests, fixtures, benchmarks (unless asked for)
+    example: float = 0.5  # × for examples, demos, samples (unless asked for)
+    doc: float = 0.35  # × for docs (unless asked for)
     other: float = 0.6  # × for data and configuration files
     diversity: float = 0.5  # × per earlier chunk of the same file in the ranking
     pool: int = 200  # candidates re-ranked: the best by fused, keyword and vector score each
@@ -51,7 +52,7 @@ ABLATIONS: dict[str, dict[str, float]] = {
     "definition": {"definition": 0.0},
     "path": {"path_name": 0.0, "path_words": 0.0},
     "file aggregation": {"file": 0.0},
-    "roles": {"role": 1.0, "doc": 1.0, "other": 1.0},
+    "roles": {"role": 1.0, "example": 1.0, "doc": 1.0, "other": 1.0},
     "diversity": {"diversity": 1.0},
 }
 
@@ -103,6 +104,9 @@ _ASKS = {
 }
 
 
+ASK_WORDS = 24  # words of the first line read for what the question asks for
+
+
 @dataclass(frozen=True)
 class Question:
     names: tuple[str, ...]  # identifiers the question names (last component of a qualified one)
@@ -129,7 +133,10 @@ def read_question(question: str) -> Question:
             names.append(parts[-1])
             if len(parts) > 1:
                 names.append("".join(parts))
-    lowered = {w.lower() for w in re.findall(r"[A-Za-z]+", q)}
+    # what the question asks for is read from its first line (an issue's title): a long bug
+    # report that mentions "test" or "docs" in passing is not asking for them
+    title = q.split("\n", 1)[0].split()[:ASK_WORDS]
+    lowered = {w.lower() for w in re.findall(r"[A-Za-z]+", " ".join(title))}
     asks = frozenset(role for role, words in _ASKS.items() if lowered & set(words))
     return Question(tuple(dict.fromkeys(n for n in names if _norm(n))), symbol,
                     frozenset(lexical_terms(q)), asks)
@@ -159,15 +166,21 @@ def _title_names(title: str) -> tuple[str, str]:
     return parts[-1], parts[-2] if len(parts) > 1 else ""
 
 
-def defines(title: str, text: str, names: Sequence[str]) -> bool:
-    """The chunk defines one of ``names``: its title names it, or its text declares it."""
+def defines(title: str, text: str, names: Sequence[str]) -> float:
+    """How surely the chunk defines one of ``names``: 1.0 when its title or a declaration in its
+    text spells the name exactly (``class Command`` for "Command"), 0.5 when only the case or the
+    separators differ (``def command``, ``fieldValidator`` for ``field_validator``), else 0."""
     if not names:
-        return False
+        return 0.0
     defined, _ = _title_names(title)
-    wanted = {_norm(n) for n in names}
-    if defined and _norm(defined) in wanted:
-        return True
-    return any(_definition_pattern(n).search(text) for n in names if len(n) > 1)
+    if defined:
+        if defined in names:
+            return 1.0
+        if _norm(defined) in {_norm(n) for n in names}:
+            return 0.5
+    if any(_definition_pattern(n).search(text) for n in names if len(n) > 1):
+        return 1.0
+    return 0.0
 
 
 @lru_cache(maxsize=65536)
@@ -226,8 +239,9 @@ def rerank(question: str, inp: RerankInput, weights: RerankWeights, top: int) ->
 
     # definitions and path matches
     for i in range(n):
-        if weights.definition and q.names and defines(inp.titles[i], inp.texts[i], q.names):
-            boost = weights.definition * unit
+        sure = defines(inp.titles[i], inp.texts[i], q.names) if weights.definition and q.names else 0.0
+        if sure:
+            boost = weights.definition * sure * unit
             adjusted[i] += boost
             note(i, "definition", boost)
         file_stem, words = _path_parts(inp.paths[i])
@@ -263,9 +277,11 @@ def rerank(question: str, inp: RerankInput, weights: RerankWeights, top: int) ->
     for i in range(n):
         role = path_role(inp.paths[i])
         factor = 1.0
-        if role in ("test", "example", "fixture", "benchmark"):
+        if role in ("test", "fixture", "benchmark"):
             asked = role in q.asks or (role == "fixture" and "test" in q.asks)
             factor = 1.0 if asked else weights.role
+        elif role == "example":
+            factor = 1.0 if "example" in q.asks else weights.example
         elif role == "doc":
             factor = 1.0 if "doc" in q.asks else weights.doc
         elif role == "other":

@@ -148,7 +148,7 @@ class RetrievalParams:
     keyword_enabled: bool = True
     file_blend: float = FILE_BLEND
     passage_words: int = PASSAGE_WORDS
-    term_repeats: int = 1
+    term_repeats: int = 3
     rerank: bool = True
     rerank_weights: "RerankWeights" = field(default_factory=lambda: _default_weights())
 
