@@ -91,7 +91,9 @@ def check_code(path: str, text: str, version: str = "1") -> None:
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(CODE_LINE, max_size=200).map("\n".join), st.sampled_from(["a.py", "a.go", "a.ts", "a.rs", "a.kt"]),
+@given(st.lists(CODE_LINE, max_size=200).map("\n".join),
+       st.sampled_from(["a.py", "a.go", "a.ts", "a.rs", "a.kt", "a.cs", "a.h", "a.cpp", "a.rb", "a.ex", "a.hs", "a.lua",
+                        "a.zig", "a.sh", "a.swift", "a.scala", "a.php"]),
        st.sampled_from(["1", "2"]))
 def test_code_chunks_bounded_ordered_deterministic(text, path, version):
     check_code(path, text, version)
@@ -102,6 +104,47 @@ def test_code_chunks_bounded_ordered_deterministic(text, path, version):
 def test_structured_python_chunks_bounded_and_complete(text, version):
     check_code("m.py", text, version)
     _, chunks = chunk_code("m.py", text, text, version)
+    covered = {n for c in chunks for n in range(c.start_line, c.end_line + 1)}
+    for number, line in enumerate(split_lines(text), start=1):
+        if line.strip():
+            assert number in covered
+
+
+def csharp_class(name: str, methods: list[int]) -> list[str]:
+    out = ["    /// <summary>doc</summary>", f"    public class {name}", "    {", "        private int _x;", ""]
+    for k, size in enumerate(methods):
+        out += ["        // m", f"        public int M{k}()", "        {"]
+        out += [f"            var v{i} = {i};" for i in range(size)] + ["            return 0;", "        }", ""]
+    return out + ["    }", ""]
+
+
+CLASSES = st.lists(st.lists(st.integers(min_value=0, max_value=90), max_size=4), max_size=4)
+CSHARP = CLASSES.map(lambda classes: "\n".join(
+    ["using System;", "", "namespace App", "{"]
+    + [line for i, methods in enumerate(classes) for line in csharp_class(f"C{i}", methods)] + ["}"]
+))
+
+
+def ruby_class(name: str, methods: list[int]) -> list[str]:
+    out = [f"  # {name}", f"  class {name}", "    X = 1", ""]
+    for k, size in enumerate(methods):
+        out += [f"    def m{k}(a)"] + [f"      v{i} = a + {i}" for i in range(size)] + ["    end", ""]
+    return out + ["  end", ""]
+
+
+RUBY = CLASSES.map(lambda classes: "\n".join(
+    ["require \"x\"", "", "module App"]
+    + [line for i, methods in enumerate(classes) for line in ruby_class(f"C{i}", methods)] + ["end"]
+))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.one_of(CSHARP.map(lambda t: ("m.cs", t)), RUBY.map(lambda t: ("m.rb", t))), st.sampled_from(["1", "2"]))
+def test_nested_containers_split_into_complete_bounded_units(case, version):
+    path, text = case
+    check_code(path, text, version)
+    chunker, chunks = chunk_code(path, text, text, version)
+    assert chunker in ("code:csharp", "code:ruby")
     covered = {n for c in chunks for n in range(c.start_line, c.end_line + 1)}
     for number, line in enumerate(split_lines(text), start=1):
         if line.strip():

@@ -82,7 +82,7 @@ def test_go_without_grammar_is_one_lines_chunk(monkeypatch):
 
 
 def test_language_without_any_grammar_uses_lines():
-    chunker, chunks = chunk("App.kt", "fun main() {\n  println(1)\n}\n")
+    chunker, chunks = chunk("App.ml", "let main () =\n  print_int 1\n;;\n")
     assert chunker == "lines"
     assert summary(chunks) == [("lines 1-3", 1, 3)]
 
@@ -129,7 +129,7 @@ def test_file_without_definitions_is_one_module_chunk():
 def test_empty_file_has_no_chunks():
     assert chunk("empty.py", "") == ("code:python", [])
     assert chunk("empty.go", "\n\n") == ("code:go", [])
-    assert chunk("empty.kt", "\n\n") == ("lines", [])
+    assert chunk("empty.ml", "\n\n") == ("lines", [])
 
 
 def test_big_method_decorators_and_comments_attach_inside_class():

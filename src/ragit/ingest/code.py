@@ -1,22 +1,43 @@
 """Structure-aware code chunking (knowledge §8.6).
 
-Structure comes from the raw text (Python's ``ast``, or a tree-sitter grammar when one is
-importable); chunk text comes from the same lines of the masked text, which has the same line
-count. Files are partitioned at top-level definitions so every line lands in exactly one unit;
-big classes are split into a header plus one unit per method, and any unit still too big is
-cut into overlapping line windows.
+Structure comes from the raw text (Python's ``ast``, or a tree-sitter grammar, see
+:mod:`ragit.ingest.languages`); chunk text comes from the same lines of the masked text, which
+has the same line count. Files are partitioned at top-level definitions so every line lands in
+exactly one unit; a container (class, namespace, module, impl, ...) too big for one unit is split
+into a header plus one unit per member definition, recursively (a namespace into its classes,
+a class into its methods), and any unit still too big is cut into overlapping line windows.
+
+Parse errors (macros, newer syntax than the grammar knows) only cost structure where they are:
+tree-sitter's ``ERROR`` nodes are looked through for the definitions they still contain, and a
+run of tokens the grammar could not place becomes a plain ``lines`` unit. The whole file falls
+back to ``lines`` only when more than :data:`MAX_UNPARSED` of its non-blank characters are
+such tokens, or when there are some and no definition was recovered at all. (Missing tokens
+that tree-sitter inserts, such as the ``;`` after a macro call, are not errors for this rule.)
+
+Grammars new with this chunker parse under a time budget (:data:`PARSE_SECONDS`): a file
+that takes longer, which only pathological input does, is chunked as ``lines``.
+
+``.h`` headers are C or C++: a header that shows C++ syntax (``namespace x {``, ``template <``,
+``class X {``, ``public:``, ``std::``, ``constexpr``, ``nullptr``) is parsed as C++; any other
+is parsed as C, and if that parse has errors the C++ grammar (which accepts most C) is tried
+too, the parse with fewer unplaced tokens winning (ties keep C). The chunker (``code:c`` /
+``code:cpp``) names the grammar that won. (Trying C after a failed C++ parse is not done: C++
+headers nearly always show C++ syntax, and the C grammar's error recovery on them is slow.)
 """
 
 from __future__ import annotations
 
 import ast
+import time
 import warnings
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, Callable, NamedTuple, Union
 
 from .chunks import Chunk
+from .languages import CPP_SYNTAX, EXTENSIONS, FILENAMES, LANGUAGES, Found, Language
 from .text import split_lines
+
 
 @dataclass(frozen=True)
 class CodeLimits:
@@ -34,49 +55,50 @@ LIMITS: dict[str, CodeLimits] = {"1": CodeLimits(80, 2400, 60, 50), "2": CodeLim
 
 LINES_CHUNKER = "lines"
 
-# extension -> (language in the chunker name, tree-sitter grammar key)
-_LANGUAGES: dict[str, tuple[str, str]] = {
-    ".py": ("python", "python"),
-    ".pyi": ("python", "python"),
-    ".go": ("go", "go"),
-    ".java": ("java", "java"),
-    ".js": ("javascript", "javascript"),
-    ".jsx": ("javascript", "javascript"),
-    ".mjs": ("javascript", "javascript"),
-    ".cjs": ("javascript", "javascript"),
-    ".ts": ("typescript", "typescript"),
-    ".mts": ("typescript", "typescript"),
-    ".cts": ("typescript", "typescript"),
-    ".tsx": ("typescript", "tsx"),
-    ".rs": ("rust", "rust"),
-}
+#: Share of a file's non-blank characters that may be tokens the grammar could not place before
+#: the whole file falls back to ``lines`` (measured on real repositories: files that parse at
+#: all stay far below; text in the wrong language usually lands above).
+MAX_UNPARSED = 0.25
 
-# grammar key -> (module, function returning the language pointer)
-_GRAMMARS: dict[str, tuple[str, str]] = {
-    "go": ("tree_sitter_go", "language"),
-    "java": ("tree_sitter_java", "language"),
-    "javascript": ("tree_sitter_javascript", "language"),
-    "typescript": ("tree_sitter_typescript", "language_typescript"),
-    "tsx": ("tree_sitter_typescript", "language_tsx"),
-    "rust": ("tree_sitter_rust", "language"),
-}
+#: Seconds one parse may take (plus as much again per MB) before the file falls back to ``lines``.
+#: Real code parses at 4-18 MB/s, but some grammars (Kotlin's, for one) can spend minutes on a
+#: few KB of odd input; the budget is far enough above normal that only such files hit it.
+#: (Grammars marked ``guarded=False`` in :mod:`ragit.ingest.languages` parse without a budget.)
+PARSE_SECONDS = 2.0
+
+_MAX_DEPTH = 48  # wrapper / container nesting followed; deeper nodes count as plain statements
+_MAX_TITLE = 120
 
 
-@dataclass(frozen=True)
-class _Def:
-    """A top-level definition: first line (decorators and attached comments included),
-    title, and the (first line, title) of each method it can be split into."""
+def _short_title(title: str) -> str:
+    """``title`` on one line, cut to :data:`_MAX_TITLE` characters (names can span lines, or be
+    missing after error recovery)."""
+    title = " ".join(title.split()) or "definition"
+    if " " not in title:
+        title += " (anonymous)"  # the grammar gave the definition no name
+    return title if len(title) <= _MAX_TITLE else title[:_MAX_TITLE - 1] + "…"
+
+
+class _Def(NamedTuple):
+    """A definition: first line (decorators and attached comments included), title, and its
+    member definitions (a tuple, or a function computing them only when the unit is split).
+    An empty title marks a run of unparsed tokens, which is windowed as plain ``lines``."""
 
     start: int
     title: str
-    methods: tuple[tuple[int, str], ...] = ()
+    members: Union[tuple["_Def", ...], Callable[[], list["_Def"]]] = ()
+
+    def member_defs(self) -> list["_Def"]:
+        return list(self.members) if isinstance(self.members, tuple) else self.members()
 
 
-def language_for(path: str) -> tuple[str, str] | None:
-    """(language, grammar key) for a structural chunker, or None for plain line windows."""
+def language_for(path: str) -> str | None:
+    """Language key of a structural chunker for ``path`` (a key of
+    :data:`ragit.ingest.languages.LANGUAGES`, ``python`` or ``h``), or None for ``lines``."""
     name = path.rsplit("/", 1)[-1]
     dot = name.rfind(".")
-    return _LANGUAGES.get(name[dot:]) if dot > 0 else None
+    language = EXTENSIONS.get(name[dot:]) if dot > 0 else None
+    return language if language is not None else FILENAMES.get(name)
 
 
 # ---------------------------------------------------------------- python (ast)
@@ -108,12 +130,12 @@ def _python_defs(source: str) -> list[_Def] | None:
     floor = 0
     for node in tree.body:
         if isinstance(node, ast.ClassDef):
-            methods: list[tuple[int, str]] = []
+            methods: list[_Def] = []
             inner_floor = node.lineno
             for child in node.body:
                 if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     start = _python_start(child, lines, inner_floor)
-                    methods.append((start, f"method {node.name}.{child.name}"))
+                    methods.append(_Def(start, f"method {node.name}.{child.name}"))
                 inner_floor = child.end_lineno or child.lineno
             defs.append(_Def(_python_start(node, lines, floor), f"class {node.name}", tuple(methods)))
         elif isinstance(node, ast.FunctionDef):
@@ -126,22 +148,15 @@ def _python_defs(source: str) -> list[_Def] | None:
 
 # ---------------------------------------------------------------- tree-sitter
 
-_ATTACHED = frozenset({"comment", "line_comment", "block_comment", "decorator", "attribute_item"})
-_METHOD_NODES = frozenset({
-    "method_declaration", "constructor_declaration", "compact_constructor_declaration",  # java
-    "method_definition", "abstract_method_signature", "method_signature",  # javascript, typescript
-    "function_item", "function_signature_item",  # rust
-})
-_FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "generator_function"})
-
 
 @lru_cache(maxsize=None)
 def _parser(grammar: str) -> Any | None:
-    """A tree-sitter parser for ``grammar``, or None when tree-sitter or the grammar is missing.
+    """A tree-sitter parser for language key ``grammar``, or None when tree-sitter or the
+    grammar is missing.
 
     Imported lazily: most commands never chunk code, and CLI start-up time matters.
     """
-    module_name, function_name = _GRAMMARS[grammar]
+    module_name, function_name = LANGUAGES[grammar].grammar
     try:
         import importlib
 
@@ -153,6 +168,39 @@ def _parser(grammar: str) -> Any | None:
         return None
 
 
+class _Reader:
+    """Feeds the parser its text through a callback (the only way to stop a parse early). A tree
+    parsed that way reads ``Node.text`` back through the same callback, so once parsing is done
+    the slices shrink to name size: copying 64 KB per name would cost more than the parse."""
+
+    __slots__ = ("data", "size")
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.size = 65536
+
+    def __call__(self, offset: int, _point: Any) -> bytes:
+        return self.data[offset:offset + self.size]
+
+
+def _parse(parser: Any, data: bytes) -> Any | None:
+    """The syntax tree of ``data``, or None when parsing exceeds its time budget."""
+    budget = PARSE_SECONDS * (1 + len(data) / 1_000_000)
+    deadline = time.monotonic() + budget
+    reader = _Reader(data)
+    try:
+        tree = parser.parse(reader, progress_callback=lambda *_: time.monotonic() > deadline)
+    except ValueError:  # halted by the callback
+        tree = None
+    except TypeError:  # tree-sitter < 0.25: a timeout instead of a progress callback
+        parser.timeout_micros = int(budget * 1_000_000)
+        tree = parser.parse(data)
+    reader.size = 256
+    if tree is None:
+        parser.reset()  # or the next parse would resume this one
+    return tree
+
+
 def _last_row(node: Any) -> int:
     """Last row holding text of ``node`` (some grammars end a line comment on the next row)."""
     end = node.end_point
@@ -161,138 +209,179 @@ def _last_row(node: Any) -> int:
     return end.row
 
 
-def _start_row(siblings: list[Any], index: int) -> int:
-    """Row where the unit of ``siblings[index]`` starts: attached comments, decorators and
+def _flatten(spec: Language, nodes: list[Any], out: list[Any], junk: set[int], depth: int = 0) -> None:
+    """Append ``nodes`` to ``out`` with wrappers (preprocessor blocks, ``extern "C"``, ``ERROR``
+    nodes) replaced by their children, so definitions inside them count as siblings; the
+    positions of tokens the grammar could not place (leaves of ``ERROR`` nodes) go to ``junk``."""
+    transparent = spec.transparent
+    for node in nodes:
+        kind = node.type
+        if kind == "ERROR" and depth < _MAX_DEPTH:
+            for child in node.children:
+                if child.child_count == 0 and child.type not in spec.attached:
+                    junk.add(len(out))
+                    out.append(child)
+                else:
+                    _flatten(spec, [child], out, junk, depth + 1)
+        elif kind in transparent and depth < _MAX_DEPTH:
+            _flatten(spec, transparent[kind](node), out, junk, depth + 1)
+        else:
+            out.append(node)
+
+
+def _attached(spec: Language, node: Any) -> bool:
+    return node.type in spec.attached or (spec.is_attached is not None and spec.is_attached(node))
+
+
+def _start_row(spec: Language, items: list[Any], junk: set[int], index: int) -> int:
+    """Row where the unit of ``items[index]`` starts: attached comments, decorators and
     attributes directly above it (no blank line, not trailing a line of code) are included."""
-    row = siblings[index].start_point.row
+    row = items[index].start_point.row
     k = index - 1
     while k >= 0:
-        sibling = siblings[k]
-        if sibling.type not in _ATTACHED or not row - 1 <= _last_row(sibling) <= row:
+        sibling = items[k]
+        if k in junk or not _attached(spec, sibling) or not row - 1 <= _last_row(sibling) <= row:
             break
-        if k > 0 and _last_row(siblings[k - 1]) >= sibling.start_point.row:
+        if k > 0 and _last_row(items[k - 1]) >= sibling.start_point.row:
             break
         row = sibling.start_point.row
         k -= 1
     return row
 
 
-def _name(node: Any, field: str = "name") -> str:
-    child = node.child_by_field_name(field)
-    return child.text.decode("utf-8", "replace") if child is not None else "default"
+def _member_nodes(spec: Language, container: Any, body: Any) -> list[Any]:
+    """The nodes among which a container's members are found: comments of the container that
+    precede its body (Ruby keeps them outside ``body_statement``), then the body's children
+    (or the body itself when it is a single definition, as in Scala ``extension (x: T) def f``)."""
+    if body.type in spec.handlers:
+        return [body]
+    before = [c for c in container.named_children if c.end_byte <= body.start_byte and _attached(spec, c)]
+    return before + body.named_children
 
 
-def _is_async(node: Any) -> bool:
-    return any(
-        child.type == "async" or (child.type == "function_modifiers" and b"async" in child.text)
-        for child in node.children
-    )
+def _collect(spec: Language, nodes: list[Any], owner: str | None, members_word: str, depth: int = 0) -> list[_Def]:
+    """Definitions among ``nodes`` (siblings in the tree), titled for ``owner`` when not None.
+
+    A run of unplaced tokens becomes an untitled definition from the first line it has to
+    itself, closed by the next real definition.
+    """
+    items: list[Any] = []
+    junk: set[int] = set()
+    _flatten(spec, nodes, items, junk)
+    defs: list[_Def] = []
+    handlers = spec.handlers
+    recover = spec.recover
+    previous_end = -1  # last row of what came before (only tracked when there are unplaced tokens)
+    in_region = False
+    for index, node in enumerate(items):
+        if junk:
+            if index in junk:
+                # a stray ``}`` or ``;`` stays with the unit it closes; a word opens an unparsed run
+                if node.is_named or node.type[:1].isalnum():
+                    if not in_region:  # the run starts on a line of its own, never mid-line
+                        defs.append(_Def(max(node.start_point.row, previous_end + 1) + 1, ""))
+                        in_region = True
+                    previous_end = max(previous_end, _last_row(node))
+                continue
+            previous_end = max(previous_end, _last_row(node))
+        handler = handlers.get(node.type)
+        found = handler(node) if handler is not None else None
+        first = index
+        if found is None and recover is not None:
+            recovered = recover(items, index)
+            if recovered is not None:
+                found, first = recovered
+        if found is not None:
+            if found.callable and owner is not None:
+                title = f"{found.member_word or members_word} {owner}.{found.name}"
+            else:
+                title = found.title
+            if not title or len(title) > _MAX_TITLE or "\n" in title or title[-1] == " " or " " not in title:
+                title = _short_title(title)
+            if not (spec.merge_clauses and defs and defs[-1].title == title):
+                start = _start_row(spec, items, junk, first) + 1
+                if defs and not defs[-1].title and defs[-1].start >= start:
+                    defs.pop()  # the unparsed run was this definition's own head
+                members = _members(spec, node, found, owner, members_word, depth) if (
+                    found.split or found.callable and node.has_error) else ()
+                defs.append(_Def(start, title, members))
+            in_region = False
+    return defs
 
 
-def _base_type_name(node: Any | None) -> str:
-    """``Point`` for ``*Point``, ``Wrapper<T>``, ``Recv[T]`` or ``fmt::Point``."""
-    if node is None:
-        return "default"
-    text = node.text.decode("utf-8", "replace")
-    for mark in ("<", "["):
-        text = text.split(mark, 1)[0]
-    return text.replace("*", "").replace("&", "").strip().rsplit("::", 1)[-1].rsplit(".", 1)[-1]
-
-
-def _methods(body: Any | None, owner: str) -> tuple[tuple[int, str], ...]:
-    """(1-based first line, ``method Owner.name``) of every method directly in ``body``."""
+def _members(spec: Language, node: Any, found: Found, owner: str | None, members_word: str,
+             depth: int) -> tuple[()] | Callable[[], list[_Def]]:
+    """A function computing the member definitions of ``node`` when its unit gets split: those
+    of a container, or those error recovery swallowed into a callable (titled as if they were
+    its siblings, which they are)."""
+    if depth >= _MAX_DEPTH:
+        return ()
+    body = found.body if found.body is not None or found.split else node.child_by_field_name("body")
     if body is None:
         return ()
-    found: list[tuple[int, str]] = []
-    siblings = body.named_children
-    for index, child in enumerate(siblings):
-        if child.type in _METHOD_NODES:
-            found.append((_start_row(siblings, index) + 1, f"method {owner}.{_name(child)}"))
-        elif child.type == "enum_body_declarations":  # java: methods after the enum constants
-            found.extend(_methods(child, owner))
-    return tuple(found)
+    if not found.split:
+        inner_owner, inner_word = owner, members_word
+    else:
+        inner_owner = owner if found.owner == "" else (found.owner or found.name or owner)
+        inner_word = found.members_word
+
+    def compute() -> list[_Def]:
+        return _collect(spec, _member_nodes(spec, node, body), inner_owner, inner_word, depth + 1)
+
+    return compute
 
 
-def _unwrap(node: Any) -> Any:
-    """The declaration inside ``export ...``, ``declare ...`` or a namespace statement."""
-    if node.type == "export_statement":
-        declaration = node.child_by_field_name("declaration")
-        if declaration is not None:
-            return declaration
-        for child in node.named_children:
-            if child.type in ("function_expression", "class", "generator_function"):
-                return child
-    if node.type in ("ambient_declaration", "expression_statement") and node.named_children:
-        inner = node.named_children[0]
-        if inner.type in ("internal_module", "module") or node.type == "ambient_declaration":
-            return inner
-    return node
+def _unplaced_bytes(spec: Language, root: Any) -> int:
+    """Bytes of the tokens tree-sitter could not fit into any construct (the leaf children of
+    ``ERROR`` nodes; comments excluded). Only subtrees that contain an error are visited."""
+    total = 0
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "ERROR":
+            for child in node.children:
+                if child.child_count == 0:
+                    if child.type not in spec.attached:
+                        total += child.end_byte - child.start_byte
+                elif child.has_error:
+                    stack.append(child)
+        else:
+            stack.extend(child for child in node.children if child.has_error)
+    return total
 
 
-def _describe(node: Any) -> tuple[str, tuple[tuple[int, str], ...]] | None:
-    """Title and methods of a top-level definition node, or None when it is not one."""
-    kind = node.type
-    if kind in ("function_declaration", "generator_function_declaration", "function_signature",
-                "function_expression", "generator_function", "function_item"):
-        prefix = "async function" if _is_async(node) else "function"
-        return f"{prefix} {_name(node)}", ()
-    if kind == "method_declaration":  # go: a method with a receiver
-        receiver = node.child_by_field_name("receiver")
-        params = receiver.named_children if receiver is not None else []
-        owner = _base_type_name(params[0].child_by_field_name("type")) if params else "default"
-        return f"method {owner}.{_name(node)}", ()
-    if kind == "type_declaration":  # go
-        specs = [c for c in node.named_children if c.type in ("type_spec", "type_alias")]
-        if len(specs) == 1:
-            value = specs[0].child_by_field_name("type")
-            word = {"struct_type": "struct", "interface_type": "interface"}.get(value.type if value else "", "type")
-            return f"{word} {_name(specs[0])}", ()
-        return ("type " + ", ".join(_name(s) for s in specs), ()) if specs else None
-    if kind in ("class_declaration", "abstract_class_declaration", "class", "interface_declaration",
-                "enum_declaration", "record_declaration", "annotation_type_declaration", "trait_item"):
-        word = {"interface_declaration": "interface", "enum_declaration": "enum",
-                "record_declaration": "record", "annotation_type_declaration": "annotation",
-                "trait_item": "trait"}.get(kind, "class")
-        name = _name(node)
-        return f"{word} {name}", _methods(node.child_by_field_name("body"), name)
-    if kind == "impl_item":
-        owner = _base_type_name(node.child_by_field_name("type"))
-        trait = node.child_by_field_name("trait")
-        title = f"impl {_base_type_name(trait)} for {owner}" if trait is not None else f"impl {owner}"
-        return title, _methods(node.child_by_field_name("body"), owner)
-    simple = {"struct_item": "struct", "enum_item": "enum", "union_item": "union",
-              "type_alias_declaration": "type", "internal_module": "namespace", "module": "module",
-              "macro_definition": "macro"}
-    if kind in simple:
-        return f"{simple[kind]} {_name(node)}", ()
-    if kind == "mod_item" and node.child_by_field_name("body") is not None:
-        return f"mod {_name(node)}", ()
-    if kind in ("lexical_declaration", "variable_declaration"):
-        for declarator in node.named_children:
-            value = declarator.child_by_field_name("value") if declarator.type == "variable_declarator" else None
-            if value is not None and value.type in _FUNCTION_VALUES:
-                prefix = "async function" if _is_async(value) else "function"
-                return f"{prefix} {_name(declarator)}", ()
-            if value is not None and value.type == "class":
-                name = _name(declarator)
-                return f"class {name}", _methods(value.child_by_field_name("body"), name)
-    return None
-
-
-def _tree_sitter_defs(grammar: str, source: str) -> list[_Def] | None:
-    parser = _parser(grammar)
-    if parser is None:
+def _tree_sitter_defs(language: str, source: str) -> tuple[str, list[_Def]] | None:
+    """(chunker language, definitions) from one parse, or None for ``lines`` (no grammar, a parse
+    over its time budget, or one that is mostly errors / recovers no definition)."""
+    data = source.encode("utf-8")
+    if language == "h":  # C++ syntax → C++; otherwise C, with C++ as the fallback
+        candidates: tuple[str, ...] = ("cpp",) if CPP_SYNTAX.search(source) else ("c", "cpp")
+    else:
+        candidates = (language,)
+    best: tuple[int, str, Any] | None = None
+    for key in candidates:
+        parser = _parser(key)
+        if parser is None:
+            continue
+        tree = _parse(parser, data) if LANGUAGES[key].guarded else parser.parse(data)
+        if tree is None:
+            continue
+        root = tree.root_node
+        unplaced = _unplaced_bytes(LANGUAGES[key], root) if root.has_error else 0
+        if best is None or unplaced < best[0]:
+            best = (unplaced, key, root)
+        if not unplaced:
+            break
+    if best is None:
         return None
-    root = parser.parse(source.encode("utf-8")).root_node
-    if root.has_error:
+    unplaced, key, root = best
+    spec = LANGUAGES[key]
+    if unplaced and unplaced > MAX_UNPARSED * (len(data) - sum(data.count(c) for c in b" \t\n\r\f\v")):
         return None
-    defs: list[_Def] = []
-    siblings = root.named_children
-    for index, node in enumerate(siblings):
-        described = _describe(_unwrap(node))
-        if described is not None:
-            defs.append(_Def(_start_row(siblings, index) + 1, described[0], described[1]))
-    return defs
+    defs = _collect(spec, [root] if root.type == "ERROR" else root.named_children, None, "method")
+    if unplaced and not any(d.title for d in defs):
+        return None  # broken, and no structure to show for it
+    return spec.name, defs
 
 
 # ---------------------------------------------------------------- units and windows
@@ -352,39 +441,61 @@ def _oversize(clean: list[str], start: int, end: int, lim: CodeLimits) -> bool:
 
 
 def _emit(clean: list[str], start: int, end: int, title: str, lim: CodeLimits) -> list[Piece]:
-    """One chunk for the unit, or line windows titled ``<title> (lines a-b)`` when too big."""
+    """One chunk for the unit, or line windows titled ``<title> (lines a-b)`` when too big.
+
+    An untitled unit (unparsed tokens) is windowed like the ``lines`` chunker, titles ``lines a-b``.
+    """
     trimmed = _trim(clean, start, end)
     if trimmed is None:
         return []
     a, b = trimmed
+    if not title:
+        return _windows(clean, a, b, "", lim)
     if _oversize(clean, a, b, lim):
         return _windows(clean, a, b, title, lim)
     return [(title, a, b, _text(clean, a, b))]
 
 
-def _structured(clean: list[str], defs: list[_Def], lim: CodeLimits) -> list[Piece]:
-    """Partition the file at definition starts; split oversized containers at their methods."""
+def _boundaries(defs: list[_Def], low: int, high: int) -> list[_Def]:
+    """``defs`` starting in (low, high], by start line; of two on one line the first is kept
+    (they share its unit)."""
     ordered: list[_Def] = []
     for definition in sorted(defs, key=lambda d: d.start):
-        if not ordered or definition.start > ordered[-1].start:
-            ordered.append(definition)  # two definitions on one line share the first's unit
+        if low < definition.start <= high and (not ordered or definition.start > ordered[-1].start):
+            ordered.append(definition)
+    return ordered
+
+
+def _unit(clean: list[str], definition: _Def, end: int, lim: CodeLimits, out: list[Piece], depth: int = 0) -> None:
+    """Chunks of the unit of ``definition`` (its start through ``end``): one unit, or, when it
+    is too big and has members, a header unit plus the units of its members, recursively."""
+    trimmed = _trim(clean, definition.start, end)
+    if trimmed is None:
+        return
+    members: list[_Def] = []
+    if definition.title and depth < _MAX_DEPTH and definition.members and _oversize(clean, *trimmed, lim):
+        members = _boundaries(definition.member_defs(), trimmed[0], trimmed[1])
+    if not members:
+        out.extend(_emit(clean, definition.start, end, definition.title, lim))
+        return
+    out.extend(_emit(clean, definition.start, members[0].start - 1, definition.title, lim))
+    for k, member in enumerate(members):
+        member_end = members[k + 1].start - 1 if k + 1 < len(members) else end
+        if member.members:
+            _unit(clean, member, member_end, lim, out, depth + 1)
+        else:
+            out.extend(_emit(clean, member.start, member_end, member.title, lim))
+
+
+def _structured(clean: list[str], defs: list[_Def], lim: CodeLimits) -> list[Piece]:
+    """Partition the file at definition starts; split oversized containers at their members."""
     n = len(clean)
+    ordered = _boundaries(defs, 0, n)
     out: list[Piece] = []
     if not ordered or ordered[0].start > 1:
         out.extend(_emit(clean, 1, ordered[0].start - 1 if ordered else n, "module", lim))
     for index, definition in enumerate(ordered):
-        end = ordered[index + 1].start - 1 if index + 1 < len(ordered) else n
-        trimmed = _trim(clean, definition.start, end)
-        if trimmed is None:
-            continue
-        methods = [(s, t) for s, t in definition.methods if trimmed[0] < s <= trimmed[1]]
-        if not methods or not _oversize(clean, *trimmed, lim):
-            out.extend(_emit(clean, definition.start, end, definition.title, lim))
-            continue
-        out.extend(_emit(clean, definition.start, methods[0][0] - 1, definition.title, lim))
-        for k, (start, title) in enumerate(methods):
-            method_end = methods[k + 1][0] - 1 if k + 1 < len(methods) else end
-            out.extend(_emit(clean, start, method_end, title, lim))
+        _unit(clean, definition, ordered[index + 1].start - 1 if index + 1 < len(ordered) else n, lim, out)
     return out
 
 
@@ -401,11 +512,14 @@ def chunk_code(path: str, raw_text: str, masked_text: str, version: str = "1") -
         raise ValueError(f"{path}: masked text has {len(masked_lines)} lines, raw text {len(raw_lines)}")
     clean = [line.rstrip() for line in masked_lines]
     language = language_for(path)
-    if language is not None:
-        name, grammar = language
-        defs = _python_defs(raw_text) if name == "python" else _tree_sitter_defs(grammar, raw_text)
+    if language == "python":
+        defs = _python_defs(raw_text)
         if defs is not None:
-            return f"code:{name}", _numbered(_structured(clean, defs, lim))
+            return "code:python", _numbered(_structured(clean, defs, lim))
+    elif language is not None:
+        found = _tree_sitter_defs(language, raw_text)
+        if found is not None:
+            return f"code:{found[0]}", _numbered(_structured(clean, found[1], lim))
     trimmed = _trim(clean, 1, len(clean))
     pieces = _windows(clean, trimmed[0], trimmed[1], "", lim) if trimmed is not None else []
     return LINES_CHUNKER, _numbered(pieces)

@@ -1,0 +1,865 @@
+"""Per-language tables of the tree-sitter code chunker (knowledge §8.6).
+
+One :class:`Language` per chunker language: which file names it covers, which grammar parses
+it, which nodes are definitions (and how they are named and titled), which nodes hold member
+definitions, which nodes are mere wrappers whose children count as siblings (preprocessor
+blocks, ``extern "C"``), and which nodes attach to the definition below them (comments,
+decorators, ``@doc``). The walk that turns these tables into chunk boundaries lives in
+:mod:`ragit.ingest.code`; this module only describes nodes, so it imports no grammar.
+
+Title scheme: a definition is titled ``<word> <name>`` (``class Cart``, ``namespace shop``,
+``impl Display for Point``). A function-like definition found inside a container is titled
+``<member word> <owner>.<name>``, where the owner is the innermost container's name and the
+member word is ``method`` for type-like containers (class, struct, trait, impl, object,
+Ruby module, ...) and ``function`` for namespace-like ones (C++/C#/PHP namespace, Rust ``mod``,
+TypeScript namespace, Elixir ``defmodule``). Nested types keep their own title
+(``class Inner``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, NamedTuple
+
+Node = Any  # tree_sitter.Node; typed loosely so this module never imports tree_sitter
+
+
+class Found(NamedTuple):
+    """What a definition node is.
+
+    ``title`` is used when the node is not titled through an owner; ``callable`` definitions
+    found among a container's members are titled ``<member word> <owner>.<name>`` instead
+    (``member_word`` overrides the container's word, e.g. C# ``property``). ``body`` holds the
+    member definitions of a container (``split``). A callable's body (its ``body`` field unless
+    given) is only searched when the callable contains a parse error, because error recovery
+    often swallows the definitions that follow into it. ``owner`` is the name members are
+    titled with (default ``name``; ``""`` keeps the enclosing owner, e.g. Ruby ``class << self``).
+    """
+
+    title: str
+    name: str = ""
+    callable: bool = False
+    body: Node | None = None
+    split: bool = False
+    owner: str | None = None
+    members_word: str = "method"
+    member_word: str = ""
+
+
+Describe = Callable[[Node], "Found | None"]
+
+
+@dataclass(frozen=True)
+class Language:
+    """How one language's syntax tree maps to definitions."""
+
+    name: str  # the chunker is ``code:<name>``
+    grammar: tuple[str, str]  # (module, function returning the language pointer)
+    extensions: tuple[str, ...]  # file name endings, dot included
+    handlers: dict[str, Describe]  # node type -> description (None: not a definition after all)
+    attached: frozenset[str] = frozenset()  # node types that attach to the definition below
+    transparent: dict[str, Callable[[Node], list[Node]]] = field(default_factory=dict)
+    is_attached: Callable[[Node], bool] | None = None  # extra attachment test (Elixir ``@doc``)
+    merge_clauses: bool = False  # consecutive definitions with one title form one unit (Haskell)
+    #: recovers a definition error recovery tore apart: (siblings, index) -> (found, its first sibling)
+    recover: Callable[[list[Node], int], "tuple[Found, int] | None"] | None = None
+    filenames: tuple[str, ...] = ()  # whole file names (``Rakefile``)
+    #: parse under a time budget (a progress callback, about 4% of the parse time); the five
+    #: grammars chunked before the budget existed are parsed as they were
+    guarded: bool = True
+
+
+# ---------------------------------------------------------------- shared helpers
+
+
+def text(node: Node | None, default: str = "") -> str:
+    """UTF-8 text of ``node`` (``default`` when missing)."""
+    return node.text.decode("utf-8", "replace") if node is not None else default
+
+
+def name_of(node: Node, field_name: str = "name", default: str = "default") -> str:
+    """Text of the ``field_name`` child, or ``default``."""
+    return text(node.child_by_field_name(field_name), default)
+
+
+def one_line(value: str, limit: int = 80) -> str:
+    """``value`` squeezed onto one line and cut to ``limit`` characters (titles stay short)."""
+    value = " ".join(value.split())
+    return value if len(value) <= limit else value[:limit - 1] + "…"
+
+
+def base_type_name(node: Node | None) -> str:
+    """``Point`` for ``*Point``, ``Wrapper<T>``, ``Recv[T]`` or ``fmt::Point``."""
+    if node is None:
+        return "default"
+    value = text(node)
+    for mark in ("<", "["):
+        value = value.split(mark, 1)[0]
+    return value.replace("*", "").replace("&", "").strip().rsplit("::", 1)[-1].rsplit(".", 1)[-1]
+
+
+def _first(node: Node, types: frozenset[str] | set[str] | tuple[str, ...]) -> Node | None:
+    for child in node.named_children:
+        if child.type in types:
+            return child
+    return None
+
+
+def _named(node: Node) -> list[Node]:
+    return node.named_children
+
+
+def _function(word: str = "function", field_name: str = "name") -> Describe:
+    def describe(node: Node) -> Found:
+        child = node.child_by_field_name(field_name)  # name_of, inlined: this runs for every method
+        name = child.text.decode("utf-8", "replace") if child is not None else "default"
+        return Found(f"{word} {name}", name, True)
+    return describe
+
+
+def _container(word: str, members_word: str = "method", field_name: str = "name", body: str = "body",
+               leaf_without_body: bool = False) -> Describe:
+    def describe(node: Node) -> Found | None:
+        name = name_of(node, field_name)
+        inner = node.child_by_field_name(body)
+        if inner is None and leaf_without_body:
+            return None
+        return Found(f"{word} {name}", name, body=inner, split=True, members_word=members_word)
+    return describe
+
+
+def _leaf(word: str, field_name: str = "name") -> Describe:
+    def describe(node: Node) -> Found:
+        name = name_of(node, field_name)
+        return Found(f"{word} {name}", name)
+    return describe
+
+
+COMMENTS = frozenset({"comment", "line_comment", "block_comment"})
+ATTACHED = COMMENTS | {"decorator", "attribute_item"}
+
+
+# ---------------------------------------------------------------- JavaScript / TypeScript
+
+
+def _is_async(node: Node) -> bool:
+    return any(
+        child.type == "async" or (child.type == "function_modifiers" and b"async" in child.text)
+        for child in node.children
+    )
+
+
+def _js_function(node: Node) -> Found:
+    name = name_of(node)
+    prefix = "async function" if _is_async(node) else "function"
+    return Found(f"{prefix} {name}", name, callable=True)
+
+
+_JS_FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "generator_function"})
+
+
+def _js_variable(node: Node) -> Found | None:
+    for declarator in node.named_children:
+        value = declarator.child_by_field_name("value") if declarator.type == "variable_declarator" else None
+        if value is None:
+            continue
+        if value.type in _JS_FUNCTION_VALUES:
+            name = name_of(declarator)
+            prefix = "async function" if _is_async(value) else "function"
+            return Found(f"{prefix} {name}", name, callable=True)
+        if value.type == "class":
+            name = name_of(declarator)
+            return Found(f"class {name}", name, body=value.child_by_field_name("body"), split=True)
+    return None
+
+
+def _js_export(node: Node) -> Found | None:
+    declaration = node.child_by_field_name("declaration")
+    if declaration is None:
+        declaration = _first(node, ("function_expression", "class", "generator_function"))
+    return _describe_js(declaration) if declaration is not None else None
+
+
+def _js_ambient(node: Node) -> Found | None:
+    return _describe_js(node.named_children[0]) if node.named_children else None
+
+
+def _js_statement(node: Node) -> Found | None:
+    inner = node.named_children[0] if node.named_children else None
+    if inner is not None and inner.type in ("internal_module", "module"):
+        return _describe_js(inner)
+    return None
+
+
+_JS: dict[str, Describe] = {
+    "function_declaration": _js_function,
+    "generator_function_declaration": _js_function,
+    "function_signature": _js_function,
+    "function_expression": _js_function,
+    "generator_function": _js_function,
+    "class_declaration": _container("class"),
+    "abstract_class_declaration": _container("class"),
+    "class": _container("class"),
+    "interface_declaration": _container("interface"),
+    "enum_declaration": _leaf("enum"),
+    "type_alias_declaration": _leaf("type"),
+    "internal_module": _container("namespace", "function"),
+    "module": _container("module", "function"),
+    "lexical_declaration": _js_variable,
+    "variable_declaration": _js_variable,
+    "export_statement": _js_export,
+    "ambient_declaration": _js_ambient,
+    "expression_statement": _js_statement,
+    # members
+    "method_definition": _function("method"),
+    "abstract_method_signature": _function("method"),
+    "method_signature": _function("method"),
+}
+
+
+def _describe_js(node: Node) -> Found | None:
+    handler = _JS.get(node.type)
+    return handler(node) if handler is not None else None
+
+
+# ---------------------------------------------------------------- Go, Java, Rust
+
+
+def _go_method(node: Node) -> Found:
+    receiver = node.child_by_field_name("receiver")
+    params = receiver.named_children if receiver is not None else []
+    owner = base_type_name(params[0].child_by_field_name("type")) if params else "default"
+    name = name_of(node)
+    return Found(f"method {owner}.{name}", name)
+
+
+def _go_type(node: Node) -> Found | None:
+    specs = [c for c in node.named_children if c.type in ("type_spec", "type_alias")]
+    if len(specs) == 1:
+        value = specs[0].child_by_field_name("type")
+        word = {"struct_type": "struct", "interface_type": "interface"}.get(value.type if value else "", "type")
+        return Found(f"{word} {name_of(specs[0])}", name_of(specs[0]))
+    return Found("type " + ", ".join(name_of(s) for s in specs)) if specs else None
+
+
+_GO: dict[str, Describe] = {
+    "function_declaration": _function(),
+    "method_declaration": _go_method,
+    "type_declaration": _go_type,
+}
+
+_JAVA: dict[str, Describe] = {
+    "class_declaration": _container("class"),
+    "interface_declaration": _container("interface"),
+    "enum_declaration": _container("enum"),
+    "record_declaration": _container("record"),
+    "annotation_type_declaration": _container("annotation"),
+    "method_declaration": _function("method"),
+    "constructor_declaration": _function("method"),
+    "compact_constructor_declaration": _function("method"),
+}
+
+
+def _rust_impl(node: Node) -> Found:
+    owner = base_type_name(node.child_by_field_name("type"))
+    trait = node.child_by_field_name("trait")
+    title = f"impl {base_type_name(trait)} for {owner}" if trait is not None else f"impl {owner}"
+    return Found(title, owner, body=node.child_by_field_name("body"), split=True)
+
+
+_RUST: dict[str, Describe] = {
+    "function_item": _js_function,  # ``async fn`` is spotted like ``async function``
+    "function_signature_item": _js_function,
+    "struct_item": _leaf("struct"),
+    "enum_item": _leaf("enum"),
+    "union_item": _leaf("union"),
+    "trait_item": _container("trait"),
+    "impl_item": _rust_impl,
+    "mod_item": _container("mod", "function", leaf_without_body=True),
+    "macro_definition": _leaf("macro"),
+}
+
+
+# ---------------------------------------------------------------- Kotlin, Scala, Swift
+
+
+def _kotlin_class(node: Node) -> Found:
+    word = "class"
+    body = None
+    for child in node.children:
+        if child.type == "interface":
+            word = "interface"
+        elif child.type == "modifiers":
+            for modifier in child.named_children:
+                if modifier.type == "class_modifier" and modifier.text in (b"enum", b"annotation"):
+                    word = modifier.text.decode()
+        elif child.type in ("class_body", "enum_class_body"):
+            body = child
+    name = name_of(node)
+    return Found(f"{word} {name}", name, body=body, split=True)
+
+
+def _kotlin_object(node: Node) -> Found:
+    name = name_of(node)
+    return Found(f"object {name}", name, body=_first(node, ("class_body",)), split=True)
+
+
+def _kotlin_companion(node: Node) -> Found:
+    name = name_of(node, default="Companion")
+    return Found(f"companion object {name}", name, body=_first(node, ("class_body",)), split=True, owner="")
+
+
+def _kotlin_function(node: Node) -> Found:
+    name = name_of(node)
+    body = _first(node, ("function_body",)) if node.has_error else None
+    return Found(f"function {name}", name, callable=True, body=body)
+
+
+_KOTLIN: dict[str, Describe] = {
+    "class_declaration": _kotlin_class,
+    "object_declaration": _kotlin_object,
+    "companion_object": _kotlin_companion,
+    "function_declaration": _kotlin_function,
+    "secondary_constructor": lambda node: Found("function constructor", "constructor", callable=True),
+    "type_alias": _leaf("type", "type"),
+}
+
+
+def _scala_extension(node: Node) -> Found:
+    params = node.child_by_field_name("parameters")
+    parameter = _first(params, ("parameter",)) if params is not None else None
+    owner = base_type_name(parameter.child_by_field_name("type")) if parameter is not None else "default"
+    return Found(f"extension {owner}", owner, body=node.child_by_field_name("body"), split=True)
+
+
+def _scala_given(node: Node) -> Found:
+    name = name_of(node, default="") or one_line(name_of(node, "return_type", "given"))
+    return Found(f"given {name}", name)
+
+
+_SCALA: dict[str, Describe] = {
+    "class_definition": _container("class"),
+    "trait_definition": _container("trait"),
+    "object_definition": _container("object"),
+    "enum_definition": _container("enum"),
+    "package_object": _container("package object"),
+    "function_definition": _function(),
+    "function_declaration": _function(),
+    "type_definition": _leaf("type"),
+    "given_definition": _scala_given,
+    "extension_definition": _scala_extension,
+}
+
+
+def _swift_class(node: Node) -> Found:
+    kind = text(node.child_by_field_name("declaration_kind"), "class")
+    name_node = node.child_by_field_name("name")
+    name = base_type_name(name_node) if kind == "extension" else text(name_node, "default")
+    return Found(f"{kind} {name}", name, body=node.child_by_field_name("body"), split=True)
+
+
+_SWIFT: dict[str, Describe] = {
+    "class_declaration": _swift_class,
+    "protocol_declaration": _container("protocol"),
+    "function_declaration": _function(),
+    "protocol_function_declaration": _function(),
+    "init_declaration": lambda node: Found("function init", "init", callable=True),
+    "deinit_declaration": lambda node: Found("function deinit", "deinit", callable=True),
+    "subscript_declaration": lambda node: Found("function subscript", "subscript", callable=True),
+    "typealias_declaration": _leaf("typealias"),
+}
+
+
+# ---------------------------------------------------------------- C, C++, C#
+
+_DECLARATOR_WRAPPERS = frozenset({
+    "pointer_declarator", "reference_declarator", "function_declarator", "parenthesized_declarator",
+    "attributed_declarator", "array_declarator",
+})
+
+
+def _c_declarator_name(node: Node | None) -> Node | None:
+    """The innermost name node of a C/C++ declarator (``**f(...)`` → ``f``)."""
+    for _ in range(16):
+        if node is None or node.type not in _DECLARATOR_WRAPPERS:
+            return node
+        inner = node.child_by_field_name("declarator")
+        if inner is None:  # e.g. a reference_declarator keeps its target as a plain child
+            inner = next((c for c in node.named_children if c.type not in ("parameter_list", "type_qualifier")), None)
+        node = inner
+    return node
+
+
+_C_NAMES = frozenset({
+    "identifier", "field_identifier", "qualified_identifier", "destructor_name", "operator_name",
+    "template_function", "operator_cast",
+})
+
+
+def _c_function(node: Node) -> Found | None:
+    declarator = node.child_by_field_name("declarator")
+    name_node = _c_declarator_name(declarator)
+    specifier = node.child_by_field_name("type")
+    if specifier is not None and specifier.type in _C_RECORDS and specifier.child_by_field_name("body") is not None:
+        # ``class X { ... <broken> ... }`` glued to what follows: the class is the definition
+        return _C_RECORDS[specifier.type](specifier)
+    if name_node is not None and name_node.type == "identifier" and name_node.text == b"namespace":
+        # ``SOME_MACRO namespace x {``: a macro before ``namespace`` makes the namespace parse as
+        # a function named "namespace"; its body still holds the real definitions.
+        error = _first(node, ("ERROR",))
+        name = text(error, "(anonymous)").strip() if error is not None else "(anonymous)"
+        return Found(f"namespace {name}", name, body=node.child_by_field_name("body"), split=True,
+                     members_word="function")
+    if name_node is None or name_node.type not in _C_NAMES:
+        return None  # a declarator error recovery made up; not worth a title
+    if name_node.type == "template_function":
+        name_node = name_node.child_by_field_name("name") or name_node
+    if name_node.type == "qualified_identifier":
+        scope = name_node.child_by_field_name("scope")
+        name = text(name_node.child_by_field_name("name"), text(name_node))
+        owner = base_type_name(scope)
+        if scope is not None and owner.isidentifier() and owner not in ("template", "typename"):
+            return Found(f"method {owner}.{name}", name, callable=True)
+        return Found(f"function {name}", name, callable=True)
+    name = text(name_node)
+    return Found(f"function {name}", name, callable=True)
+
+
+def _c_record(word: str) -> Describe:
+    def describe(node: Node) -> Found | None:
+        body = node.child_by_field_name("body")
+        if body is None:
+            return None  # a use of the type, not its definition
+        name_node = node.child_by_field_name("name")
+        if name_node is not None and name_node.type == "template_type":  # a specialisation
+            name_node = name_node.child_by_field_name("name") or name_node
+        name = text(name_node, "(anonymous)")
+        if word == "enum":
+            return Found(f"enum {name}", name)
+        return Found(f"{word} {name}", name, body=body, split=True)
+    return describe
+
+
+_C_RECORDS: dict[str, Describe] = {
+    "struct_specifier": _c_record("struct"),
+    "union_specifier": _c_record("union"),
+    "enum_specifier": _c_record("enum"),
+    "class_specifier": _c_record("class"),
+}
+
+
+def _c_typedef(node: Node) -> Found | None:
+    """``typedef struct {...} name;`` is the definition of ``struct name``."""
+    specifier = node.child_by_field_name("type")
+    if specifier is None or specifier.type not in _C_RECORDS or specifier.child_by_field_name("body") is None:
+        return None
+    found = _C_RECORDS[specifier.type](specifier)
+    declarator = _c_declarator_name(node.child_by_field_name("declarator"))
+    if found is None or declarator is None or specifier.child_by_field_name("name") is not None:
+        return found
+    name = text(declarator)
+    word = found.title.split(" ", 1)[0]
+    return Found(f"{word} {name}", name, body=found.body, split=found.split)
+
+
+def _c_declaration(node: Node) -> Found | None:
+    """``struct x {...} var;`` or ``class API x {...};`` define the record they spell out."""
+    specifier = node.child_by_field_name("type")
+    if specifier is not None and specifier.type in _C_RECORDS:
+        return _C_RECORDS[specifier.type](specifier)
+    return None
+
+
+def _c_orphan_body(items: list[Node], index: int) -> tuple[Found, int] | None:
+    """``MACRO(x)`` without a semicolon before ``static int f(int a) {`` makes the head of ``f``
+    an error and its body a lone block: a block right after a function declarator is ``f``."""
+    node = items[index]
+    if node.type != "compound_statement" or index == 0 or items[index - 1].type != "function_declarator":
+        return None
+    declarator = items[index - 1]
+    name_node = _c_declarator_name(declarator)
+    if name_node is None or name_node.type not in _C_NAMES:
+        return None
+    first = index - 1
+    row = declarator.start_point.row
+    while first > 0 and items[first - 1].start_point.row == row and items[first - 1].end_point.row == row:
+        first -= 1  # ``static int`` before the declarator, on its line
+    name = text(name_node)
+    return Found(f"function {name}", name, callable=True, body=node), first
+
+
+def _cpp_template(node: Node) -> Found | None:
+    for child in reversed(node.named_children):
+        handler = _CPP.get(child.type)
+        if handler is not None:
+            return handler(child)
+    return None
+
+
+def _cpp_namespace(node: Node) -> Found:
+    name = name_of(node, default="(anonymous)")
+    return Found(f"namespace {name}", name, body=node.child_by_field_name("body"), split=True,
+                 members_word="function")
+
+
+def _linkage_children(node: Node) -> list[Node]:
+    body = node.child_by_field_name("body")
+    if body is None:
+        return []
+    return body.named_children if body.type == "declaration_list" else [body]
+
+
+_C: dict[str, Describe] = {
+    "function_definition": _c_function,
+    "type_definition": _c_typedef,
+    "declaration": _c_declaration,
+    **_C_RECORDS,
+}
+_CPP: dict[str, Describe] = {
+    **_C,
+    "field_declaration": _c_declaration,
+    "namespace_definition": _cpp_namespace,
+    "template_declaration": _cpp_template,
+}
+_C_TRANSPARENT: dict[str, Callable[[Node], list[Node]]] = {
+    "preproc_if": _named, "preproc_ifdef": _named, "preproc_else": _named, "preproc_elif": _named,
+    "preproc_elifdef": _named, "linkage_specification": _linkage_children,
+}
+
+#: A header (``.h``) that shows C++ syntax is parsed as C++, any other as C (see ``code.py``).
+CPP_SYNTAX = re.compile(
+    r"\bnamespace\s+[\w:]*\s*\{|\btemplate\s*<|\bclass\s+\w+[^;(]*\{|^\s*(?:public|private|protected)\s*:"
+    r"|\bstd::|\bconstexpr\b|\bnullptr\b",
+    re.MULTILINE,
+)
+
+
+def _cs_member(word: str, name: Callable[[Node], str]) -> Describe:
+    def describe(node: Node) -> Found:
+        value = name(node)
+        return Found(f"{word} {value}", value, callable=True, member_word=word if word != "function" else "")
+    return describe
+
+
+def _cs_property(node: Node) -> Found | None:
+    """A property with code in it (an accessor body or ``=> expr``); an auto-property such as
+    ``int X { get; set; }`` is a field and stays in the unit above it."""
+    for child in node.named_children:
+        if child.type == "arrow_expression_clause":
+            break
+        if child.type == "accessor_list" and any(
+            accessor.child_by_field_name("body") is not None
+            or any(c.type in ("block", "arrow_expression_clause") for c in accessor.named_children)
+            for accessor in child.named_children
+        ):
+            break
+    else:
+        return None
+    name = name_of(node)
+    return Found(f"property {name}", name, callable=True, member_word="property")
+
+
+def _cs_operator(node: Node) -> str:
+    operator = node.child_by_field_name("operator")
+    if operator is not None:
+        return "operator " + text(operator)
+    return "operator " + name_of(node, "type", "")
+
+
+_CSHARP: dict[str, Describe] = {
+    "namespace_declaration": _container("namespace", "function"),
+    "class_declaration": _container("class"),
+    "struct_declaration": _container("struct"),
+    "interface_declaration": _container("interface"),
+    "record_declaration": _container("record"),
+    "enum_declaration": _leaf("enum"),
+    "delegate_declaration": _leaf("delegate"),
+    "method_declaration": _cs_member("function", name_of),
+    "constructor_declaration": _cs_member("function", name_of),
+    "destructor_declaration": _cs_member("function", lambda node: "~" + name_of(node)),
+    "operator_declaration": _cs_member("function", _cs_operator),
+    "conversion_operator_declaration": _cs_member("function", _cs_operator),
+    "indexer_declaration": _cs_member("function", lambda node: "this"),
+    "property_declaration": _cs_property,
+}
+
+
+# ---------------------------------------------------------------- Ruby, PHP, Elixir
+
+
+def _ruby_singleton_method(node: Node) -> Found:
+    name = name_of(node)
+    receiver = name_of(node, "object", "self")
+    return Found(f"function {receiver}.{name}", name, callable=True)
+
+
+_RUBY_BLOCKS = {  # DSL calls with a ``do`` block that name a unit: Rake, RSpec, minitest
+    "namespace": True, "describe": True, "context": True,  # True: a container
+    "task": False, "it": False, "test": False, "specify": False,
+}
+
+
+def _ruby_label(arguments: Node | None) -> str:
+    """``clear`` for ``task clear: :env``, ``log`` for ``:log``, ``"starts empty"`` as written."""
+    first = arguments.named_children[0] if arguments is not None and arguments.named_children else None
+    if first is None:
+        return ""
+    if first.type == "pair":
+        first = first.child_by_field_name("key") or first
+    label = text(first)
+    if first.type in ("simple_symbol", "hash_key_symbol"):
+        label = label.lstrip(":").rstrip(":")
+    return one_line(label, 60)
+
+
+def _ruby_call(node: Node) -> Found | None:
+    method = node.child_by_field_name("method")
+    block = node.child_by_field_name("block")
+    receiver = node.child_by_field_name("receiver")  # only ``RSpec.describe`` has one
+    if method is None or block is None or block.type != "do_block":
+        return None
+    if receiver is not None and receiver.text != b"RSpec":
+        return None
+    word = text(method)
+    if word not in _RUBY_BLOCKS:
+        return None
+    label = _ruby_label(node.child_by_field_name("arguments"))
+    if _RUBY_BLOCKS[word]:
+        return Found(f"{word} {label}".rstrip(), label, body=block.child_by_field_name("body"), split=True, owner="")
+    return Found(f"{word} {label}".rstrip(), label)
+
+
+def _ruby_attached(node: Node) -> bool:
+    """A Rake ``desc "..."`` line directly above a ``task`` belongs to it."""
+    if node.type != "call" or node.child_by_field_name("block") is not None:
+        return False
+    method = node.child_by_field_name("method")
+    return method is not None and method.text == b"desc" and node.child_by_field_name("receiver") is None
+
+
+_RUBY: dict[str, Describe] = {
+    "call": _ruby_call,
+    "class": _container("class"),
+    "module": _container("module"),
+    "method": _function(),
+    "singleton_method": _ruby_singleton_method,
+    "singleton_class": lambda node: Found("class << self", body=node.child_by_field_name("body"), split=True,
+                                          owner=""),
+}
+
+_PHP: dict[str, Describe] = {
+    "namespace_definition": _container("namespace", "function", leaf_without_body=True),
+    "class_declaration": _container("class"),
+    "interface_declaration": _container("interface"),
+    "trait_declaration": _container("trait"),
+    "enum_declaration": _container("enum"),
+    "function_definition": _function(),
+    "method_declaration": _function(),
+}
+
+_ELIXIR_MODULES = {"defmodule": "module", "defprotocol": "protocol", "defimpl": "impl"}
+_ELIXIR_FUNCTIONS = {
+    "def": "function", "defp": "function", "defdelegate": "function", "defguard": "function",
+    "defguardp": "function", "defn": "function", "defnp": "function", "defmacro": "macro", "defmacrop": "macro",
+}
+_ELIXIR_DOCS = frozenset({b"doc", b"spec", b"impl", b"deprecated", b"decorate", b"dialyzer"})
+
+
+def _elixir_head(call: Node) -> Node | None:
+    arguments = _first(call, ("arguments",))
+    return arguments.named_children[0] if arguments is not None and arguments.named_children else None
+
+
+def _elixir_function_name(head: Node | None) -> str:
+    for _ in range(8):
+        if head is None:
+            return "default"
+        if head.type == "binary_operator":  # ``def f(x) when x > 0``
+            head = head.child_by_field_name("left")
+        elif head.type == "call":
+            return text(head.child_by_field_name("target"), "default")
+        else:
+            return text(head)
+    return "default"
+
+
+def _elixir_call(node: Node) -> Found | None:
+    target = node.child_by_field_name("target")
+    if target is None or target.type != "identifier":
+        return None
+    keyword = text(target)
+    body = _first(node, ("do_block",))
+    if keyword in _ELIXIR_MODULES:
+        name = one_line(text(_elixir_head(node), "default"))
+        return Found(f"{_ELIXIR_MODULES[keyword]} {name}", name, body=body, split=True, members_word="function")
+    if keyword in _ELIXIR_FUNCTIONS:
+        name = _elixir_function_name(_elixir_head(node))
+        word = _ELIXIR_FUNCTIONS[keyword]
+        return Found(f"{word} {name}", name, callable=True, body=body, member_word="macro" if word == "macro" else "")
+    if keyword in ("describe", "test") and body is not None:  # ExUnit
+        label = one_line(text(_elixir_head(node), '""'))
+        if keyword == "describe":
+            return Found(f"describe {label}", label, body=body, split=True, owner="")
+        return Found(f"test {label}", label)
+    return None
+
+
+def _elixir_attached(node: Node) -> bool:
+    """``@doc``, ``@spec``, ``@impl`` ... directly above a ``def`` belong to it."""
+    if node.type != "unary_operator":
+        return False
+    operand = node.child_by_field_name("operand")
+    target = operand.child_by_field_name("target") if operand is not None and operand.type == "call" else operand
+    return target is not None and target.text in _ELIXIR_DOCS
+
+
+# ---------------------------------------------------------------- Haskell, Lua, Zig, Bash
+
+
+def _haskell_instance(node: Node) -> Found:
+    cls = name_of(node)
+    patterns = node.child_by_field_name("patterns")
+    owner = one_line(text(patterns, cls))
+    return Found(f"instance {cls} {owner}".strip(), owner, body=node.child_by_field_name("declarations"),
+                 split=True)
+
+
+def _haskell_function(node: Node) -> Found | None:
+    name_node = node.child_by_field_name("name")
+    if name_node is None:
+        return None  # a pattern binding such as ``(a, b) = ...``
+    name = text(name_node)
+    return Found(f"function {name}", name, callable=True)
+
+
+_HASKELL: dict[str, Describe] = {
+    "data_type": _leaf("data"),
+    "newtype": _leaf("newtype"),
+    "type_synonym": _leaf("type"),
+    "type_family": _leaf("type family"),
+    "data_family": _leaf("data family"),
+    "pattern_synonym": lambda node: Found("pattern " + one_line(text(node).split("=", 1)[0].split("<-", 1)[0]
+                                                              .replace("pattern", "", 1).strip(), 60)),
+    "class": _container("class", field_name="name", body="declarations"),
+    "instance": _haskell_instance,
+    "signature": _haskell_function,
+    "function": _haskell_function,
+    "bind": _haskell_function,
+}
+
+
+def _lua_assignment(node: Node) -> Found | None:
+    """``M.foo = function() ... end`` and ``local foo = function() ... end``."""
+    if node.type == "variable_declaration":
+        node = _first(node, ("assignment_statement",))
+        if node is None:
+            return None
+    targets = _first(node, ("variable_list",))
+    values = _first(node, ("expression_list",))
+    if targets is None or values is None or not values.named_children:
+        return None
+    if values.named_children[0].type != "function_definition" or not targets.named_children:
+        return None
+    name = text(targets.named_children[0])
+    return Found(f"function {name}", name, callable=True)
+
+
+def _lua_function(node: Node) -> Found:
+    name = name_of(node)
+    return Found(f"function {name}", name, callable=True)
+
+
+_LUA: dict[str, Describe] = {
+    "function_declaration": _lua_function,
+    "variable_declaration": _lua_assignment,
+    "assignment_statement": _lua_assignment,
+}
+
+_ZIG_CONTAINERS = {
+    "struct_declaration": "struct", "enum_declaration": "enum", "union_declaration": "union",
+    "opaque_declaration": "opaque",
+}
+
+
+def _zig_variable(node: Node) -> Found | None:
+    """``const Foo = struct { ... };`` defines the container ``struct Foo``."""
+    name = None
+    for child in node.named_children:
+        if child.type == "identifier" and name is None:
+            name = text(child)
+        elif child.type in _ZIG_CONTAINERS:
+            name = name or "default"
+            return Found(f"{_ZIG_CONTAINERS[child.type]} {name}", name, body=child, split=True)
+    return None
+
+
+def _zig_test(node: Node) -> Found:
+    label = _first(node, ("string", "identifier"))
+    return Found(f"test {one_line(text(label, ''))}".rstrip())
+
+
+_ZIG: dict[str, Describe] = {
+    "function_declaration": _function(),
+    "variable_declaration": _zig_variable,
+    "test_declaration": _zig_test,
+}
+
+_BASH: dict[str, Describe] = {"function_definition": _function()}
+
+
+# ---------------------------------------------------------------- the table
+
+
+def _language(name: str, module: str, extensions: tuple[str, ...], handlers: dict[str, Describe],
+              attached: frozenset[str] = ATTACHED, function: str = "language", **rules: Any) -> Language:
+    return Language(name, (module, function), extensions, handlers, attached, **rules)
+
+
+_PREPROC = {"preproc_if": _named, "preproc_elif": _named, "preproc_else": _named}
+
+#: language key -> table (``tsx`` is TypeScript parsed with the TSX grammar)
+LANGUAGES: dict[str, Language] = {
+    "javascript": _language("javascript", "tree_sitter_javascript", (".js", ".jsx", ".mjs", ".cjs"), _JS,
+                            guarded=False),
+    "typescript": _language("typescript", "tree_sitter_typescript", (".ts", ".mts", ".cts"), _JS,
+                            function="language_typescript", guarded=False),
+    "tsx": _language("typescript", "tree_sitter_typescript", (".tsx",), _JS, function="language_tsx",
+                     guarded=False),
+    "go": _language("go", "tree_sitter_go", (".go",), _GO, guarded=False),
+    "java": _language("java", "tree_sitter_java", (".java",), _JAVA, transparent={"enum_body_declarations": _named},
+                      guarded=False),
+    "rust": _language("rust", "tree_sitter_rust", (".rs",), _RUST, guarded=False),
+    "kotlin": _language("kotlin", "tree_sitter_kotlin", (".kt", ".kts"), _KOTLIN),
+    "scala": _language("scala", "tree_sitter_scala", (".scala", ".sc"), _SCALA),
+    "swift": _language("swift", "tree_sitter_swift", (".swift",), _SWIFT, ATTACHED | {"multiline_comment"}),
+    # ``.h`` is either C or C++: see ``code.py``
+    "c": _language("c", "tree_sitter_c", (".c",), _C, transparent=_C_TRANSPARENT, recover=_c_orphan_body),
+    "cpp": _language("cpp", "tree_sitter_cpp",
+                     (".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h++", ".ipp", ".tpp"), _CPP,
+                     ATTACHED | {"attribute_declaration"}, transparent=_C_TRANSPARENT, recover=_c_orphan_body),
+    "csharp": _language("csharp", "tree_sitter_c_sharp", (".cs",), _CSHARP, transparent=_PREPROC),
+    "ruby": _language("ruby", "tree_sitter_ruby", (".rb", ".rake", ".gemspec"), _RUBY, is_attached=_ruby_attached,
+                      filenames=("Rakefile", "Gemfile")),
+    "php": _language("php", "tree_sitter_php", (".php",), _PHP, function="language_php"),
+    "elixir": _language("elixir", "tree_sitter_elixir", (".ex", ".exs"), {"call": _elixir_call},
+                        is_attached=_elixir_attached, merge_clauses=True),
+    # ``.lhs`` (literate Haskell) is left to ``lines``: the grammar does not read bird tracks
+    "haskell": _language("haskell", "tree_sitter_haskell", (".hs",), _HASKELL, ATTACHED | {"haddock", "pragma"},
+                         transparent={"declarations": _named, "imports": _named}, merge_clauses=True),
+    "lua": _language("lua", "tree_sitter_lua", (".lua",), _LUA),
+    "zig": _language("zig", "tree_sitter_zig", (".zig",), _ZIG),
+    # a script wrapped in ``{ ... }`` (so it only runs once fully downloaded) is looked into
+    "bash": _language("bash", "tree_sitter_bash", (".sh", ".bash", ".zsh"), _BASH,
+                      transparent={"compound_statement": _named}),
+}
+
+#: extension -> language key: a key of :data:`LANGUAGES`, ``python`` (chunked with ``ast``) or
+#: ``h`` (the C-or-C++ header rule of ``code.py``)
+EXTENSIONS: dict[str, str] = {
+    ".py": "python", ".pyi": "python", ".h": "h",
+    **{extension: key for key, spec in LANGUAGES.items() for extension in spec.extensions},
+}
+
+#: whole file names without a telling extension -> language key
+FILENAMES: dict[str, str] = {filename: key for key, spec in LANGUAGES.items() for filename in spec.filenames}
