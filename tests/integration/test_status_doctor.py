@@ -14,11 +14,33 @@ def test_status_indexed(indexed_repo, cli):
     assert r.code == 0
     d = r.json["data"]
     assert list(d) == ["branch", "head", "snapshot", "backend", "store", "supported_types", "manifests",
-                       "embedding", "format"]
+                       "embedding", "format", "languages"]
     assert d["branch"] == "main" and d["head"] == indexed_repo.head()
     assert d["snapshot"]["status"] == "indexed" and d["store"]["searchReady"] is True
     assert d["store"]["status"] == "loaded" and d["store"]["stats"]["snapshots"] == 1
     assert d["embedding"]["embedderId"] == "placeholder:sha1:64:v1"
+
+
+def test_status_counts_documents_and_chunks_per_language(git_repo, cli):
+    from conftest import write_placeholder_config
+
+    write_placeholder_config(git_repo.root)
+    git_repo.commit("c", {
+        "src/a.py": "def a():\n    return 1\n\n\ndef b():\n    return 2\n",
+        "cmd/main.go": "package main\n\nfunc main() {}\n",
+        "lib/x.ex": "defmodule X do\n  def y, do: 1\nend\n",
+        "docs/guide.md": "# Guide\n\nText.\n", "docs/api.rst": "API\n===\n\nText.\n",
+        "config.yaml": "a: 1\n", "Makefile": "all:\n\ttrue\n", "empty.py": "",
+    })
+    assert cli("ingest", "--all", "--cwd", str(git_repo.root), "--format", "json").code == 0
+    r = cli("status", "--cwd", str(git_repo.root))
+    rows = {row["language"]: (row["documents"], row["chunks"]) for row in r.json["data"]["languages"]}
+    assert rows == {"python": (2, 2), "go": (1, 2), "elixir": (1, 1), "markdown": (1, 1),
+                    "restructuredtext": (1, 1), "yaml": (1, 1), "other": (1, 1)}
+    text = cli("status", "--cwd", str(git_repo.root), "--format", "text").out
+    assert "- language python: 2 documents, 2 chunks" in text
+    git_repo.commit("d", {"src/b.py": "x = 1\n"})  # HEAD not indexed: no counts
+    assert cli("status", "--cwd", str(git_repo.root)).json["data"]["languages"] == []
 
 
 def test_status_older_manifest_but_head_missing(indexed_repo, cli):

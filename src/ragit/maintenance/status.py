@@ -84,6 +84,7 @@ def status_data(cwd: Path) -> tuple[Path, dict[str, Any]]:
         except Exception:
             store_block["status"] = "missing"
     emb = config["embedding"]
+    languages = _languages(base, config, context.head) if block["status"] == "indexed" else []
     data = {
         "branch": context.branch if context and context.head and not context.detached else None,
         "head": context.head if context else None,
@@ -97,8 +98,52 @@ def status_data(cwd: Path) -> tuple[Path, dict[str, Any]]:
             "embedderId": embedder_id_for(config),
         },
         "format": config["output"]["format"],
+        "languages": languages,
     }
     return base, data
+
+
+# Names of documents chunked as Markdown or in plain line windows, by extension.
+_DOC_LANGUAGES = {".md": "markdown", ".mdx": "markdown", ".rst": "restructuredtext", ".adoc": "asciidoc",
+                  ".txt": "text"}
+_LINE_LANGUAGES = {".json": "json", ".yaml": "yaml", ".yml": "yaml", ".toml": "toml", ".xml": "xml",
+                   ".html": "html", ".htm": "html", ".css": "css", ".scss": "css", ".sql": "sql", ".cfg": "ini",
+                   ".ini": "ini", ".proto": "protobuf", ".graphql": "graphql"}
+
+
+def language_of(path: str, chunker: str) -> str:
+    """The language a snapshot document is counted under: its grammar's for structured code, else
+    a name from its extension (``other`` without one)."""
+    if chunker.startswith("code:"):
+        return chunker[5:]
+    name = path.rsplit("/", 1)[-1]
+    dot = name.rfind(".")
+    ext = name[dot:].lower() if dot > 0 else ""
+    if chunker == "markdown":
+        return _DOC_LANGUAGES.get(ext, "markdown")
+    from ..ingest.code import language_for
+
+    grammar = language_for(path)  # a file of a grammar's language that did not parse, or is empty
+    if grammar is not None:
+        return "c" if grammar == "h" else grammar
+    return _LINE_LANGUAGES.get(ext, ext[1:] if ext else "other")
+
+
+def _languages(root: Path, config, head: str) -> list[dict[str, Any]]:
+    """Documents and chunks of HEAD's snapshot per language, most chunks first."""
+    from ..ingest.manifest import load_manifest
+
+    try:
+        docs = load_manifest(root, config, head).manifest.docs
+    except RagitError:
+        return []
+    counts: dict[str, list[int]] = {}
+    for doc in docs:
+        row = counts.setdefault(language_of(doc.path, doc.chunker), [0, 0])
+        row[0] += 1
+        row[1] += len(doc.chunks)
+    ordered = sorted(counts.items(), key=lambda kv: (-kv[1][1], kv[0]))
+    return [{"language": name, "documents": d, "chunks": c} for name, (d, c) in ordered]
 
 
 def status_text(data: dict[str, Any]) -> str:
@@ -122,4 +167,6 @@ def status_text(data: dict[str, Any]) -> str:
         f"- migration_required: {value(data['store']['migrationRequired'])}",
         f"- format: {data['format']}",
     ]
+    lines += [f"- language {row['language']}: {row['documents']} documents, {row['chunks']} chunks"
+              for row in data["languages"]]
     return "\n".join(lines) + "\n"
