@@ -86,7 +86,7 @@ ENUMS: dict[str, tuple[str, ...]] = {
     "project.mode": ("auto", "empty", "existing", "monorepo", "docs-heavy"),
     "init.strategy": ("minimal", "balanced", "full"),
     "storage.backend": ("sqlite",),
-    "embedding.provider": ("wordllama", "minilm-static", "placeholder"),
+    "embedding.provider": ("wordllama", "minilm-static", "code-static", "placeholder"),
     "ingest.type_detection": ("frontmatter-first",),
     "ingest.chunker_version": ("1", "2"),
     "retrieval.keyword_normalization": ("max",),

@@ -9,6 +9,11 @@ Providers:
 * ``minilm-static`` (default): a static model distilled from all-MiniLM-L6-v2 that ships inside
   ragit (``models/minilm-l6-static-256``; provenance, licence and reproduction in its MODEL.md).
   ``ragit eval`` measured it better than WordLlama on every development set (docs/evaluation.md).
+* ``code-static``: the same kind of static model, fine-tuned for code search (descriptions ->
+  code) from ``minilm-l6-static-256`` and read with identifier splitting (``getUserName`` ->
+  ``get User Name``, the camelCase word also kept; :func:`ragit.embed.codetext.code_words`)
+  applied to chunks and questions alike; ships inside ragit (``models/code-static-256``;
+  provenance, data, licence and reproduction in its MODEL.md, background in docs/embedder.md).
 * ``wordllama`` (optional extra ``ragit[wordllama]``): the 256-d model whose files ship inside the
   ``wordllama`` wheel, located with ``find_spec`` and never imported (its import configures
   logging and costs ~0.35 s), or, with ``embedding.model_path``, a directory in WordLlama's
@@ -37,6 +42,9 @@ __all__ = ["Embedder", "embedder_id_for", "load_embedder"]
 # pooling arithmetic change. 2: float64 pooling that plain Python reproduces (ragit.vectormath).
 MINILM_DIR = Path(__file__).parent / "models" / "minilm-l6-static-256"
 MINILM_ID = "minilm-static:all-MiniLM-L6-v2:256:2"
+# The code model; bump the last part whenever its files or its pre-processing change.
+CODE_DIR = Path(__file__).parent / "models" / "code-static-256"
+CODE_ID = "code-static:code-static-256:256:1"
 
 _LOADED: dict[str, Embedder] = {}
 _LOCK = threading.Lock()
@@ -53,6 +61,8 @@ def embedder_id_for(config: Config) -> str:
         return PLACEHOLDER_ID
     if provider == "minilm-static":
         return MINILM_ID
+    if provider == "code-static":
+        return CODE_ID
     if provider == "wordllama":
         model, dims = config.get("embedding.model"), config.get("embedding.dimensions")
         _, version = _wordllama_package(f"wordllama:{model}:{dims}")
@@ -86,6 +96,11 @@ def _load(config: Config, embedder_id: str) -> Embedder:
 
         return StaticEmbedder(embedder_id, MINILM_DIR / "tokenizer.json", MINILM_DIR / "embeddings.safetensors",
                               tensor_key="embeddings")
+    if config.get("embedding.provider") == "code-static":
+        from .static import StaticEmbedder
+
+        return StaticEmbedder(embedder_id, CODE_DIR / "tokenizer.json", CODE_DIR / "embeddings.safetensors",
+                              tensor_key="embeddings", preprocess="code")
     from .static import StaticEmbedder
 
     model, dims = config.get("embedding.model"), config.get("embedding.dimensions")

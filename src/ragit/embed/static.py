@@ -2,7 +2,9 @@
 
 A text's vector is the mean of its tokens' rows (no special tokens, no truncation), L2-normalised
 — WordLlama's inference with ``norm=True``, and equally model2vec-style distilled models, so any
-such model loads from a ``tokenizer.json`` and a safetensors matrix given by path.
+such model loads from a ``tokenizer.json`` and a safetensors matrix given by path. A model may
+name a text pre-processing (``preprocess``, e.g. the code model's identifier splitting,
+:mod:`ragit.embed.codetext`); it is applied to every text first, whichever path embeds it.
 
 Start-up matters more than anything else here (a cold ``ragit query`` embeds one question, a
 ``git commit`` hook re-ingests one file): the matrix is memory-mapped, not read, and short ASCII
@@ -71,12 +73,22 @@ class StaticEmbedder:
         matrix_path: str | Path,
         *,
         tensor_key: str | None = None,
+        preprocess: str | None = None,
     ) -> None:
         """Map the matrix and prepare the tokenizer; bad files raise EMBEDDER_UNAVAILABLE.
 
         ``tensor_key`` names the matrix inside the safetensors file (default: its only tensor).
+        ``preprocess`` names a text transformation of :data:`ragit.embed.codetext.PREPROCESSORS`
+        applied to every text before tokenisation, in every path (default: none).
         """
         self.id = id
+        self._preprocess = None
+        if preprocess is not None:
+            from .codetext import PREPROCESSORS
+
+            if preprocess not in PREPROCESSORS:
+                raise embedder_unavailable(id, f"unknown text pre-processing {preprocess!r}")
+            self._preprocess = PREPROCESSORS[preprocess]
         self._tokenizer_path = Path(tokenizer_path)
         self._mapped, self._dtype, self._shape, self._offset = self._map_matrix(Path(matrix_path), tensor_key)
         self.dimensions: int = self._shape[1]
@@ -95,6 +107,7 @@ class StaticEmbedder:
 
     def embed(self, texts: Sequence[str]) -> numpy.ndarray:
         """Embed ``texts``: one L2-normalised float32 row each, zeros for token-less input."""
+        texts = self._prepared(texts)
         encoder = self._python_encoder(texts)
         return self._pool_batches((self._encode(texts[start:start + ENCODE_BATCH], encoder)
                                    for start in range(0, len(texts), ENCODE_BATCH)), len(texts))
@@ -104,6 +117,7 @@ class StaticEmbedder:
         input to a float16 model is pooled in plain Python: the same bits, no numpy import."""
         if "numpy" in sys.modules or self._dtype != "F16":
             return self.embed(texts).tobytes()
+        texts = self._prepared(texts)
         ids = self._encode(texts, self._python_encoder(texts, PACKED_ENCODE_MAX_CHARS))
         if sum(map(len, ids)) <= PY_POOL_MAX_TOKENS and all(len(text_ids) <= EXACT_F16_TOKENS for text_ids in ids):
             return self._pool_python(ids)
@@ -111,6 +125,11 @@ class StaticEmbedder:
                                   len(ids)).tobytes()
 
     # ------------------------------------------------------------ internals
+
+    def _prepared(self, texts: Sequence[str]) -> Sequence[str]:
+        """``texts`` after the pre-processing (the same for every path), or as given."""
+        preprocess = self._preprocess
+        return texts if preprocess is None else [preprocess(text) for text in texts]
 
     def _python_encoder(self, texts: Sequence[str], max_chars: int | None = None) -> WordPieceEncoder | None:
         """The Python encoder when it is the cheaper way to tokenise ``texts``, else None."""

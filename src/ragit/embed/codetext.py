@@ -1,0 +1,45 @@
+"""Text pre-processing for code-aware static embeddings: identifiers split into words.
+
+A WordPiece vocabulary made for prose lower-cases ``getUserName`` into ``get ##user ##name`` at
+best and into meaningless pieces at worst; split, it is ``get user name``, three whole words the
+model knows. :func:`code_words` (the ``code-static`` model's pre-processing) splits every
+identifier and *also* keeps each camelCase/PascalCase word as written, appended at the end of the
+text: a static model sums its token rows, so order does not matter, and the unsplit pieces keep
+the exact-identifier signal that a bare symbol question (``JsonReader``) needs while the split
+words carry the meaning. snake_case needs no copy: WordPiece already splits it at ``_``.
+
+The same function runs on chunks and on questions, in every path of
+:class:`ragit.embed.static.StaticEmbedder` (``embed``, ``embed_packed``, the pure-Python and the
+``tokenizers`` tokenisers), so the numpy and the plain-Python vectors stay bit-identical. Only
+ASCII characters are matched or inserted: ASCII text stays ASCII (and keeps the fast
+pure-Python tokenizer). Cost: about 30 µs per 700-character chunk.
+"""
+
+from __future__ import annotations
+
+import re
+
+# One pass: a space after a lower-case letter or digit followed by a capital (getUser -> get User,
+# base64Encode -> base64 Encode) and after a capital followed by capital + lower-case
+# (HTTPServer -> HTTP Server, parseXMLHttpRequest -> parse XML Http Request).
+_BOUNDARY = re.compile(r"([a-z0-9](?=[A-Z])|[A-Z](?=[A-Z][a-z]))")
+_UNDERSCORE = str.maketrans("_", " ")
+# An ASCII word with a camelCase or ACRONYMWord boundary in it (underscores allowed).
+_CAMEL_WORD = re.compile(r"\b(?=[A-Za-z0-9_]*?(?:[a-z0-9][A-Z]|[A-Z][A-Z][a-z]))[A-Za-z0-9_]+\b")
+
+
+def split_identifiers(text: str) -> str:
+    """``text`` with camelCase/PascalCase/ACRONYMWord boundaries and underscores made spaces."""
+    return _BOUNDARY.sub(r"\1 ", text).translate(_UNDERSCORE)
+
+
+def code_words(text: str) -> str:
+    """:func:`split_identifiers`, then a newline and every camelCase word of ``text`` as written
+    (nothing appended when there is none)."""
+    compounds = _CAMEL_WORD.findall(text)
+    split = _BOUNDARY.sub(r"\1 ", text).translate(_UNDERSCORE)
+    return split + "\n" + " ".join(compounds) if compounds else split
+
+
+# Named pre-processings for ``StaticEmbedder(preprocess=...)``; a model's id pins its choice.
+PREPROCESSORS = {"code": code_words, "split": split_identifiers}
