@@ -270,6 +270,7 @@ def main() -> None:
     from ragit.embed import load_embedder
 
     embedder = load_embedder(load_config(args.cwd))
+    tag = embedder.id.split(":")[0]  # one cache per embedder (the config of --cwd chooses it)
     variants = [Variant("no re-rank", use_rerank=False), Variant("default")]
     if args.ablate:
         from ragit.retrieve.rerank import ABLATIONS
@@ -283,7 +284,7 @@ def main() -> None:
     for name in args.sets:
         path, _ = task_set(name)
         started = time.perf_counter()
-        data = load(path, mirrors(args.mirrors), args.cwd, args.cwd / "lab" / f"{path.stem}.pkl")
+        data = load(path, mirrors(args.mirrors), args.cwd, args.cwd / "lab" / f"{path.stem}-{tag}.pkl")
         lab = Lab(data, embedder)
         print(f"\n## {path.stem} ({len(data.tasks)} tasks, loaded in {time.perf_counter() - started:.1f} s)")
         print("| variant | NDCG@10 | R@1 | R@5 | R@10 | MRR | files in top 10 |")

@@ -34,7 +34,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "adr_dir": "docs/adr",
     },
     "storage": {"backend": "sqlite", "manifest_dir": ".ragit/manifest", "store_dir": ".ragit/store"},
-    "embedding": {"provider": "minilm-static", "model": "all-MiniLM-L6-v2", "dimensions": 256, "model_path": ""},
+    "embedding": {"provider": "code-static", "model": "code-static-256", "dimensions": 256, "model_path": ""},
     "ingest": {
         "supported_types": ["adr", "prd", "srs", "spec", "plan", "ddd", "glossary", "pbd", "doc", "code"],
         "type_detection": "frontmatter-first",

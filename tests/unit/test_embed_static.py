@@ -18,7 +18,7 @@ from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
 
 import ragit.embed as embed_pkg
 from ragit.config import defaults
-from ragit.embed import MINILM_DIR, MINILM_ID, embedder_id_for, load_embedder
+from ragit.embed import CODE_ID, MINILM_DIR, MINILM_ID, embedder_id_for, load_embedder
 from ragit.embed import static
 from ragit.embed.base import Embedder
 from ragit.embed.static import StaticEmbedder
@@ -259,7 +259,7 @@ def test_bundled_model_files_match_their_recorded_hashes():
 def test_default_config_loads_the_bundled_model(fresh_models):
     config = defaults()
     embedder = load_embedder(config)
-    assert embedder.id == embedder_id_for(config) == MINILM_ID
+    assert embedder.id == embedder_id_for(config) == CODE_ID
     assert embedder.dimensions == 256
     assert load_embedder(config) is embedder  # loaded once per id and process
     vectors = embedder.embed(SAMPLES + ["", "😀 😀"])
@@ -339,4 +339,4 @@ def test_missing_wordllama_package_is_reported(monkeypatch):
         "embedderId": "wordllama:l2_supercat:256",
         "reason": "the wordllama package is not installed",
     }
-    assert load_embedder(defaults()).id == MINILM_ID  # the default never needs it
+    assert load_embedder(defaults()).id == CODE_ID  # the default never needs it

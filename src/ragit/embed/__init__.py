@@ -6,14 +6,15 @@ Python API and the MCP server pay for a model a single time.
 
 Providers:
 
-* ``minilm-static`` (default): a static model distilled from all-MiniLM-L6-v2 that ships inside
-  ragit (``models/minilm-l6-static-256``; provenance, licence and reproduction in its MODEL.md).
-  ``ragit eval`` measured it better than WordLlama on every development set (docs/evaluation.md).
-* ``code-static``: the same kind of static model, fine-tuned for code search (descriptions ->
-  code) from ``minilm-l6-static-256`` and read with identifier splitting (``getUserName`` ->
+* ``code-static`` (default): a static model fine-tuned for code search (descriptions -> code)
+  from ``minilm-l6-static-256`` and read with identifier splitting (``getUserName`` ->
   ``get User Name``, the camelCase word also kept; :func:`ragit.embed.codetext.code_words`)
   applied to chunks and questions alike; ships inside ragit (``models/code-static-256``;
   provenance, data, licence and reproduction in its MODEL.md, background in docs/embedder.md).
+  ``ragit eval`` measured it better than ``minilm-static`` on the code-search benchmark
+  (docs/evaluation.md).
+* ``minilm-static``: the static model distilled from all-MiniLM-L6-v2 that ``code-static`` starts
+  from, also shipped (``models/minilm-l6-static-256``); the default before ``code-static``.
 * ``wordllama`` (optional extra ``ragit[wordllama]``): the 256-d model whose files ship inside the
   ``wordllama`` wheel, located with ``find_spec`` and never imported (its import configures
   logging and costs ~0.35 s), or, with ``embedding.model_path``, a directory in WordLlama's

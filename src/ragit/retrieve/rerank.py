@@ -144,14 +144,18 @@ def read_question(question: str) -> Question:
 
 # ---------------------------------------------------------------- the candidates
 
-_DEF_KEYWORDS = (r"class|struct|interface|trait|enum|union|type|typedef|protocol|extension|record|object|module"
+# Keywords that declare the name after them (``impl X``, ``using X``, ``alias X`` only refer to it).
+_DEF_KEYWORDS = (r"class|struct|interface|trait|enum|union|type|typedef|protocol|record|object|module"
                  r"|defmodule|defprotocol|namespace|def|defp|defmacro|fn|func|fun|function|sub|proc|macro"
-                 r"|data|newtype|impl|actor|alias|using|let|const|var|val")
+                 r"|data|newtype|actor|let|const|var|val")
 
 
 @lru_cache(maxsize=4096)
 def _definition_pattern(name: str) -> re.Pattern:
-    return re.compile(rf"(?:^|[\s(])(?:{_DEF_KEYWORDS})\s+(?:[\w:.]+[.:])?{re.escape(name)}(?![\w$])",
+    """A declaration of ``name`` that starts a line: optional modifier words (``pub``, ``export
+    default``, ``public static``), a declaring keyword, the name (possibly qualified). Comment
+    lines start with punctuation (``//``, ``#``, ``*``), so examples in doc comments never match."""
+    return re.compile(rf"^[ \t]*(?:[\w@]+[ \t]+)*?(?:{_DEF_KEYWORDS})[ \t]+(?:[\w:.]+[.:])?{re.escape(name)}(?![\w$])",
                       re.MULTILINE)
 
 
