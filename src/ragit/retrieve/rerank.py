@@ -44,7 +44,7 @@ class RerankWeights:
     doc: float = 0.35  # × for docs (unless asked for)
     other: float = 0.6  # × for data and configuration files
     diversity: float = 0.5  # × per earlier chunk of the same file in the ranking
-    pool: int = 200  # candidates re-ranked: the best by fused, keyword and vector score each
+    pool: int = 100  # candidates re-ranked: the best by fused, keyword and vector score each
 
 
 # ``--ablate`` rows of bench/quality_lab.py: each rule switched off alone.
@@ -159,6 +159,7 @@ def _definition_pattern(name: str) -> re.Pattern:
                       re.MULTILINE)
 
 
+@lru_cache(maxsize=65536)
 def _title_names(title: str) -> tuple[str, str]:
     """(defined name, owner) of a chunk title: ``method Client.send`` → (``send``, ``Client``)."""
     name = title_name(title)
@@ -180,11 +181,16 @@ def defines(title: str, text: str, names: Sequence[str]) -> float:
     if defined:
         if defined in names:
             return 1.0
-        if _norm(defined) in {_norm(n) for n in names}:
+        if _norm(defined) in _normalised(tuple(names)):
             return 0.5
     if any(_definition_pattern(n).search(text) for n in names if len(n) > 1):
         return 1.0
     return 0.0
+
+
+@lru_cache(maxsize=1024)
+def _normalised(names: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(_norm(n) for n in names)
 
 
 @lru_cache(maxsize=65536)

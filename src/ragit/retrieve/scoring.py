@@ -23,29 +23,15 @@ def breakdown(mode: str, vector: float, keyword: float, alpha: float, authority:
     breakdown then shows the factors and the re-rank's contribution, and the retrieval score is
     the sum of the three contributions (knowledge §12.6).
     """
-    if mode == "keyword":
-        v_weight, k_weight = 0.0, 1.0
-    else:
-        v_weight, k_weight = alpha, 1.0 - alpha
-    v_contrib = v_weight * vector
-    k_contrib = k_weight * keyword
-    fused = v_contrib + k_contrib
+    v_weight, k_weight, v_contrib, k_contrib, change, retrieval, r_contrib, a_contrib, t_contrib, final = _arithmetic(
+        mode, vector, keyword, alpha, authority, recency, rerank)
     inputs = {
         "vector": {"score": vector, "weight": v_weight, "contribution": v_contrib},
         "keyword": {"score": keyword, "weight": k_weight, "contribution": k_contrib},
     }
     retrieval_block: dict[str, Any] = {"inputs": inputs}
-    retrieval = fused
-    if rerank is not None:
-        adjusted, factors = rerank
-        change = adjusted - fused
-        if change != 0.0 or factors:
-            retrieval = fused + change
-            retrieval_block["rerank"] = {"factors": dict(factors), "contribution": change}
-    r_contrib = RETRIEVAL_WEIGHT * retrieval
-    a_contrib = AUTHORITY_WEIGHT * authority
-    t_contrib = RECENCY_WEIGHT * recency
-    final = r_contrib + a_contrib + t_contrib
+    if change is not None:
+        retrieval_block["rerank"] = {"factors": dict(rerank[1]), "contribution": change}
     return {
         "mode": mode,
         "retrieval": {
@@ -58,6 +44,38 @@ def breakdown(mode: str, vector: float, keyword: float, alpha: float, authority:
         "recency": {"score": recency, "weight": RECENCY_WEIGHT, "contribution": t_contrib},
         "final": final,
     }
+
+
+def _arithmetic(mode: str, vector: float, keyword: float, alpha: float, authority: float, recency: float,
+                rerank: tuple[float, dict[str, float]] | None) -> tuple:
+    """Every number of the breakdown, in one fixed order of operations (``final_score`` and
+    ``breakdown`` must give the same bits)."""
+    if mode == "keyword":
+        v_weight, k_weight = 0.0, 1.0
+    else:
+        v_weight, k_weight = alpha, 1.0 - alpha
+    v_contrib = v_weight * vector
+    k_contrib = k_weight * keyword
+    fused = v_contrib + k_contrib
+    retrieval = fused
+    change = None
+    if rerank is not None:
+        adjusted, factors = rerank
+        delta = adjusted - fused
+        if delta != 0.0 or factors:
+            change = delta
+            retrieval = fused + delta
+    r_contrib = RETRIEVAL_WEIGHT * retrieval
+    a_contrib = AUTHORITY_WEIGHT * authority
+    t_contrib = RECENCY_WEIGHT * recency
+    final = r_contrib + a_contrib + t_contrib
+    return v_weight, k_weight, v_contrib, k_contrib, change, retrieval, r_contrib, a_contrib, t_contrib, final
+
+
+def final_score(mode: str, vector: float, keyword: float, alpha: float, authority: float, recency: float,
+                rerank: tuple[float, dict[str, float]] | None = None) -> float:
+    """``breakdown(...)["final"]`` without building the breakdown (ranking many candidates)."""
+    return _arithmetic(mode, vector, keyword, alpha, authority, recency, rerank)[-1]
 
 
 def authority_score(scope: str, label: str | None, status: str | None = None) -> float:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Sequence
 
 from .hits import Hit
-from .scoring import AUTHORITY_WEIGHT, RECENCY_WEIGHT, RETRIEVAL_WEIGHT, breakdown, sort_key
+from .scoring import AUTHORITY_WEIGHT, RECENCY_WEIGHT, RETRIEVAL_WEIGHT, breakdown, final_score, sort_key
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -371,7 +371,15 @@ def rank_hits(
                 starts=[c.start_line for c in chunk],
             ), params.rerank_weights, len(pool))
             adjusted = {int(pool[j]): (score, result.factors.get(j, {})) for j, score in result.scores.items()}
+        # rank the pool by its final scores, then build hits (and breakdowns) for the best only
+        ranked = []
         for i in pool:
+            row = rows[int(snapshot.rowids[i])]
+            final = final_score("hybrid", float(snapshot.vector[i]), float(keyword[i]), alpha, 1.0, 1.0,
+                                adjusted.get(int(i)))
+            ranked.append((sort_key(final, row.path, row.title, row.citation_id, row.chunk_id), i))
+        ranked.sort()
+        for _, i in ranked[:top_k]:
             row = rows[int(snapshot.rowids[i])]
             v, kw = float(snapshot.vector[i]), float(keyword[i])
             change = adjusted.get(int(i))
