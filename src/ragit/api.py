@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from .config import Config, load_config
-from .errors import RagitError
+from .gitsnap.location import git_required  # re-exported: the CLI and the MCP server raise it too
 
 if TYPE_CHECKING:  # pragma: no cover
     from .context.pack import PackSelection
@@ -20,12 +20,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from .ingest.pipeline import IngestResult
     from .retrieve.query import QueryResult, Retrieval
     from .retrieve.search import VectorCache
-
-
-def git_required(cwd: Path) -> RagitError:
-    return RagitError(
-        "GIT_REPOSITORY_REQUIRED", f"{cwd} is not inside a git repository", {"cwd": str(cwd)}, "git init",
-    )
 
 
 @dataclass
@@ -171,9 +165,15 @@ class Repo:
         from .retrieve.query import retrieve
         from .retrieve.search import RowFilter
 
+        overlay_source = None
+        if scope != "durable":  # artifacts reach retrieval only as the overlay of a non-durable scope
+            from .memory.artifact_overlay import ArtifactOverlay
+
+            overlay_source = ArtifactOverlay(self.root, self.config)
         return retrieve(self.root, self.git, self.config, text, top_k=top_k, scope=scope, at=at,
                         cache=self._cache, embedder=self._lazy_embedder(), manifests=self._manifests,
-                        watch=self._watch, row_filter=RowFilter(tuple(paths), exclude_tests))
+                        watch=self._watch, row_filter=RowFilter(tuple(paths), exclude_tests),
+                        overlay_source=overlay_source)
 
     def _lazy_embedder(self):
         return _LazyEmbedder(self)
@@ -218,7 +218,8 @@ class Repo:
         ``evidence_outside``)."""
         from .context.bridge import assemble_packet
 
-        return assemble_packet(self, payload, tuple(evidence), evidence_outside=evidence_outside)
+        return assemble_packet(self.root, self.git, payload, tuple(evidence), pack=self.pack_input,
+                               evidence_outside=evidence_outside)
 
 
 class _LazyEmbedder:

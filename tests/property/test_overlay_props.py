@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from ragit.config import defaults
 from ragit.errors import RagitError
+from ragit.memory.artifact_overlay import overlay_candidates
 from ragit.memory.artifacts import capture, load_artifacts, transition
-from ragit.retrieve.overlay import overlay_candidates
 
 CONFIG = defaults()
 WITHDRAWN = {"superseded", "retracted", "archived"}

@@ -10,8 +10,10 @@ from conftest import tree_snapshot
 from ragit.config import defaults
 from ragit.fsutil import atomic_write_text
 from ragit.ingest.ids import citation_id
+from ragit.memory.artifact_overlay import overlay_candidates
 from ragit.memory.artifacts import STATUSES, Artifact, Evidence, artifact_id, record_path, render_record
-from ragit.retrieve.overlay import OverlayCandidate, overlay_candidates, score_overlay
+from ragit.retrieve.overlay import score_overlay
+from ragit.retrieve.sources import OverlayCandidate
 
 CONFIG = defaults()
 T0 = "2026-03-08T10:00:00.000Z"

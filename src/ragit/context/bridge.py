@@ -1,8 +1,9 @@
 """Turn retrieval and evidence files into ordinary packet candidates (context §2.4).
 
-``build_packet`` stays pure; this module does the I/O around it: it runs ``context pack`` for a
-``retrieve`` block, reads ``--evidence`` files (masked on the way in), labels every candidate
-with ``trust`` and ``flags``, and keeps the candidate order payload → evidence → retrieved.
+``build_packet`` stays pure; this module does the I/O around it: it asks the caller's pack runner
+for a ``retrieve`` block (the Python API that runs ``context pack`` lives above this module),
+reads ``--evidence`` files (masked on the way in), labels every candidate with ``trust`` and
+``flags``, and keeps the candidate order payload → evidence → retrieved.
 """
 
 from __future__ import annotations
@@ -11,23 +12,41 @@ import os
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
 from ..errors import RagitError, input_invalid
 from .packet import KINDS, REQUEST_FIELDS, PacketInputError, PacketRequest, PacketResult, build_packet
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..api import PackResult, Repo
+    from ..contract.payloads import PackInput
+    from ..gitsnap.git import Git
+    from ..retrieve.hits import Hit
+    from ..retrieve.query import Retrieval
 
 COMMAND = "context packet"
 RETRIEVE_KEYS = ("goal", "budget", "at", "scope", "paths", "excludeTests", "kind")  # a context pack's keys + kind
 RETRIEVE_KINDS = ("reference", "direct-evidence")
 
 
+class PackOutput(Protocol):
+    """What a packet reads from the ``context pack`` of its ``retrieve`` block (the Python API's
+    ``PackResult`` is one)."""
+
+    @property
+    def retrieval(self) -> "Retrieval": ...
+
+    @property
+    def hits(self) -> list["Hit"]: ...
+
+
+# Runs ``context pack`` for a validated ``retrieve`` block (the Python API's ``Repo.pack_input``).
+PackRunner = Callable[["PackInput"], PackOutput]
+
+
 @dataclass
 class PacketOutcome:
     result: PacketResult
-    pack: "PackResult | None"
+    pack: PackOutput | None
 
     @property
     def ready(self) -> bool:
@@ -111,7 +130,7 @@ def evidence_candidate(spec: str, root: Path, allow_outside: bool = True) -> dic
     }
 
 
-def retrieved_candidates(pack: "PackResult", commit_time: str, kind: str | None) -> list[dict[str, Any]]:
+def retrieved_candidates(pack: PackOutput, commit_time: str, kind: str | None) -> list[dict[str, Any]]:
     """Selected pack hits as candidates: citations as provenance, snapshot time as capture time."""
     out = []
     for hit in pack.hits:
@@ -132,9 +151,10 @@ def retrieved_candidates(pack: "PackResult", commit_time: str, kind: str | None)
     return out
 
 
-def assemble_packet(repo: "Repo", payload: Any, evidence: Sequence[str] = (), *,
+def assemble_packet(root: Path, git: "Git", payload: Any, evidence: Sequence[str] = (), *, pack: PackRunner,
                     evidence_outside: bool = True) -> PacketOutcome:
-    """Validate the request, gather candidates, and run the pure ``build_packet``."""
+    """Validate the request, gather candidates, and run the pure ``build_packet``; ``pack`` is
+    called only when the request has a ``retrieve`` block, after the evidence files are read."""
     from ..contract.inputs import Validator
     from ..contract.payloads import PackInput
 
@@ -158,20 +178,20 @@ def assemble_packet(repo: "Repo", payload: Any, evidence: Sequence[str] = (), *,
         raise _input_error(exc) from None
 
     candidates = [_label(c, "evidence") for c in base["candidates"]]
-    candidates += [evidence_candidate(spec, repo.root, evidence_outside) for spec in evidence]
-    pack = None
+    candidates += [evidence_candidate(spec, root, evidence_outside) for spec in evidence]
+    packed = None
     if pack_input is not None:
         from ..gitsnap.history import commit_time
 
-        pack = repo.pack_input(pack_input)
-        captured = commit_time(repo.git, pack.retrieval.snapshot_sha)
-        candidates += retrieved_candidates(pack, captured, forced_kind)
+        packed = pack(pack_input)
+        captured = commit_time(git, packed.retrieval.snapshot_sha)
+        candidates += retrieved_candidates(packed, captured, forced_kind)
     request = dict(base, candidates=candidates)
     try:
         result = build_packet(PacketRequest.from_dict(request))
     except PacketInputError as exc:
         raise _input_error(exc) from None
-    return PacketOutcome(result, pack)
+    return PacketOutcome(result, packed)
 
 
 def packet_text(data: dict[str, Any]) -> str:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from ragit.gitsnap.dirty import STATUS_CMD, parse_status, public_dirty
 from ragit.gitsnap.git import Git
+from ragit.gitsnap.location import git_dirs
 from ragit.gitsnap.refs import branch_from_symref, current_branch, head_from_files, head_sha, head_sha_from
 
 if TYPE_CHECKING:
@@ -32,30 +33,6 @@ class RepoContext:
     branch: str | None
     detached: bool
     dirty: list[str]
-
-
-def git_dirs(root: Path) -> tuple[Path, Path] | None:
-    """The git dir and common dir of the worktree at ``root`` (None when unusual: ask git)."""
-    dot = root / ".git"
-    try:
-        if dot.is_dir():
-            git_dir = dot
-        elif dot.is_file():
-            text = dot.read_text(encoding="utf-8").strip()
-            if not text.startswith("gitdir: "):
-                return None
-            git_dir = Path(text[len("gitdir: "):])
-            git_dir = git_dir if git_dir.is_absolute() else (root / git_dir).resolve()
-        else:
-            return None
-        common = git_dir
-        commondir = git_dir / "commondir"
-        if commondir.is_file():
-            rel = Path(commondir.read_text(encoding="utf-8").strip())
-            common = rel if rel.is_absolute() else (git_dir / rel).resolve()
-    except OSError:
-        return None
-    return git_dir, common
 
 
 def _head_from_files(root: Path) -> tuple[Path, Path, str, str | None] | None:

@@ -106,7 +106,7 @@ class WorktreeWatch:
     def _setup(self) -> None:
         from inotify_simple import INotify  # Linux only; ImportError elsewhere disables watching
 
-        from ragit.gitsnap.context import git_dirs
+        from ragit.gitsnap.location import git_dirs
 
         dirs = git_dirs(self.root)
         if dirs is None:

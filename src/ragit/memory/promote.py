@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..contract.inputs import Validator, validate_repo_path
 from ..errors import RagitError
-from .working import optional_text, required_text, string_list
+from .payload import optional_text, required_text, string_list
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..config import Config
@@ -239,15 +239,15 @@ def ingest_after_commit(root: Path, git: Git, config: Config, previous_head: str
 
     Returns None on success, else a warning naming the error code and its recovery command.
     """
-    from ..api import Repo
     from ..ingest.manifest import manifest_relpath
+    from ..ingest.pipeline import IngestRequest, run_ingest
 
-    repo = Repo(root, config, git)
+    if previous_head and (Path(root) / manifest_relpath(config, previous_head)).is_file():
+        request = IngestRequest(mode="since", since=previous_head)
+    else:
+        request = IngestRequest(mode="full")
     try:
-        if previous_head and (Path(root) / manifest_relpath(config, previous_head)).is_file():
-            repo.ingest(since=previous_head)
-        else:
-            repo.ingest(all=True)
+        run_ingest(root, git, config, request)
     except RagitError as exc:
         return (f"promoted documents were committed but not indexed ({exc.code}: {exc.message}); "
                 f"run {exc.recovery}")
@@ -307,7 +307,7 @@ def promote(root: Path, git: Git | None, config: Config, inp: PromoteInput, *, c
     from ..gitsnap.refs import head_sha
 
     if commit and git is None:
-        from ..api import git_required
+        from ..gitsnap.location import git_required
 
         raise git_required(Path(root))
     head = head_sha(git) if git is not None else None

@@ -141,8 +141,9 @@ def artifact_hits(root: Path, config: Config, masked_text: str, top_k: int,
     Only lexical matches are returned: without vectors an artifact that shares no term with
     the goal carries no evidence of relevance.
     """
-    from ..retrieve.overlay import overlay_candidates, score_overlay
+    from ..retrieve.overlay import score_overlay
     from ..retrieve.search import RetrievalParams, rank_hits
+    from .artifact_overlay import overlay_candidates
 
     candidates = overlay_candidates(root, config, ARTIFACT_SCOPES, warnings=warnings)
     matched = [scored for scored in score_overlay(candidates, masked_text, None) if scored[2] > 0]

@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..embed.base import Embedder
     from ..gitsnap.git import Git
     from ..ingest.manifest import ManifestCache
+    from .sources import OverlaySource
 
 DIRTY_WARNING = "working tree has uncommitted changes; results exclude them"
 
@@ -64,9 +65,13 @@ def retrieve(
     manifests: "ManifestCache | None" = None,
     watch: "WorktreeWatch | None" = None,
     row_filter: "RowFilter | None" = None,
+    overlay_source: "OverlaySource | None" = None,
 ) -> Retrieval:
     """Run selection, checks and hybrid retrieval for already-validated inputs; ``row_filter``
-    (``--path``, ``--exclude-tests``) limits which snapshot chunks are candidates."""
+    (``--path``, ``--exclude-tests``) limits which snapshot chunks are candidates.
+
+    A non-durable ``scope`` adds the candidates that ``overlay_source`` gives for it (the caller
+    owns where they are kept); without a source only the snapshot is ranked."""
     from ..embed import embedder_id_for, load_embedder
     from ..security.masking import mask_text
 
@@ -98,10 +103,8 @@ def retrieve(
         masked = mask_text(text)
         params = RetrievalParams.from_config(config)
         candidates = []
-        if scope != "durable":
-            from .overlay import overlay_candidates
-
-            candidates = overlay_candidates(root, config, scope, warnings=warnings)
+        if scope != "durable" and overlay_source is not None:
+            candidates = list(overlay_source.candidates(scope, warnings))
         snapshot = None
         overlay = []
         extra_raw: list[float] | None = None

@@ -19,8 +19,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from ..embed.base import Embedder
     from ..store.base import ChunkRow, Store
-    from .overlay import OverlayCandidate
     from .rerank import RerankWeights
+    from .sources import OverlayCandidate
 
 
 @dataclass

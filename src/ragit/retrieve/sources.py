@@ -1,0 +1,56 @@
+"""What retrieval accepts from outside the snapshot (knowledge §12.8): overlay candidates.
+
+Content that is not part of a commit (knowledge artifacts today) reaches ``query`` and ``context
+pack`` only as :class:`OverlayCandidate` records handed over by an :class:`OverlaySource`. The
+layer that owns such content implements the source and passes it to ``retrieve``, so retrieval
+ranks the candidates without knowing where they are kept: it never imports memory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol, Sequence
+
+from .scoring import recency_score
+
+# The query scopes an overlay source can be asked for (``durable`` has no overlay).
+OVERLAY_SCOPES = ("session", "harness", "evidence", "all")
+
+
+@dataclass(frozen=True)
+class OverlayCandidate:
+    """Everything a hit needs from one artifact body or one evidence ref (strings already masked)."""
+
+    chunk_id: str  # retrieval identity: the artifact id, or ``<artifactId>:<evidenceId>``
+    path: str  # the artifact file, or ``<artifact file>#<evidenceId>``
+    start_line: int | None
+    end_line: int | None
+    section_title: str
+    text: str
+    citation: dict[str, Any] = field(hash=False)
+    scope: str
+    artifact_id: str
+    artifact_kind: str
+    authority: str  # the label, e.g. ``reviewed_harness``
+    authority_score: float  # knowledge §12.5; a promoted artifact scores 1.0
+    status: str
+    confidence: float | None
+    trust: str  # ``artifact`` for bodies, ``evidence`` for evidence refs
+    updated_at: datetime
+    flags: tuple[str, ...]
+    source_path: str | None = None  # the evidence ref's repository path (indexed for BM25)
+    origin_type: str = "artifact"
+
+    def recency(self, now: datetime) -> float:
+        """Recency from the artifact's ``updatedAt`` (knowledge §12.5)."""
+        return recency_score(self.updated_at, now)
+
+
+class OverlaySource(Protocol):
+    """Where the candidates of a non-durable scope come from; ``retrieve`` asks it once per read."""
+
+    def candidates(self, scope: str, warnings: list[str]) -> Sequence[OverlayCandidate]:
+        """The candidates of ``scope`` (one of :data:`OVERLAY_SCOPES`) in a stable order; a record
+        that cannot be read is skipped with a warning appended to ``warnings``."""
+        ...
