@@ -97,12 +97,13 @@ def word_terms(word: str) -> tuple[str, ...]:
     return tuple(stem(p) for p in pieces if len(p) > 1 and p not in STOPWORDS)
 
 
-def term_counts(text: str) -> Counter:
-    """Term → occurrences in ``text`` (:func:`word_terms` of every word)."""
-    counts: Counter = Counter()
+def term_counts(text: str) -> dict[str, int]:
+    """Term → occurrences in ``text`` (:func:`word_terms` of every word), in first-seen order."""
+    counts: dict[str, int] = {}
+    get = counts.get
     for word, n in Counter(_WORD.findall(text)).items():
         for term in word_terms(word):
-            counts[term] += n
+            counts[term] = get(term, 0) + n
     return counts
 
 

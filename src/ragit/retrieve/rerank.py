@@ -150,13 +150,20 @@ _DEF_KEYWORDS = (r"class|struct|interface|trait|enum|union|type|typedef|protocol
                  r"|data|newtype|actor|let|const|var|val")
 
 
-@lru_cache(maxsize=4096)
-def _definition_pattern(name: str) -> re.Pattern:
-    """A declaration of ``name`` that starts a line: optional modifier words (``pub``, ``export
-    default``, ``public static``), a declaring keyword, the name (possibly qualified). Comment
-    lines start with punctuation (``//``, ``#``, ``*``), so examples in doc comments never match."""
-    return re.compile(rf"^[ \t]*(?:[\w@]+[ \t]+)*?(?:{_DEF_KEYWORDS})[ \t]+(?:[\w:.]+[.:])?{re.escape(name)}(?![\w$])",
-                      re.MULTILINE)
+# A declaration that starts a line: optional modifier words (``pub``, ``export default``,
+# ``public static``), a declaring keyword, the declared name (possibly qualified; the last part is
+# captured). Comment lines start with punctuation (``//``, ``#``, ``*``), so examples in doc
+# comments never match. One pattern for every name: compiled once, not per question.
+_DECLARATION = re.compile(
+    rf"^[ \t]*(?:[\w@]+[ \t]+)*?(?:{_DEF_KEYWORDS})[ \t]+(?:[\w:.]+[.:])?([A-Za-z_$][\w$]*[!?]?)", re.MULTILINE)
+
+
+def _declares(text: str, names: Sequence[str]) -> bool:
+    """``text`` has a line declaring one of ``names`` (spelled exactly)."""
+    wanted = [n for n in names if len(n) > 1 and n in text]  # a substring test (in C) first
+    if not wanted:
+        return False
+    return any(m.group(1) in wanted for m in _DECLARATION.finditer(text))
 
 
 @lru_cache(maxsize=65536)
@@ -183,9 +190,7 @@ def defines(title: str, text: str, names: Sequence[str]) -> float:
             return 1.0
         if _norm(defined) in _normalised(tuple(names)):
             return 0.5
-    if any(_definition_pattern(n).search(text) for n in names if len(n) > 1):
-        return 1.0
-    return 0.0
+    return 1.0 if _declares(text, names) else 0.0
 
 
 @lru_cache(maxsize=1024)
@@ -205,31 +210,37 @@ def _path_parts(path: str) -> tuple[str, frozenset[str]]:
 
 
 def _name_matches_stem(file_stem: str, names: Sequence[str]) -> bool:
-    for n in names:
-        k = _norm(n)
+    for k in _normalised(tuple(names)):
         if k and (k == file_stem or k + "s" == file_stem or k == file_stem + "s"):
             return True
     return False
 
 
-def pool_indices(hybrid, keyword, vector, size: int, top: int):
-    """Rows worth re-ranking: the ``max(size, 2·top)`` best by fused score, and the ``size`` best
-    by keyword and by vector score each (a definition can rank low on one input alone); sorted by
-    row so the caller's tie order is kept. Arrays in, a sorted int64 array out."""
+def _top(scores, k: int):
+    """Positions of the ``k`` highest finite scores; among rows tied at the threshold, the
+    first rows (deterministic, and a pool never swells with a run of equal scores)."""
     import numpy as np
 
-    n = len(hybrid)
-    chosen = []
-    for scores, k in ((hybrid, max(size, 2 * top)), (keyword, size), (vector, size)):
-        k = min(k, n)
-        if k <= 0:
-            continue
-        if k == n:
-            chosen.append(np.arange(n))
-            continue
-        kth = np.partition(scores, n - k)[n - k]
-        chosen.append(np.nonzero(scores >= kth)[0])
-    return np.unique(np.concatenate(chosen)) if chosen else np.zeros(0, dtype=np.int64)
+    idx = np.nonzero(np.isfinite(scores))[0]
+    if len(idx) <= k:
+        return idx
+    values = scores[idx]
+    kth = np.partition(values, len(values) - k)[len(values) - k]
+    above = idx[values > kth]
+    tied = idx[values == kth]
+    return np.concatenate([above, tied[:k - len(above)]])
+
+
+def pool_indices(hybrid, keyword, vector, size: int, top: int):
+    """Rows worth re-ranking: the ``max(size, 2·top)`` best by fused score, and the ``size`` best
+    by keyword (matches only) and by vector score each (a definition can rank low on one input
+    alone); sorted by row so the caller's tie order is kept. Arrays in (``-inf`` = not a
+    candidate), a sorted int64 array out."""
+    import numpy as np
+
+    keyword = np.where(keyword > 0, keyword, -np.inf)
+    chosen = [_top(hybrid, max(size, 2 * top)), _top(keyword, size), _top(vector, size)]
+    return np.unique(np.concatenate(chosen)).astype(np.int64)
 
 
 def rerank(question: str, inp: RerankInput, weights: RerankWeights, top: int) -> RerankResult:

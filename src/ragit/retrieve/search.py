@@ -284,6 +284,12 @@ def _eligible(store: "Store", snapshot: SnapshotScores, row_filter: RowFilter | 
     return out
 
 
+def _names_in(question: str) -> bool:
+    from .rerank import read_question
+
+    return bool(read_question(question).names)
+
+
 def rank_hits(
     store: "Store | None",
     sha: str | None,
@@ -343,13 +349,15 @@ def rank_hits(
         if eligible is not None:
             pool = pool[eligible[pool]]
         wanted = [int(snapshot.rowids[i]) for i in pool]
+        # the re-rank reads chunk texts only to find declarations of names the question asks for
+        light = rows_cache is None and params.rerank and not _names_in(question)
         if rows_cache is not None:
             missing = [r for r in wanted if r not in rows_cache]
             if missing:
                 rows_cache.update(store.fetch_rows(sha, missing))
             rows = rows_cache
         else:
-            rows = store.fetch_rows(sha, wanted)
+            rows = store.fetch_rows(sha, wanted, with_text=not light)
         lost = [r for r in wanted if r not in rows]
         if lost:  # the snapshot's rows name chunks the store no longer has: a damaged store
             from .readiness import store_unavailable
@@ -379,6 +387,8 @@ def rank_hits(
                                 adjusted.get(int(i)))
             ranked.append((sort_key(final, row.path, row.title, row.citation_id, row.chunk_id), i))
         ranked.sort()
+        if light:  # the texts of the hits returned
+            rows = store.fetch_rows(sha, [int(snapshot.rowids[i]) for _, i in ranked[:top_k]])
         for _, i in ranked[:top_k]:
             row = rows[int(snapshot.rowids[i])]
             v, kw = float(snapshot.vector[i]), float(keyword[i])

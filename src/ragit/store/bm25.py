@@ -19,7 +19,6 @@ lab (bench/quality_lab.py) compute the same floats.
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -40,7 +39,7 @@ def idf(n_rows: int, df: int) -> float:
     return value if value > 0.0 else 1e-6
 
 
-def field_counts(text: str, title: str, path: str) -> tuple[Counter, Counter, Counter]:
+def field_counts(text: str, title: str, path: str) -> tuple[dict[str, int], dict[str, int], dict[str, int]]:
     """Term counts of a row's three fields (text, the title's name part, the path's words)."""
     from ..lexical import path_text, term_counts, title_name
 
@@ -51,7 +50,7 @@ def index_fields(text: str, title: str, path: str) -> tuple[str, str, str, int]:
     """The three fields as the index stores them (terms separated by spaces, each repeated as
     often as it occurs) and the row's length D (its number of terms)."""
     counts = field_counts(text, title, path)
-    fields = tuple(" ".join(term for term, n in c.items() for _ in range(n)) for c in counts)
+    fields = tuple(" ".join(" ".join([term] * n) for term, n in c.items()) for c in counts)
     return fields[0], fields[1], fields[2], sum(sum(c.values()) for c in counts)
 
 

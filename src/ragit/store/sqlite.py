@@ -657,15 +657,17 @@ class SqliteStore:
                 (json.dumps(ids[start:start + 20000]),)).fetchall())
         return out
 
-    def fetch_rows(self, commit_sha: str, rowids: Sequence[int]) -> dict[int, ChunkRow]:
-        """Full rows, keyed by FTS row id, for chunks of one snapshot."""
+    def fetch_rows(self, commit_sha: str, rowids: Sequence[int], with_text: bool = True) -> dict[int, ChunkRow]:
+        """Rows, keyed by FTS row id, for chunks of one snapshot (``text`` empty unless asked for:
+        ranking a pool needs paths and titles, only the hits returned need their text)."""
         out: dict[int, ChunkRow] = {}
         ids = [int(r) for r in dict.fromkeys(rowids)]
+        text = "c.text" if with_text else "''"
         for start in range(0, len(ids), 500):
             part = ids[start : start + 500]
             rows = self.conn.execute(
                 "SELECT r.rowid, r.path, c.chunk_id, c.blob_id, d.doc_type, c.title, c.start_line, c.end_line,"
-                " c.text, c.citation_id FROM json_each(?) q JOIN fts_rows r ON r.rowid = q.value"
+                f" {text}, c.citation_id FROM json_each(?) q JOIN fts_rows r ON r.rowid = q.value"
                 " JOIN chunks c ON c.chunk_id = r.chunk_id"
                 " JOIN snapshot_docs d ON d.commit_sha = ? AND d.path = r.path",
                 (json.dumps(part), commit_sha),
