@@ -11,8 +11,7 @@ and a question goes through the same function:
   ``handling`` → ``handl``), so inflections meet;
 * English function words and single characters are dropped: they say nothing about code.
 
-The older :func:`symbol_terms` (joined forms and camelCase parts only) stays for callers that
-add identifier terms next to their own tokenisation.
+Words outside ASCII (``ünïcode``, ``한국어``) are kept whole, lower-cased, split only at ``_``.
 """
 
 from __future__ import annotations
@@ -21,39 +20,12 @@ import re
 from collections import Counter
 from functools import lru_cache
 
-_IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_]*[A-Za-z0-9]|[A-Za-z]")
 _PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 
 def identifier_parts(word: str) -> list[str]:
     """``HTTPServerError`` → ``http, server, error``; ``send_file`` → ``send, file`` (lower case)."""
     return [p.lower() for chunk in word.split("_") if chunk for p in _PARTS.findall(chunk)]
-
-
-def symbol_terms(text: str) -> list[str]:
-    """Joined forms and camelCase parts of the multi-part identifiers in ``text``, first-seen order.
-
-    Snake-case parts are left out: the FTS tokenizer produces them from the text itself. Every
-    indexed chunk goes through this, so each distinct word is looked at once, and a plain word
-    (letters only, lower case, capitalised or all capitals: always one part) is skipped early.
-    """
-    out: dict[str, None] = {}
-    for word in dict.fromkeys(_IDENTIFIER.findall(text)):
-        if word.isalpha() and (word.islower() or word.isupper() or word[1:].islower()):
-            continue
-        parts = identifier_parts(word)
-        if len(parts) < 2:
-            continue
-        out.setdefault("".join(parts), None)
-        if any(c.isupper() for c in word[1:]):
-            for part in parts:
-                out.setdefault(part, None)
-    return list(out)
-
-
-def symbols_field(text: str) -> str:
-    """The symbols field of one indexed chunk: its symbol terms separated by spaces."""
-    return " ".join(symbol_terms(text))
 
 
 # ---------------------------------------------------------------- index and question terms
@@ -89,7 +61,7 @@ def stem(word: str) -> str:
 def word_terms(word: str) -> tuple[str, ...]:
     """Index terms of one word: for a multi-part identifier its joined form and its parts, else
     the word; lower-cased, stop words and single characters dropped, each term stemmed."""
-    parts = identifier_parts(word)
+    parts = identifier_parts(word) if word.isascii() else [p.lower() for p in word.split("_") if p]
     if len(parts) > 1:
         pieces = ["".join(parts), *parts]
     else:

@@ -1,11 +1,11 @@
-"""Code-aware lexical analysis (knowledge §11.5): identifier parts and symbol terms."""
+"""Code-aware lexical analysis (knowledge §11.5): the terms the keyword index and questions share."""
 
 from __future__ import annotations
 
 import pytest
 from hypothesis import given, strategies as st
 
-from ragit.lexical import identifier_parts, symbol_terms, symbols_field
+from ragit.lexical import identifier_parts, path_text, stem, term_counts, terms, title_name, word_terms
 
 
 @pytest.mark.parametrize(
@@ -23,40 +23,56 @@ def test_identifier_parts(word, parts):
     assert identifier_parts(word) == parts
 
 
-def test_symbol_terms_join_identifiers_and_split_camel_case():
-    text = "call send_file(path) or sendFile; raise HTTPServerError in app.py"
-    assert symbol_terms(text) == ["sendfile", "send", "file", "httpservererror", "http", "server", "error"]
+def test_identifiers_are_split_and_joined_in_every_style():
+    """`send_file`, `sendFile` and "send file" share their terms; the joined form stays specific."""
+    assert word_terms("send_file") == word_terms("sendFile") == ("sendfil", "send", "file")
+    assert set(terms("send file")) <= set(word_terms("sendFile"))
+    assert word_terms("HTTPServerError") == ("httpservererror", "http", "server", "error")
 
 
-def test_plain_words_add_nothing():
-    assert symbol_terms("restore the auth context") == []
-    assert symbols_field("restore the auth context") == ""
+def test_stemming_lets_inflections_meet():
+    assert terms("where are redirects followed") == ["redirect", "follow"]
+    assert {"redirect", "handl"} <= set(terms("def _send_handling_redirects(self):"))
+    assert stem("configuration") == stem("configure")
 
 
-def test_snake_case_query_meets_camel_case_code():
-    """`send_file` in a question and `sendFile` in code share the joined term."""
-    assert "sendfile" in symbol_terms("why does send_file fail")
-    assert "sendfile" in symbol_terms("def sendFile(self):")
+def test_stop_words_and_single_characters_are_dropped():
+    assert terms("how does the x of it work") == ["work"]
+    assert terms("?!") == []
 
 
-def _reference_symbol_terms(text: str) -> list[str]:
-    """The plain definition: every identifier occurrence, no shortcuts."""
-    import re
-
-    out: dict[str, None] = {}
-    for match in re.finditer(r"[A-Za-z][A-Za-z0-9_]*[A-Za-z0-9]|[A-Za-z]", text):
-        word = match.group(0)
-        parts = identifier_parts(word)
-        if len(parts) < 2:
-            continue
-        out.setdefault("".join(parts), None)
-        if any(c.isupper() for c in word[1:]):
-            for part in parts:
-                out.setdefault(part, None)
-    return list(out)
+def test_words_outside_ascii_are_kept_whole():
+    assert terms("Ünïcode 한국어 검색") == ["ünïcode", "한국어", "검색"]
+    assert word_terms("한국어_검색") == ("한국어검색", "한국어", "검색")
 
 
-@given(st.lists(st.sampled_from(["send", "File", "HTTP", "utf8", "x", "_", "get2", "A", "ok", " ", ".", "é",
-                                 "Server", "__init__", "abc", "XMLHttp", "9", "\n"]), max_size=40).map("".join))
-def test_shortcuts_change_nothing(text):
-    assert symbol_terms(text) == _reference_symbol_terms(text)
+def test_term_counts_count_every_occurrence_in_first_seen_order():
+    counts = term_counts("sendFile(send_file) send")
+    assert counts == {"sendfil": 2, "send": 3, "file": 2}
+    assert list(counts) == ["sendfil", "send", "file"]
+
+
+@pytest.mark.parametrize(("title", "name"), [
+    ("method Client._send_handling_redirects", "Client._send_handling_redirects"),
+    ("class Repo (lines 81-140)", "Repo"), ("lines 1-60", ""), ("module", ""),
+    ("async function fetchData", "fetchData"), ("impl Display for Point", "Display for Point"),
+    ("Restore auth context", "Restore auth context"),  # a Markdown section title stays whole
+])
+def test_title_name_keeps_the_name_part(title, name):
+    assert title_name(title) == name
+
+
+def test_path_text_drops_the_extension():
+    assert path_text("httpx/_client.py") == "httpx _client"
+    assert path_text("Makefile") == "Makefile"
+
+
+@given(st.text(max_size=200))
+def test_terms_and_counts_agree(text):
+    counts = term_counts(text)
+    listed = terms(text)
+    assert sum(counts.values()) == len(listed)
+    assert set(counts) == set(listed)
+    # each term is one token of the index's ascii tokenizer: no ASCII character but letters and digits
+    assert all(t and all(c.isalnum() for c in t if c.isascii()) for t in listed)
+    assert all(t == t.lower() for t in listed if t.isascii())
