@@ -90,3 +90,16 @@ def test_pack_input_form_matches_the_golden(indexed_repo, cli):
             "--cwd", str(indexed_repo.root), stdin=payload)
     assert r.code == 0, r
     assert r.out.replace(str(indexed_repo.root), "<ROOT>") == (GOLDENS / "pack_minimal.json").read_text(encoding="utf-8")
+
+
+def test_explain_text_shows_the_rerank_factors(indexed_repo, cli):
+    """Text `--explain` names the re-rank's contribution and factors after the two inputs."""
+    r = cli("query", QUESTION, "--explain", "--view", "minimal", "--top-k", "5", "--cwd", str(indexed_repo.root),
+            "--format", "text")
+    assert r.code == 0
+    lines = [line for line in r.out.splitlines() if "explanation:" in line]
+    assert lines and any(" rerank=" in line for line in lines)
+    for line in lines:
+        if " rerank=" in line:
+            assert line.index("keyword=") < line.index(" rerank=") < line.index("authority=")
+            assert "(" in line and ")" in line

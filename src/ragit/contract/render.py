@@ -36,10 +36,20 @@ def _explanation(b: dict[str, Any]) -> str:
         f"   - explanation: mode={b['mode']} retrieval={f(r['score'])}×{f(r['weight'])}→{f(r['contribution'])}"
         f" vector={f(v['score'])}×{f(v['weight'])}→{f(v['contribution'])}"
         f" keyword={f(k['score'])}×{f(k['weight'])}→{f(k['contribution'])}"
+        f"{_rerank(r.get('rerank'))}"
         f" authority={f(a['score'])}×{f(a['weight'])}→{f(a['contribution'])}"
         f" recency={f(t['score'])}×{f(t['weight'])}→{f(t['contribution'])}"
         f" final={f(b['final'])}"
     )
+
+
+def _rerank(block: dict[str, Any] | None) -> str:
+    """`` rerank=<contribution> (<factor>=<value> ...)`` when the code re-rank changed the score:
+    boosts (definition, path, file) are added, role and diversity multiply."""
+    if not block:
+        return ""
+    factors = " ".join(f"{name}={format_score(value)}" for name, value in block["factors"].items())
+    return f" rerank={format_score(block['contribution'])}" + (f" ({factors})" if factors else "")
 
 
 def hit_list(hits: Sequence[Hit], view: str, *, explain: bool = False) -> list[str]:
