@@ -423,4 +423,6 @@ def test_missing_git_objects_are_skipped_with_a_warning(history, tmp_path):
     proc = ragit("eval", "run", str(tasks), "--repo", str(clone), "--mode", "keyword", "--format", "json",
                  cwd=history.root)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert envelope(proc)["data"]["evaluated"] == 1
+    data = envelope(proc)["data"]
+    assert data["evaluated"] == 1
+    assert any("missing from the clone" in w for w in data["warnings"])

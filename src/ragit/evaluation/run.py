@@ -158,8 +158,10 @@ def _indexed(root: Path, config: Config, sha: str, params, store) -> bool:
 
 
 def index_commits(root: Path, config: Config, commits: list[tuple[str, Git]], embedder: Embedder,
-                  progress: Progress | None) -> tuple[int, int]:
-    """Ingest every commit not yet in the evaluation store; returns (ingested, embedded chunks)."""
+                  progress: Progress | None, warnings: list[str] | None = None) -> tuple[int, int]:
+    """Ingest every commit not yet in the evaluation store; returns (ingested, embedded chunks).
+    A commit whose clone lacks some blobs (a partial clone) is indexed without them and named in
+    ``warnings``."""
     from ..ingest.pipeline import IngestRequest, current_params, run_ingest
     from ..store import open_store_read, store_exists
 
@@ -175,6 +177,9 @@ def index_commits(root: Path, config: Config, commits: list[tuple[str, Git]], em
         result = run_ingest(root, git, config, IngestRequest(mode="full"), commit=sha, check_dirty=False,
                             embedder=embedder)
         embedded += result.embedded_chunks
+        missing = sum(1 for f in result.skipped_files if f["reason"] == "missing_object")
+        if missing and warnings is not None:
+            warnings.append(f"{sha[:12]}: {missing} file(s) skipped, their git objects are missing from the clone")
         if progress:
             progress("index", n, len(todo))
     return len(todo), embedded
@@ -257,7 +262,8 @@ def run_eval(root: Path, config: Config, request: EvalRequest, *, embedder: Embe
     configs = {r: eval_config(config, commits, embedder.id, r) for r, commits in by_root.items()}
     ingested = embedded = 0
     for r, commits in by_root.items():
-        done = index_commits(root, configs[r], [(sha, located[sha]) for sha in commits], embedder, progress)
+        done = index_commits(root, configs[r], [(sha, located[sha]) for sha in commits], embedder, progress,
+                             warnings)
         ingested += done[0]
         embedded += done[1]
 
