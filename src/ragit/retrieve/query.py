@@ -128,7 +128,9 @@ def retrieve(
             from .overlay import score_overlay
 
             overlay = score_overlay(candidates, masked.text, embedder, raw=extra_raw, params=params)
-        hits = rank_hits(store, sha, snapshot, overlay, params, top_k, masked.text, row_filter=row_filter)
+        rows_cache = cache.rows(store, sha, embedder.id) if cache is not None and snapshot is not None else None
+        hits = rank_hits(store, sha, snapshot, overlay, params, top_k, masked.text, rows_cache,
+                         row_filter=row_filter)
     except BaseException:
         selection.pending.cancel()
         raise

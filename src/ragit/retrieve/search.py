@@ -30,6 +30,12 @@ class SnapshotMatrix:
     files: "np.ndarray"  # int32 file ordinal per row
     file_norms: "np.ndarray"  # float64 norm of each file's vector sum
     lengths: "np.ndarray"  # int32 length of each row in keyword terms (BM25's D)
+    # a warm process's chunk rows of this snapshot, by row id (immutable once published; dropped
+    # with the entry, and when it outgrows MAX_CACHED_ROWS)
+    rows: dict = field(default_factory=dict)
+
+
+MAX_CACHED_ROWS = 20_000
 
 
 @dataclass
@@ -56,6 +62,14 @@ class VectorCache:
         if reader is None:
             reader = self.readers[key] = store.warm_postings()
         return reader
+
+    def rows(self, store: "Store", sha: str, embedder_id: str) -> dict:
+        """The cached chunk rows of a snapshot already in this cache (re-ranking fetches the same
+        candidates query after query)."""
+        entry = self.get(store, sha, embedder_id)
+        if len(entry.rows) > MAX_CACHED_ROWS:
+            entry.rows.clear()
+        return entry.rows
 
     def get(self, store: "Store", sha: str, embedder_id: str) -> SnapshotMatrix:
         key = (str(getattr(store, "path", "")), sha, embedder_id)
