@@ -74,7 +74,7 @@ def collect(tasks_file: Path, repos: list[Path], cwd: Path, config_overrides: di
     """Index the task commits as `ragit eval run` does (reusing its stores), then read every row."""
     from ragit.config import Config, load_config
     from ragit.embed import load_embedder
-    from ragit.evaluation.run import eval_config, index_commits, locate, open_repository
+    from ragit.evaluation.run import index_roots, locate, open_repository
     from ragit.evaluation.tasks import load_tasks
     from ragit.ingest.manifest import load_manifest
     from ragit.retrieve.readiness import open_checked_store
@@ -94,14 +94,7 @@ def collect(tasks_file: Path, repos: list[Path], cwd: Path, config_overrides: di
     gits = [open_repository(r, str(r)) for r in repos]
     where = locate(tasks, gits)
     tasks = [t for t in tasks if t.commit in where]
-    by_root: dict[str, list[str]] = {}
-    for t in tasks:
-        by_root.setdefault(t.root, [])
-        if t.commit not in by_root[t.root]:
-            by_root[t.root].append(t.commit)
-    configs = {r: eval_config(config, c, embedder.id, r) for r, c in by_root.items()}
-    for r, commits in by_root.items():
-        index_commits(cwd, configs[r], [(sha, where[sha]) for sha in commits], embedder, None)
+    configs = index_roots(cwd, config, tasks, where, embedder, None)[0]
 
     stores: dict[str, Store] = {}
     snapshots: dict[tuple[str, str], np.ndarray] = {}

@@ -183,9 +183,8 @@ class Lab:
         pool = np.array(sorted(pool, key=lambda i: (-hybrid[i], st.paths[task.rows[i]], st.titles[task.rows[i]])))
         rows = task.rows[pool]
         inp = RerankInput(
-            hybrid=hybrid[pool], keyword=kw[pool], vector=cos[pool],
-            paths=[st.paths[r] for r in rows], titles=[st.titles[r] for r in rows],
-            texts=[st.texts[r] for r in rows], starts=[st.starts[r] for r in rows],
+            hybrid=hybrid[pool], paths=[st.paths[r] for r in rows], titles=[st.titles[r] for r in rows],
+            texts=[st.texts[r] for r in rows],
         )
         result = rerank(q, inp, weights, v.top)
         return pool[np.array(result.order, dtype=np.int64)], hybrid
@@ -247,9 +246,8 @@ def summarize(per: list[dict]) -> dict:
 # ---------------------------------------------------------------- command line
 
 
-def task_set(name: str) -> tuple[Path, list[Path]]:
-    path = Path(name) if name.endswith(".jsonl") else TASKS_DIR / f"{name}.jsonl"
-    return path, []
+def task_set(name: str) -> Path:
+    return Path(name) if name.endswith(".jsonl") else TASKS_DIR / f"{name}.jsonl"
 
 
 def mirrors(root: Path) -> list[Path]:
@@ -282,7 +280,7 @@ def main() -> None:
         variants = scope["VARIANTS"]
     results = {}
     for name in args.sets:
-        path, _ = task_set(name)
+        path = task_set(name)
         started = time.perf_counter()
         data = load(path, mirrors(args.mirrors), args.cwd, args.cwd / "lab" / f"{path.stem}-{tag}.pkl")
         lab = Lab(data, embedder)

@@ -289,7 +289,7 @@ def test_cached_ranking_across_alphas_equals_a_fresh_search(history, tmp_path):
     task = Task(0, "t", "x/y", head, "database session token", ("src/app/storage.py",))
     run_eval(root, config, EvalRequest("t", [task], [open_repository(root, "r")], ["hybrid"], [600]))
     embedder = load_embedder(config)
-    econfig = eval_config(config, [head], embedder.id)
+    econfig = eval_config(config, embedder.id)
     store = open_checked_store(root, econfig, load_manifest(root, econfig, head), embedder.id)
     try:
         scores = score_snapshot(store, head, embedder, task.query, RetrievalParams())
@@ -336,7 +336,7 @@ def test_code_search_tasks_roots_spans_categories_and_languages(history, tmp_pat
     from ragit.ingest.manifest import load_manifest
 
     config = load_config(history.root)
-    scoped = eval_config(config, [head], load_embedder(config).id, "src/app")
+    scoped = eval_config(config, load_embedder(config).id, "src/app")
     paths = [d.path for d in load_manifest(history.root, scoped, head).manifest.docs]
     assert paths and all(p.startswith("src/app/") for p in paths)
 

@@ -191,7 +191,7 @@ def scan_repository(root: Path, config: Config, git_detected: bool) -> Scan:
         kind = matches_filter(rel, config)  # what ingest would make of it (dot paths, globs)
         if kind == "markdown":
             docs.append(rel)
-        elif kind == "code" and is_source_path(rel) or kind == "code" and path_role(rel) == "test":
+        elif kind == "code" and (is_source_path(rel) or path_role(rel) == "test"):
             code.append(rel)  # source files (ingest also indexes configuration and data)
 
     package_json = _read_package_json(root)

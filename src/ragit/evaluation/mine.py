@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..gitsnap.git import Git
+from ..pathroles import SOURCE_EXTENSIONS, is_test_path  # tests are never gold, in any language
 from .history import CommitInfo, candidates_at, log_commits, name_status, repo_name
 
 DEFAULT_COUNT = 150
@@ -69,13 +70,6 @@ def is_mechanical(subject: str) -> bool:
     return any(p.search(subject) for p in MECHANICAL_PATTERNS)
 
 
-def is_test_path(path: str) -> bool:
-    """Tests are never gold: the multi-language rule of :mod:`ragit.pathroles`."""
-    from ..pathroles import is_test_path as test_path
-
-    return test_path(path)
-
-
 def clean_query(message: str) -> str:
     """The message without trailers, PR/issue references and merge boilerplate, one line."""
     text = message.replace("\r\n", "\n").replace("\r", "\n").strip()
@@ -115,8 +109,6 @@ def default_extensions(config) -> list[str]:
     Docs (Markdown, reStructuredText, text) and data files are never gold for a code task, even
     though every text file is indexed by default. ``--ext`` chooses otherwise.
     """
-    from ..pathroles import SOURCE_EXTENSIONS
-
     return sorted(SOURCE_EXTENSIONS)
 
 

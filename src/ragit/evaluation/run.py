@@ -108,7 +108,7 @@ def locate(tasks: list[Task], repos: list[Git]) -> dict[str, Git]:
     return found
 
 
-def eval_config(config: Config, commits: list[str], embedder_id: str, root: str = ".") -> Config:
+def eval_config(config: Config, embedder_id: str, root: str = ".") -> Config:
     """The configuration of this task set's evaluation store under ``.ragit/cache/eval/<key>/``.
 
     A task's ``root`` restricts indexing to the files under it (``ingest.include``), as the
@@ -185,6 +185,25 @@ def index_commits(root: Path, config: Config, commits: list[tuple[str, Git]], em
     return len(todo), embedded
 
 
+def index_roots(root: Path, config: Config, tasks: list[Task], located: dict[str, Git], embedder: Embedder,
+                progress: Progress | None, warnings: list[str] | None = None) -> tuple[dict[str, Config], int, int]:
+    """Index the tasks' commits, one evaluation store per task root (a root's files are indexed
+    alone); returns each root's configuration and the commits and chunks indexed by this call."""
+    by_root: dict[str, list[str]] = {}
+    for t in tasks:
+        commits = by_root.setdefault(t.root, [])
+        if t.commit not in commits:
+            commits.append(t.commit)
+    configs = {r: eval_config(config, embedder.id, r) for r in by_root}
+    ingested = embedded = 0
+    for r, commits in by_root.items():
+        done = index_commits(root, configs[r], [(sha, located[sha]) for sha in commits], embedder, progress,
+                             warnings)
+        ingested += done[0]
+        embedded += done[1]
+    return configs, ingested, embedded
+
+
 def _evaluate_task(root: Path, config: Config, task: Task, embedder: Embedder, modes: list[str],
                    alphas: dict[str, float], budgets: list[int], totals: dict[str, _ModeTotals]) -> None:
     """Score the task's query once, then rank, measure and pack it under every mode."""
@@ -253,19 +272,7 @@ def run_eval(root: Path, config: Config, request: EvalRequest, *, embedder: Embe
     skipped = [{"id": t.id, "reason": "commit_not_found"} for t in request.tasks if t.commit not in located]
     if embedder is None:
         embedder = load_eval_embedder(config, request.modes, warnings)
-    # one evaluation store per task root (the files a root's tasks search are indexed alone)
-    by_root: dict[str, list[str]] = {}
-    for t in runnable:
-        by_root.setdefault(t.root, [])
-        if t.commit not in by_root[t.root]:
-            by_root[t.root].append(t.commit)
-    configs = {r: eval_config(config, commits, embedder.id, r) for r, commits in by_root.items()}
-    ingested = embedded = 0
-    for r, commits in by_root.items():
-        done = index_commits(root, configs[r], [(sha, located[sha]) for sha in commits], embedder, progress,
-                             warnings)
-        ingested += done[0]
-        embedded += done[1]
+    configs, ingested, embedded = index_roots(root, config, runnable, located, embedder, progress, warnings)
 
     alphas = {m: mode_alpha(m, config) for m in request.modes}
     totals = {m: _ModeTotals(pack={b: [] for b in request.budgets}, tokens={b: [] for b in request.budgets})

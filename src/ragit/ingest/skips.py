@@ -22,7 +22,7 @@ GENERATED_NAMES = frozenset({
 
 # File-name endings of generated or minified files.
 GENERATED_SUFFIXES = (".pb.go", "_pb2.py", "_pb2.pyi", ".pb.cc", ".pb.h", ".g.dart", ".designer.cs",
-                      ".generated.cs", ".js.map", ".css.map", ".map")
+                      ".generated.cs", ".map")  # .map: source maps (app.js.map, style.css.map)
 MINIFIED_MARKS = (".min.",)
 
 # A marker in the first GENERATED_HEAD_LINES lines marks a generated file. Upper-case markers are

@@ -59,15 +59,12 @@ ABLATIONS: dict[str, dict[str, float]] = {
 
 @dataclass
 class RerankInput:
-    """The candidates: fused score and its inputs per snapshot row, and what each row is."""
+    """The candidates: fused score per row, and what each row is (path, title, text)."""
 
     hybrid: "Sequence[float]"
-    keyword: "Sequence[float]"
-    vector: "Sequence[float]"
     paths: Sequence[str]
     titles: Sequence[str]
     texts: Sequence[str]
-    starts: Sequence[int]
 
 
 @dataclass

@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
     from ..embed.base import Embedder
+    from ..ingest.globs import GlobSet
     from ..store.base import ChunkRow, Store
     from .rerank import RerankWeights
     from .sources import OverlayCandidate
@@ -273,11 +274,15 @@ class RowFilter:
 
             if is_test_path(path):
                 return False
-        if self.paths:
-            from ..ingest.globs import GlobSet
+        return not self.paths or _globs(self.paths).matches(path)
 
-            return GlobSet(self.paths).matches(path)
-        return True
+
+@functools.lru_cache(maxsize=32)
+def _globs(patterns: tuple[str, ...]) -> GlobSet:
+    """The compiled ``--path`` globs (compiled once, not per row)."""
+    from ..ingest.globs import GlobSet
+
+    return GlobSet(patterns)
 
 
 def _eligible(store: "Store", snapshot: SnapshotScores, row_filter: RowFilter | None) -> "np.ndarray | None":
@@ -388,9 +393,8 @@ def rank_hits(
             pool = pool[order]
             chunk = [chunk[j] for j in order]
             result = rerank(question, RerankInput(
-                hybrid=retrieval[pool], keyword=keyword[pool], vector=snapshot.vector[pool],
-                paths=[c.path for c in chunk], titles=[c.title for c in chunk], texts=[c.text for c in chunk],
-                starts=[c.start_line for c in chunk],
+                hybrid=retrieval[pool], paths=[c.path for c in chunk], titles=[c.title for c in chunk],
+                texts=[c.text for c in chunk],
             ), params.rerank_weights, len(pool))
             adjusted = {int(pool[j]): (score, result.factors.get(j, {})) for j, score in result.scores.items()}
         # rank the pool by its final scores, then build hits (and breakdowns) for the best only
