@@ -18,7 +18,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .gitsnap.watch import WorktreeWatch
     from .ingest.manifest import ManifestCache
     from .ingest.pipeline import IngestResult
-    from .retrieve.query import QueryResult, Retrieval
+    from .contract.views import QueryResult
+    from .retrieve.query import Retrieval
     from .retrieve.search import VectorCache
 
 
@@ -155,7 +156,7 @@ class Repo:
         return self.query_input(inp)
 
     def query_input(self, inp) -> "QueryResult":
-        from .retrieve.query import QueryResult
+        from .contract.views import QueryResult
 
         retrieval = self._retrieve(inp.question, inp.top_k, inp.scope, inp.at, inp.paths, inp.exclude_tests)
         return QueryResult(retrieval, inp.explain)

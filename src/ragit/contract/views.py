@@ -1,11 +1,15 @@
-"""Hit projection by view (knowledge §12.7) and the read-time re-masking of projected hits."""
+"""Hit projection by view (knowledge §12.7), and the query payload built from it."""
 
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from ..retrieve.hits import Hit
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..retrieve.query import Retrieval
 
 VIEWS = ("minimal", "default", "full")
 EXCERPT_CHARS = {"minimal": 120, "default": 200}
@@ -52,33 +56,28 @@ def project_hit(hit: Hit, view: str, *, explain: bool = False) -> dict[str, Any]
     return out
 
 
-def remask_hits(hits: Sequence[Hit]) -> None:
-    """Re-mask every string field of the hits in place, before projection (knowledge §10.2).
+@dataclass
+class QueryResult:
+    retrieval: "Retrieval"
+    explain: bool
 
-    Each hit records how many secrets were hidden per field, so a redaction summary can name
-    the projected field paths of exactly the hits it reports.
-    """
-    from ..security.masking import mask_text
+    @property
+    def hits(self) -> list[Hit]:
+        return self.retrieval.hits
 
-    for hit in hits:
-        code = hit.doc_type == "code"
-        for attr, name in (("path", "path"), ("section_title", "sectionTitle"), ("text", "text")):
-            result = mask_text(getattr(hit, attr), code=code)
-            if result.count:
-                setattr(hit, attr, result.text)
-                hit.masked_fields[name] = hit.masked_fields.get(name, 0) + result.count
+    @property
+    def warnings(self) -> list[str]:
+        return self.retrieval.warnings
 
-
-def hits_redaction(hits: Sequence[Hit], view: str, prefix: str = "hits") -> tuple[int, list[str]]:
-    """Count and projected field paths (``hits[0].excerpt``, ...) of re-masked hit strings."""
-    count = 0
-    sources: list[str] = []
-    for i, hit in enumerate(hits):
-        for name in ("path", "sectionTitle", "text"):
-            n = hit.masked_fields.get(name, 0)
-            if not n:
-                continue
-            count += n
-            field = name if name != "text" else ("text" if view == "full" else "excerpt")
-            sources.append(f"{prefix}[{i}].{field}")
-    return count, sources
+    def to_dict(self, view: str = "default") -> dict[str, Any]:
+        r = self.retrieval
+        return {
+            "query": r.text,
+            "scope": r.scope,
+            "snapshotSha": r.snapshot_sha,
+            "snapshot": r.selection.block(),
+            "explain": self.explain,
+            "hits": [project_hit(h, view, explain=self.explain) for h in r.hits],
+            "warnings": list(r.warnings),
+            "redactionSummary": r.redaction(view, "query"),
+        }

@@ -211,7 +211,7 @@ def _evaluate_task(root: Path, config: Config, task: Task, embedder: Embedder, m
 
     from ..context.pack import select_hits
     from ..contract.payloads import PACK_TOP_K
-    from ..contract.views import remask_hits
+    from ..retrieve.remask import remask_hits
     from ..ingest.manifest import load_manifest
     from ..retrieve.readiness import open_checked_store
     from ..retrieve.search import RetrievalParams, SnapshotScores, keyword_raw, load_matrix, rank_hits, vector_scores

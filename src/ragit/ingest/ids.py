@@ -26,6 +26,13 @@ def chunker_key(chunker: str, chunker_version: str, masking_version: str | None)
     return f"{chunker}@{chunker_version}+{masking}"
 
 
+def masking_of(chunker_key: str) -> str | None:
+    """The masking version a chunker key records (``...+mask-1`` → ``"1"``); None for ``nomask``
+    or a key that names none."""
+    _, sep, masking = chunker_key.rpartition("+mask-")
+    return masking if sep else None
+
+
 def chunk_id(blob_id: str, chunker_key: str, ordinal: int) -> str:
     """sha1 hex of ``blobId NUL chunkerKey NUL ordinal``."""
     payload = f"{blob_id}\x00{chunker_key}\x00{ordinal}".encode("utf-8")

@@ -181,7 +181,8 @@ class RecallPacket:
 
     def to_dict(self, view: str = "default") -> dict[str, Any]:
         """The packet in memory §3 field order, every string re-masked (knowledge §10.2–10.3)."""
-        from ..contract.views import hits_redaction, project_hit
+        from ..contract.views import project_hit
+        from ..retrieve.remask import hits_redaction
         from ..security.masking import RedactionSummary, mask_text, mask_value
 
         summary = RedactionSummary()
@@ -264,7 +265,7 @@ def recall(root: Path, git: Git | None, config: Config, goal: str, *,
             hits, snapshot_sha, snapshot = retrieval.hits, retrieval.snapshot_sha, retrieval.selection.block()
             warnings += retrieval.warnings
     if code is not None:
-        from ..contract.views import remask_hits
+        from ..retrieve.remask import remask_hits
         from ..retrieve.search import label_hits
 
         snapshot = unavailable_snapshot(git)

@@ -30,6 +30,8 @@ class Hit:
     flags: list[str] = field(default_factory=list)
     # secrets hidden by read-time re-masking, per field name ("text", "sectionTitle", "path")
     masked_fields: dict[str, int] = field(default_factory=dict)
+    # the masking version ingest masked ``text`` with (None: not from the store, or unmasked)
+    masked_with: str | None = None
 
     @property
     def citation_id(self) -> str:

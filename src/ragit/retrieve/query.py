@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..contract.views import hits_redaction, project_hit, remask_hits
 from .hits import Hit
+from .remask import hits_redaction, remask_hits
 from ..store import try_open_store
 from .readiness import open_checked_store
 from .search import RetrievalParams, RowFilter, VectorCache, label_hits, rank_hits, score_snapshot
@@ -141,30 +141,3 @@ def retrieve(
     if selection.worktree_dirty:
         warnings.insert(0, DIRTY_WARNING)
     return Retrieval(masked.text, masked.count, scope, selection, hits, warnings)
-
-
-@dataclass
-class QueryResult:
-    retrieval: Retrieval
-    explain: bool
-
-    @property
-    def hits(self) -> list[Hit]:
-        return self.retrieval.hits
-
-    @property
-    def warnings(self) -> list[str]:
-        return self.retrieval.warnings
-
-    def to_dict(self, view: str = "default") -> dict[str, Any]:
-        r = self.retrieval
-        return {
-            "query": r.text,
-            "scope": r.scope,
-            "snapshotSha": r.snapshot_sha,
-            "snapshot": r.selection.block(),
-            "explain": self.explain,
-            "hits": [project_hit(h, view, explain=self.explain) for h in r.hits],
-            "warnings": list(r.warnings),
-            "redactionSummary": r.redaction(view, "query"),
-        }

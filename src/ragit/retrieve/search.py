@@ -383,6 +383,8 @@ def rank_hits(
 
             raise store_unavailable(sha, "store_unreadable",
                                     f"the store cannot serve snapshot {sha}: {len(lost)} of its chunks are missing")
+        from ..ingest.ids import masking_of
+
         adjusted: dict[int, tuple[float, dict[str, float]]] = {}
         if params.rerank and len(pool):
             from .rerank import RerankInput, rerank
@@ -419,7 +421,7 @@ def rank_hits(
                           "sourceVersion": row.blob_id, "sourceSha": sha},
                 scope="durable", origin_type="document", artifact_id=None, artifact_kind=None,
                 authority="promoted_durable", confidence=None, trust="repository", text=row.text,
-                chunk_id=row.chunk_id, breakdown=b,
+                chunk_id=row.chunk_id, breakdown=b, masked_with=masking_of(row.chunker_key),
             ))
     if overlay:
         from ..clock import now as clock_now

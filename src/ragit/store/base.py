@@ -106,6 +106,7 @@ class ChunkRow:
     end_line: int
     text: str
     citation_id: str
+    chunker_key: str = ""  # what shaped the stored text, masking version included (ingest.ids)
 
 
 @dataclass(frozen=True)

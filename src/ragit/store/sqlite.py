@@ -667,7 +667,7 @@ class SqliteStore:
             part = ids[start : start + 500]
             rows = self.conn.execute(
                 "SELECT r.rowid, r.path, c.chunk_id, c.blob_id, d.doc_type, c.title, c.start_line, c.end_line,"
-                f" {text}, c.citation_id FROM json_each(?) q JOIN fts_rows r ON r.rowid = q.value"
+                f" {text}, c.citation_id, c.chunker_key FROM json_each(?) q JOIN fts_rows r ON r.rowid = q.value"
                 " JOIN chunks c ON c.chunk_id = r.chunk_id"
                 " JOIN snapshot_docs d ON d.commit_sha = ? AND d.path = r.path",
                 (json.dumps(part), commit_sha),

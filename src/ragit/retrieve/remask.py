@@ -1,0 +1,59 @@
+"""Read-time re-masking of hits (knowledge §10.2) and the redaction summary's hit part (§10.3).
+
+Every output path re-masks. Hit text that ingest masked with the current ``MASKING_VERSION`` is
+already masked (masking is idempotent: the output would be identical), so only the fields that
+did not come masked from the store are masked again: paths, titles, and any text not from the
+store or masked by an older rule set.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Sequence
+
+from .hits import Hit
+
+
+@lru_cache(maxsize=16384)
+def _mask_name(value: str, code: bool):
+    """A path or title masked: the same few thousand strings come back query after query."""
+    from ..security.masking import mask_text
+
+    return mask_text(value, code=code)
+
+
+def remask_hits(hits: Sequence[Hit]) -> None:
+    """Re-mask every string field of the hits in place, before projection (knowledge §10.2).
+
+    Each hit records how many secrets were hidden per field, so a redaction summary can name
+    the projected field paths of exactly the hits it reports.
+    """
+    from ..security.masking import MASKING_VERSION, mask_text
+
+    for hit in hits:
+        code = hit.doc_type == "code"
+        for attr, name in (("path", "path"), ("section_title", "sectionTitle"), ("text", "text")):
+            if attr == "text":
+                if hit.masked_with == MASKING_VERSION:
+                    continue  # masked at ingest by these very rules
+                result = mask_text(hit.text, code=code)
+            else:
+                result = _mask_name(getattr(hit, attr), code)
+            if result.count:
+                setattr(hit, attr, result.text)
+                hit.masked_fields[name] = hit.masked_fields.get(name, 0) + result.count
+
+
+def hits_redaction(hits: Sequence[Hit], view: str, prefix: str = "hits") -> tuple[int, list[str]]:
+    """Count and projected field paths (``hits[0].excerpt``, ...) of re-masked hit strings."""
+    count = 0
+    sources: list[str] = []
+    for i, hit in enumerate(hits):
+        for name in ("path", "sectionTitle", "text"):
+            n = hit.masked_fields.get(name, 0)
+            if not n:
+                continue
+            count += n
+            field = name if name != "text" else ("text" if view == "full" else "excerpt")
+            sources.append(f"{prefix}[{i}].{field}")
+    return count, sources
