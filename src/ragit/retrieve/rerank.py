@@ -112,6 +112,7 @@ class Question:
     asks: frozenset[str]  # roles the question asks for
 
 
+@lru_cache(maxsize=65536)
 def _norm(name: str) -> str:
     """Case- and separator-insensitive form of an identifier: ``field_validator`` = ``FieldValidator``."""
     return "".join(identifier_parts(name))
@@ -160,7 +161,23 @@ def _declares(text: str, names: Sequence[str]) -> bool:
     wanted = [n for n in names if len(n) > 1 and n in text]  # a substring test (in C) first
     if not wanted:
         return False
-    return any(m.group(1) in wanted for m in _DECLARATION.finditer(text))
+    # a declaration lies within one line and names what it declares, so only the lines holding
+    # a wanted name can declare it: match there instead of scanning every line of the chunk
+    tried: set[int] = set()
+    for name in wanted:
+        at = text.find(name)
+        while at >= 0:
+            start = text.rfind("\n", 0, at) + 1
+            if start not in tried:
+                tried.add(start)
+                m = _DECLARATION.match(text, start)
+                if m is not None and m.group(1) in wanted:
+                    return True
+            end = text.find("\n", at)
+            if end < 0:
+                break
+            at = text.find(name, end)
+    return False
 
 
 @lru_cache(maxsize=65536)
@@ -240,6 +257,26 @@ def pool_indices(hybrid, keyword, vector, size: int, top: int):
     return np.unique(np.concatenate(chosen)).astype(np.int64)
 
 
+def _note(factors: list, i: int, name: str, value: float) -> None:
+    """Record a non-neutral factor of candidate ``i`` (``--explain`` shows it)."""
+    if factors[i] is None:
+        factors[i] = {}
+    factors[i][name] = value
+
+
+def _role_factor(role: str, asks: frozenset[str], weights: RerankWeights) -> float:
+    if role in ("test", "fixture", "benchmark"):
+        asked = role in asks or (role == "fixture" and "test" in asks)
+        return 1.0 if asked else weights.role
+    if role == "example":
+        return 1.0 if "example" in asks else weights.example
+    if role == "doc":
+        return 1.0 if "doc" in asks else weights.doc
+    if role == "other":
+        return weights.other
+    return 1.0
+
+
 def rerank(question: str, inp: RerankInput, weights: RerankWeights, top: int) -> RerankResult:
     """Re-rank the pool of candidates (every row given) and return the best ``top``."""
     q = read_question(question)
@@ -249,39 +286,46 @@ def rerank(question: str, inp: RerankInput, weights: RerankWeights, top: int) ->
     hybrid = [float(h) for h in inp.hybrid]
     best = max(hybrid)
     unit = best if best > 0 else 1.0
+    paths = inp.paths
+    factors: list[dict[str, float] | None] = [None] * n
     adjusted = list(hybrid)
-    factors: dict[int, dict[str, float]] = {}
+    names = q.names if weights.definition or weights.path_name else ()
+    path_words = weights.path_words and q.words and not q.symbol
 
-    def note(i: int, name: str, value: float) -> None:
-        factors.setdefault(i, {})[name] = value
-
-    # definitions and path matches
+    # definitions and path matches (facts about a path are computed once per file)
+    path_boost: dict[str, float] = {}
     for i in range(n):
-        sure = defines(inp.titles[i], inp.texts[i], q.names) if weights.definition and q.names else 0.0
+        sure = defines(inp.titles[i], inp.texts[i], names) if weights.definition and names else 0.0
         if sure:
             boost = weights.definition * sure * unit
             adjusted[i] += boost
-            note(i, "definition", boost)
-        file_stem, words = _path_parts(inp.paths[i])
-        if weights.path_name and q.names and _name_matches_stem(file_stem, q.names):
-            boost = weights.path_name * unit
+            factors[i] = {"definition": boost}
+        p = paths[i]
+        boost = path_boost.get(p)
+        if boost is None:
+            boost = 0.0
+            file_stem, words = _path_parts(p)
+            if weights.path_name and names and _name_matches_stem(file_stem, names):
+                boost = weights.path_name * unit
+            elif path_words:
+                shared = len(q.words & words)
+                if shared:
+                    boost = weights.path_words * unit * shared / len(q.words)
+            path_boost[p] = boost
+        if boost:
             adjusted[i] += boost
-            note(i, "path", boost)
-        elif weights.path_words and q.words and not q.symbol:
-            shared = len(q.words & words)
-            if shared:
-                boost = weights.path_words * unit * shared / len(q.words)
-                adjusted[i] += boost
-                note(i, "path", boost)
+            _note(factors, i, "path", boost)
 
     # file aggregation: the best chunk of each file gains with the file's summed evidence
     if weights.file:
         file_sum: dict[str, float] = {}
         file_best: dict[str, int] = {}
         for i in range(n):
-            p = inp.paths[i]
-            file_sum[p] = file_sum.get(p, 0.0) + max(hybrid[i], 0.0)
-            if p not in file_best or hybrid[i] > hybrid[file_best[p]]:
+            p = paths[i]
+            h = hybrid[i]
+            file_sum[p] = file_sum.get(p, 0.0) + (h if h > 0.0 else 0.0)
+            j = file_best.get(p)
+            if j is None or h > hybrid[j]:
                 file_best[p] = i
         top_sum = max(file_sum.values())
         if top_sum > 0:
@@ -289,38 +333,32 @@ def rerank(question: str, inp: RerankInput, weights: RerankWeights, top: int) ->
                 boost = weights.file * unit * file_sum[p] / top_sum
                 if boost:
                     adjusted[i] += boost
-                    note(i, "file", boost)
+                    _note(factors, i, "file", boost)
 
     # roles
+    role_factor: dict[str, float] = {}
     for i in range(n):
-        role = path_role(inp.paths[i])
-        factor = 1.0
-        if role in ("test", "fixture", "benchmark"):
-            asked = role in q.asks or (role == "fixture" and "test" in q.asks)
-            factor = 1.0 if asked else weights.role
-        elif role == "example":
-            factor = 1.0 if "example" in q.asks else weights.example
-        elif role == "doc":
-            factor = 1.0 if "doc" in q.asks else weights.doc
-        elif role == "other":
-            factor = weights.other
+        p = paths[i]
+        factor = role_factor.get(p)
+        if factor is None:
+            factor = role_factor[p] = _role_factor(path_role(p), q.asks, weights)
         if factor != 1.0:
             adjusted[i] *= factor
-            note(i, "role", factor)
+            _note(factors, i, "role", factor)
 
     # diversity: in order of the adjusted score, a file's k-th chunk is multiplied by diversity^k
-    order = sorted(range(n), key=lambda i: -adjusted[i])
+    order = sorted(range(n), key=adjusted.__getitem__, reverse=True)
     seen: dict[str, int] = {}
-    final: dict[int, float] = {}
-    for i in order:
-        p = inp.paths[i]
-        k = seen.get(p, 0)
-        seen[p] = k + 1
-        score = adjusted[i]
-        if k and weights.diversity != 1.0:
-            factor = weights.diversity ** k
-            score *= factor
-            note(i, "diversity", factor)
-        final[i] = score
-    ranked = sorted(range(n), key=lambda i: -final[i])[:top]
-    return RerankResult(ranked, {i: final[i] for i in ranked}, {i: factors[i] for i in ranked if i in factors})
+    final = adjusted
+    if weights.diversity != 1.0:
+        final = list(adjusted)
+        for i in order:
+            p = paths[i]
+            k = seen.get(p, 0)
+            seen[p] = k + 1
+            if k:
+                factor = weights.diversity ** k
+                final[i] = adjusted[i] * factor
+                _note(factors, i, "diversity", factor)
+    ranked = sorted(range(n), key=final.__getitem__, reverse=True)[:top]
+    return RerankResult(ranked, {i: final[i] for i in ranked}, {i: factors[i] for i in ranked if factors[i]})

@@ -309,6 +309,32 @@ def _names_in(question: str) -> bool:
     return bool(read_question(question).names)
 
 
+def _contenders(pool, vector, keyword, alpha: float, adjusted: dict, top_k: int):
+    """The pool rows whose final score reaches the ``top_k``-th best: only they can be hits.
+
+    The final scores are computed in numpy with exactly ``final_score``'s operations in its order
+    (IEEE float64 either way, so the same bits), and the exact tie-break (path, title, ...) is
+    left to the caller for these few rows instead of the whole pool.
+    """
+    import numpy as np
+
+    if len(pool) <= top_k:
+        return pool
+    v_contrib = alpha * vector[pool]
+    k_contrib = (1.0 - alpha) * keyword[pool]
+    fused = v_contrib + k_contrib
+    retrieval = fused.copy()
+    for j, i in enumerate(pool):
+        change = adjusted.get(int(i))
+        if change is not None:
+            delta = change[0] - fused[j]
+            if delta != 0.0 or change[1]:
+                retrieval[j] = fused[j] + delta
+    final = RETRIEVAL_WEIGHT * retrieval + AUTHORITY_WEIGHT * 1.0 + RECENCY_WEIGHT * 1.0
+    kth = np.partition(final, len(final) - top_k)[len(final) - top_k]
+    return pool[final >= kth]
+
+
 def rank_hits(
     store: "Store | None",
     sha: str | None,
@@ -401,7 +427,7 @@ def rank_hits(
             adjusted = {int(pool[j]): (score, result.factors.get(j, {})) for j, score in result.scores.items()}
         # rank the pool by its final scores, then build hits (and breakdowns) for the best only
         ranked = []
-        for i in pool:
+        for i in _contenders(pool, snapshot.vector, keyword, alpha, adjusted, top_k):
             row = rows[int(snapshot.rowids[i])]
             final = final_score("hybrid", float(snapshot.vector[i]), float(keyword[i]), alpha, 1.0, 1.0,
                                 adjusted.get(int(i)))

@@ -1,0 +1,163 @@
+"""The code re-rank (ragit.retrieve.rerank): what each rule does to a pool of candidates, and the
+invariants the engine relies on (deterministic, pure, the best ``top`` only)."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ragit.retrieve.rerank import (
+    _DECLARATION,
+    RerankInput,
+    RerankWeights,
+    _declares,
+    defines,
+    pool_indices,
+    read_question,
+    rerank,
+)
+
+NEUTRAL = RerankWeights(definition=0.0, path_name=0.0, path_words=0.0, file=0.0, role=1.0, example=1.0, doc=1.0,
+                        other=1.0, diversity=1.0)
+
+
+def pool(*rows: tuple[float, str, str, str]) -> RerankInput:
+    """Candidates as (fused score, path, title, text)."""
+    return RerankInput(hybrid=[r[0] for r in rows], paths=[r[1] for r in rows], titles=[r[2] for r in rows],
+                       texts=[r[3] for r in rows])
+
+
+def ranked_paths(question: str, inp: RerankInput, weights: RerankWeights = RerankWeights()) -> list[str]:
+    return [inp.paths[i] for i in rerank(question, inp, weights, len(inp.paths)).order]
+
+
+# ---------------------------------------------------------------- the question
+
+
+def test_a_bare_identifier_is_a_symbol_question():
+    q = read_question("JsonReader")
+    assert q.symbol and q.names == ("JsonReader",)
+    qualified = read_question("Rails::Engine")
+    assert qualified.symbol and qualified.names == ("Engine", "RailsEngine")
+
+
+def test_identifiers_inside_a_sentence_are_names_plain_words_are_not():
+    q = read_question("where does _send_handling_redirects follow a Location header")
+    assert not q.symbol and q.names == ("_send_handling_redirects",)
+    assert read_question("where are redirects followed").names == ()
+
+
+def test_what_a_question_asks_for_is_read_from_its_first_line():
+    assert read_question("add tests for the cli").asks == frozenset({"test"})
+    assert read_question("crash in parser\n\nsteps: run the tests, see the docs").asks == frozenset()
+
+
+# ---------------------------------------------------------------- definitions
+
+
+def test_defines_exact_normalised_and_declared():
+    assert defines("class JsonReader", "", ["JsonReader"]) == 1.0
+    assert defines("function field_validator", "", ["fieldValidator"]) == 0.5
+    assert defines("module", "x = 1\npub struct Engine {\n}\n", ["Engine"]) == 1.0
+    assert defines("module", "// class Engine is an example\nuse Engine;\n", ["Engine"]) == 0.0
+    assert defines("class Other", "", []) == 0.0
+
+
+_LINES = st.lists(st.sampled_from([
+    "class Engine", "  def run(self):", "pub fn run()", "// class Engine", "export default function render() {",
+    "impl Engine for X", "struct Engine;", "x = Engine()", "  public static void main()", "", "    ",
+    "const run = 1", "type Engine = { a: 1 }", "# def run", "fn main() { run() }", "defmodule Engine do",
+]), max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_LINES, st.sampled_from(["\n", "\r\n"]), st.lists(st.sampled_from(["Engine", "run", "main", "render", "x"]),
+                                                        min_size=1, max_size=3))
+def test_declares_looks_only_at_lines_naming_the_identifier_and_agrees_with_a_full_scan(lines, eol, names):
+    text = eol.join(lines)
+    wanted = [n for n in names if len(n) > 1 and n in text]
+    reference = any(m.group(1) in wanted for m in _DECLARATION.finditer(text)) if wanted else False
+    assert _declares(text, names) == reference
+
+
+# ---------------------------------------------------------------- each rule
+
+
+def test_definition_lifts_the_chunk_that_defines_the_named_symbol():
+    inp = pool((0.9, "tests/test_reader.py", "function test_reader", "JsonReader() used here"),
+               (0.6, "src/reader.py", "class JsonReader", "class JsonReader:\n    pass"))
+    assert ranked_paths("JsonReader", inp, RerankWeights(role=1.0))[0] == "src/reader.py"
+    assert ranked_paths("JsonReader", inp, RerankWeights(role=1.0, definition=0.0, path_name=0.0))[0] == \
+        "tests/test_reader.py"
+
+
+def test_path_words_lift_a_file_named_for_the_question():
+    inp = pool((0.8, "src/client.py", "function send", "send"), (0.7, "src/redirects.py", "function follow", "x"))
+    assert ranked_paths("where are redirects followed", inp, RerankWeights(file=0.0))[0] == "src/redirects.py"
+    assert ranked_paths("where are redirects followed", inp, NEUTRAL)[0] == "src/client.py"
+
+
+def test_file_aggregation_favours_a_file_that_answers_in_several_places():
+    inp = pool((0.80, "src/lucky.py", "function a", "a"), (0.78, "src/core.py", "function b", "b"),
+               (0.70, "src/core.py", "function c", "c"), (0.70, "src/core.py", "function d", "d"))
+    only_file = RerankWeights(definition=0.0, path_name=0.0, path_words=0.0, role=1.0, example=1.0, doc=1.0,
+                              other=1.0, diversity=1.0)
+    assert ranked_paths("zzz", inp, only_file)[0] == "src/core.py"
+    assert ranked_paths("zzz", inp, NEUTRAL)[0] == "src/lucky.py"
+
+
+def test_roles_rank_tests_docs_and_examples_below_code_unless_asked_for():
+    inp = pool((0.9, "tests/test_auth.py", "function test_login", "x"), (0.9, "docs/auth.md", "Auth", "x"),
+               (0.9, "examples/login.py", "module", "x"), (0.6, "src/auth.py", "function login", "x"))
+    assert ranked_paths("login flow", inp)[0] == "src/auth.py"
+    assert ranked_paths("tests for the login flow", inp)[0] == "tests/test_auth.py"
+    assert ranked_paths("docs for the login flow", inp)[0] == "docs/auth.md"
+
+
+def test_diversity_spreads_the_top_over_files_and_explains_itself():
+    inp = pool((0.9, "src/a.py", "function one", "x"), (0.89, "src/a.py", "function two", "x"),
+               (0.85, "src/b.py", "function three", "x"))
+    weights = RerankWeights(file=0.0)
+    result = rerank("zzz", inp, weights, 3)
+    assert [inp.paths[i] for i in result.order] == ["src/a.py", "src/b.py", "src/a.py"]
+    assert result.factors[1] == {"diversity": 0.5}
+    assert 0 not in result.factors  # neutral factors are not reported
+
+
+# ---------------------------------------------------------------- invariants
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.floats(0.0, 1.0), st.sampled_from(["src/a.py", "src/b.py", "tests/test_a.py",
+                                                                 "docs/a.md", "a.json"]),
+                          st.sampled_from(["class A", "function b", "module", "A"]),
+                          st.sampled_from(["class A:\n  pass", "b()", "", "def b(): pass"])),
+                min_size=1, max_size=30),
+       st.sampled_from(["A", "b", "where is a", "tests for b", "docs"]), st.integers(1, 40))
+def test_rerank_is_deterministic_and_returns_the_best_top(rows, question, top):
+    inp = pool(*rows)
+    first = rerank(question, inp, RerankWeights(), top)
+    again = rerank(question, inp, RerankWeights(), top)
+    assert first == again
+    assert len(first.order) == min(top, len(rows)) and len(set(first.order)) == len(first.order)
+    scores = [first.scores[i] for i in first.order]
+    assert scores == sorted(scores, reverse=True)
+    everything = rerank(question, inp, RerankWeights(), len(rows))
+    assert everything.order[:top] == first.order
+
+
+def test_pool_takes_the_best_by_each_score_and_never_swells_on_ties():
+    import numpy as np
+
+    hybrid = np.array([0.5] * 50 + [0.9])
+    keyword = np.array([0.0] * 50 + [1.0])
+    vector = np.array([0.1] * 51)
+    chosen = pool_indices(hybrid, keyword, vector, 5, 2)
+    assert 50 in chosen and len(chosen) <= 5 + 5 + 5
+    assert list(chosen) == sorted(chosen)
+
+
+def test_declaration_pattern_ignores_comment_lines():
+    assert not re.search(_DECLARATION, "# class Engine\n// fn run\n * def run")
