@@ -20,7 +20,15 @@ demo: $(STAMP)
 	$(BIN)/ragit query "how does ingest reuse unchanged blobs" --view minimal --format text
 	$(BIN)/ragit context pack "add a new store backend" --budget 600 --view minimal --format text
 
-test: $(STAMP)
+# The MCP TypeScript-client test (tests/integration/test_mcp_typescript.py) runs the official SDK,
+# pinned by tests/mcp_ts/package-lock.json, with Node (>= 18) from the npm registry.
+NPM_STAMP := tests/mcp_ts/node_modules/.installed
+
+$(NPM_STAMP): tests/mcp_ts/package.json tests/mcp_ts/package-lock.json
+	npm ci --prefix tests/mcp_ts --no-audit --no-fund
+	touch $(NPM_STAMP)
+
+test: $(STAMP) $(NPM_STAMP)
 	$(BIN)/python -m pytest -n 2 -q
 
 bench: $(STAMP)

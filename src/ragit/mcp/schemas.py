@@ -91,7 +91,9 @@ def _objects(item: dict[str, Any], description: str) -> dict[str, Any]:
 _AT = _s("HEAD, a full commit SHA or a unique hex prefix (4-40); branch names are not accepted. Default HEAD.",
          pattern="^(HEAD|[0-9a-fA-F]{4,40})$")
 _SCOPE = _enum(SCOPES, "Durable snapshot and/or the explicit artifact overlay.", default="durable")
-_VIEW = {"view": _enum(VIEWS, "Hit projection.", default="default")}
+_VIEW = {"view": _enum(VIEWS, "Hit projection: minimal (the default over MCP: path, lines, score, citation, "
+                                "a short excerpt), default (longer excerpt, score parts) or full (whole text).",
+                       default="minimal")}
 _DRY_RUN = {"dryRun": _boolean("Analyse only; write nothing at all.", default=False)}
 
 # ------------------------------------------------------------------ query / context pack
@@ -119,7 +121,9 @@ _PACK_FIELDS = {
     "scope": _SCOPE,
     **_FILTERS,
 }
-CONTEXT_PACK = object_schema(PACK_KEYS + VIEW_ARG, {**_PACK_FIELDS, **_VIEW}, required=["goal"])
+_BUDGET_UNIT = {"budgetUnit": _enum(("words", "tokens"), "Unit of budget: words (content units) or tokens "
+                                    "(the configured token counter over the complete hit text).", default="words")}
+CONTEXT_PACK = object_schema(PACK_KEYS + VIEW_ARG, {**_PACK_FIELDS, **_BUDGET_UNIT, **_VIEW}, required=["goal"])
 
 # ------------------------------------------------------------------ context packet
 
@@ -263,24 +267,27 @@ VERIFY_CITATION = object_schema(VERIFY_ARGS, {
 
 # ------------------------------------------------------------------ output
 
+# Structured outputs omit null-valued keys (cli-contract §11), so a nullable field of the block
+# (``resolvedSha`` without a HEAD, ``branch`` on a detached HEAD) is optional, never null.
 SNAPSHOT = {
     "type": "object",
-    "description": "The snapshot metadata block (knowledge §5.6).",
+    "description": "The snapshot metadata block (knowledge §5.6); null-valued keys are omitted.",
     "properties": {
         "requestedRef": {"type": "string"},
-        "resolvedSha": {"type": ["string", "null"]},
+        "resolvedSha": {"type": "string", "description": "Absent when HEAD is unborn."},
         "selection": {"type": "string", "enum": ["head-exact", "explicit-exact"]},
         "status": {"type": "string", "enum": ["indexed", "missing", "invalid", "store-unavailable", "unavailable"]},
-        "branch": {"type": ["string", "null"]},
+        "branch": {"type": "string", "description": "Absent on a detached HEAD."},
         "detached": {"type": "boolean"},
         "worktreeDirty": {"type": "boolean"},
     },
-    "required": ["requestedRef", "resolvedSha", "selection", "status", "branch", "detached", "worktreeDirty"],
+    "required": ["requestedRef", "selection", "status", "detached", "worktreeDirty"],
 }
 
 OUTPUT = {
     "type": "object",
-    "description": "The command's data object (non-objects as {result}), always with the snapshot block.",
+    "description": "The command's data object (non-objects as {result}) without null-valued keys, always with "
+                   "the snapshot block. Tool errors carry no structured content: their text is ragit's error object.",
     "properties": {"snapshot": SNAPSHOT},
     "required": ["snapshot"],
 }

@@ -4,13 +4,17 @@ models as the CLI, so a tool call and the command line validate, fail and answer
 This module knows nothing of the MCP SDK: :func:`call_tool` turns a tool name and its
 arguments into a :class:`ToolOutcome` (structured content, text, error flag) that
 ``ragit.mcp.server`` only wraps into protocol types. That keeps the contract testable
-without a server process.
+without a server process. Outputs are compact (null-valued keys dropped, JSON without
+indentation) because every byte lands in a model's context window.
 """
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ..contract.inputs import Validator
 from ..errors import RagitError
 from . import schemas
+from .limits import check_arguments
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..api import Repo
@@ -26,21 +31,29 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 class Workspace:
-    """The repository a server serves: its root, and a :class:`~ragit.api.Repo` kept warm.
+    """The repository a server serves: its root, its configuration and a pool of warm
+    :class:`~ragit.api.Repo` objects.
 
-    The Repo (config, embedder, snapshot matrices) lives as long as the server, so repeated
-    calls are fast; it is rebuilt when ``.ragit/config.toml`` changes, so a long-running server
-    never answers with a stale configuration.
+    A Repo keeps config, embedder, snapshot matrices, a warm postings connection, parsed
+    manifests and a worktree watch between calls, so repeated calls are fast. Those caches are
+    not made for concurrent use, so a call *leases* a Repo for its whole duration
+    (:meth:`lease`): concurrent calls each get their own (a new one is built when every warm
+    one is busy), and no Repo is ever touched by two threads at once. The configuration is
+    reloaded, and the pool emptied, when ``.ragit/config.toml`` changes, so a long-running
+    server never answers with a stale configuration.
     """
 
-    def __init__(self, root: Path, in_git: bool):
+    def __init__(self, root: Path, in_git: bool, *, idle_repos: int = 4):
         self.root = root
         self.in_git = in_git
+        self._lock = threading.Lock()  # guards the configuration stamp and the pool
         self._stamp: tuple[int, int] | None = None
         self._config: Config | None = None
-        self._repo: Repo | None = None
+        self._idle: list[Repo] = []
+        self._max_idle = idle_repos
 
     def config(self) -> Config:
+        """The current configuration (reloaded when its file changed)."""
         from ..config import CONFIG_RELPATH, load_config
 
         try:
@@ -48,25 +61,43 @@ class Workspace:
             stamp: tuple[int, int] | None = (st.st_mtime_ns, st.st_size)
         except OSError:
             stamp = None
-        if self._config is None or stamp != self._stamp:
-            self._config, self._stamp, self._repo = load_config(self.root), stamp, None
-        return self._config
+        with self._lock:
+            if self._config is None or stamp != self._stamp:
+                self._config, self._stamp = load_config(self.root), stamp
+                self._idle.clear()
+            return self._config
 
-    def repo(self) -> Repo:
-        """The Repo, or GIT_REPOSITORY_REQUIRED when the server runs outside git."""
-        from ..api import Repo, git_required
+    @contextmanager
+    def lease(self) -> Iterator[Repo]:
+        """A Repo for this call only (GIT_REPOSITORY_REQUIRED when the server runs outside git);
+        it returns to the pool afterwards unless the configuration changed meanwhile."""
+        from ..api import Repo
+
+        git = self.require_git()
+        config = self.config()
+        with self._lock:
+            repo = self._idle.pop() if self._idle else None  # the most recently used is the warmest
+        if repo is None or repo.config is not config:
+            repo = Repo(self.root, config, git)
+        try:
+            yield repo
+        finally:
+            with self._lock:
+                if repo.config is self._config and len(self._idle) < self._max_idle:
+                    self._idle.append(repo)
+
+    def require_git(self) -> Git:
+        """A git handle (stateless: one subprocess per call), or GIT_REPOSITORY_REQUIRED."""
+        from ..api import git_required
         from ..gitsnap.git import Git
 
         if not self.in_git:
             raise git_required(self.root)
-        config = self.config()
-        if self._repo is None:
-            self._repo = Repo(self.root, config, Git(self.root))
-        return self._repo
+        return Git(self.root)
 
     def git(self) -> Git | None:
         """The git handle, or None outside a repository (memory and artifacts still work)."""
-        return self.repo().git if self.in_git else None
+        return self.require_git() if self.in_git else None
 
     def snapshot(self) -> dict[str, Any]:
         """The §5.6 block for the current HEAD, computed as ``ragit status`` computes it."""
@@ -107,17 +138,25 @@ class Tool:
 
 @dataclass(frozen=True)
 class ToolOutcome:
-    structured: dict[str, Any]
+    """A result (``structured``, its compact JSON as ``text``) or a typed failure (``error``, the
+    §5 error object, its compact JSON as ``text``, and no ``structured``: an output-schema-checking
+    client would otherwise replace the typed error by a schema failure)."""
+
+    structured: dict[str, Any] | None
     text: str
     is_error: bool = False
+    error: dict[str, Any] | None = None
 
 
 # ------------------------------------------------------------------ MCP-only arguments
 
+DEFAULT_VIEW = "minimal"  # the cheapest projection for a model's window; `view` selects another
+
+
 def _view(args: dict[str, Any], v: Validator) -> str:
     from ..contract.views import VIEWS
 
-    return v.choice(args.pop("view"), "view", VIEWS) if "view" in args else "default"
+    return v.choice(args.pop("view"), "view", VIEWS) if "view" in args else DEFAULT_VIEW
 
 
 def _dry_run(args: dict[str, Any], v: Validator) -> bool:
@@ -146,7 +185,8 @@ def _query(ws: Workspace, args: dict[str, Any], v: Validator) -> Any:
 
     view = _view(args, v)
     inp = QueryInput.from_payload(args, ws.config()["retrieval"]["top_k"])
-    return ws.repo().query_input(inp).to_dict(view)
+    with ws.lease() as repo:
+        return repo.query_input(inp).to_dict(view)
 
 
 def _context_pack(ws: Workspace, args: dict[str, Any], v: Validator) -> Any:
@@ -154,13 +194,15 @@ def _context_pack(ws: Workspace, args: dict[str, Any], v: Validator) -> Any:
 
     view = _view(args, v)
     inp = PackInput.from_payload(args)
-    return ws.repo().pack_input(inp).to_dict(view)
+    with ws.lease() as repo:
+        return repo.pack_input(inp).to_dict(view)
 
 
 def _context_packet(ws: Workspace, args: dict[str, Any], v: Validator) -> Any:
     evidence = _evidence(args, v)
     # over MCP a model chooses the paths: evidence files must lie inside the repository
-    return ws.repo().packet(args, evidence=evidence, evidence_outside=False).to_dict()
+    with ws.lease() as repo:
+        return repo.packet(args, evidence=evidence, evidence_outside=False).to_dict()
 
 
 def _memory_recall(ws: Workspace, args: dict[str, Any], v: Validator) -> Any:
@@ -169,7 +211,8 @@ def _memory_recall(ws: Workspace, args: dict[str, Any], v: Validator) -> Any:
     view = _view(args, v)
     goal = check_goal(args.get("goal"))
     if ws.in_git:  # the warm Repo keeps the embedder and snapshot matrices between calls
-        return ws.repo().recall(goal).to_dict(view)
+        with ws.lease() as repo:
+            return repo.recall(goal).to_dict(view)
     return recall(ws.root, None, ws.config(), goal).to_dict(view)
 
 
@@ -214,18 +257,18 @@ def _verify_citation(ws: Workspace, args: dict[str, Any], v: Validator) -> Any:
         raise v.fail("citation", "required", "citation is required")
     if not isinstance(args["citation"], str):
         raise v.fail("citation", "not_string", "citation must be a string")
-    repo = ws.repo()
-    return verify_citation(repo.root, repo.git, repo.config, args["citation"])
+    git = ws.require_git()
+    return verify_citation(ws.root, git, ws.config(), args["citation"])
 
 
 TOOLS: tuple[Tool, ...] = (
     Tool("query", "query", "Query the snapshot",
          "Search the exact indexed snapshot of HEAD (or `at`) and return cited, scored hits. "
-         "Arguments are the `ragit query --input` payload plus `view`.",
+         "Arguments are the `ragit query --input` payload plus `view` (default minimal).",
          schemas.QUERY, _query, own_snapshot=True),
     Tool("context_pack", "context pack", "Pack cited context",
          "Pack cited hits for a goal under a strict content-unit budget (citation-diverse-v2). "
-         "Arguments are the `ragit context pack --input` payload plus `view`.",
+         "Arguments are the `ragit context pack --input` payload plus `view` (default minimal).",
          schemas.CONTEXT_PACK, _context_pack, own_snapshot=True),
     Tool("context_packet", "context packet", "Assemble a context packet",
          "Assemble an inspectable context packet (selected, pointers, excluded, unknowns, refresh) from "
@@ -234,7 +277,8 @@ TOOLS: tuple[Tool, ...] = (
          schemas.CONTEXT_PACKET, _context_packet, own_snapshot=True),
     Tool("memory_recall", "memory recall", "Recall working memory",
          "Resume packet for a goal: working state, open loops, decisions and cited hits of HEAD's snapshot; "
-         "degrades to working memory and reviewed artifacts when the snapshot is unavailable.",
+         "degrades to working memory and reviewed artifacts when the snapshot is unavailable. "
+         "`view` defaults to minimal.",
          schemas.MEMORY_RECALL, _memory_recall, own_snapshot=True),
     Tool("memory_wrap", "memory wrap", "Record the session",
          "Record a session and replace the working state and open-loop registry under .ragit/memory/. "
@@ -271,21 +315,50 @@ def with_snapshot(data: Any, own_snapshot: bool, snapshot: Callable[[], dict[str
     return out
 
 
+def unknown_tool(name: str) -> RagitError:
+    """COMMAND_UNKNOWN for a tool name this server does not serve (a long or odd name is cut)."""
+    shown = name[:100].encode("utf-8", "backslashreplace").decode("utf-8")
+    return RagitError("COMMAND_UNKNOWN", f"unknown tool {shown!r}; tools: {', '.join(BY_NAME)}",
+                      {"command": shown}, "ragit describe mcp")
+
+
+def compact(value: Any) -> Any:
+    """``value`` without null-valued object keys, recursively (array items are kept)."""
+    if isinstance(value, dict):
+        return {k: compact(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [compact(v) for v in value]
+    return value
+
+
+def compact_json(value: Any) -> str:
+    """One line of JSON, no indentation, UTF-8 unescaped: the text content of every outcome."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
 def call_tool(ws: Workspace, name: str, arguments: dict[str, Any] | None) -> ToolOutcome:
-    """Validate and run one tool; a typed failure becomes an error outcome, never an exception."""
+    """Validate and run one tool; a typed failure becomes an error outcome, never an exception.
+
+    The limits (size, depth, lone surrogates, non-finite numbers) are checked first, before
+    any pass that reads every character of a string (control characters, masking, tokenizing).
+    """
     from ..contract.inputs import check_control_characters
-    from ..contract.jsonout import dumps, normalize_numbers
+    from ..contract.jsonout import normalize_numbers
     from ..errors import internal_error
 
     try:
         tool = BY_NAME.get(name)
         if tool is None:
-            raise RagitError("COMMAND_UNKNOWN", f"unknown tool {name!r}", {"command": name}, "ragit describe mcp")
+            raise unknown_tool(name)
         v = Validator(tool.command)
-        args = dict(v.allowed_keys({} if arguments is None else arguments, tool.keys))
+        raw = {} if arguments is None else arguments
+        if not isinstance(raw, dict):
+            raise v.fail("input", "invalid_format", "input must be a JSON object")
+        check_arguments(raw, v)
+        args = dict(v.allowed_keys(raw, tool.keys))
         check_control_characters(args, "input", v)
-        structured = normalize_numbers(with_snapshot(tool.run(ws, args, v), tool.own_snapshot, ws.snapshot))
-        return ToolOutcome(structured, dumps(structured))
+        structured = compact(normalize_numbers(with_snapshot(tool.run(ws, args, v), tool.own_snapshot, ws.snapshot)))
+        return ToolOutcome(structured, compact_json(structured))
     except RagitError as exc:
         return error_outcome(exc)
     except Exception as exc:  # noqa: BLE001 - the contract turns everything else into INTERNAL_ERROR
@@ -297,10 +370,9 @@ def call_tool(ws: Workspace, name: str, arguments: dict[str, Any] | None) -> Too
 
 
 def error_outcome(exc: RagitError) -> ToolOutcome:
-    """The §5 error object as structured content and the §5.1 block as text, secrets re-masked."""
-    from ..contract.envelope import failure_text
+    """The §5 error object, secrets re-masked, as the text content (compact JSON) of a tool error."""
     from ..contract.jsonout import normalize_numbers
     from ..security.masking import masked_error
 
-    masked = masked_error(exc)
-    return ToolOutcome(normalize_numbers(masked.to_dict()), failure_text(masked), is_error=True)
+    error = normalize_numbers(masked_error(exc).to_dict())
+    return ToolOutcome(None, compact_json(error), is_error=True, error=error)
