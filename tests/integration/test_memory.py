@@ -198,8 +198,8 @@ def test_recall_in_unborn_repository_degrades_without_embedding(git_repo, cli, m
     assert r.code == 0, r
     data = r.json["data"]
     assert list(data) == ["goal", "constraints", "openLoops", "relatedDecisions", "retrievedHits", "nextActions",
-                          "latestSessionId", "sourceHeadSha", "snapshotSha", "snapshot", "createdAt", "warnings",
-                          "redactionSummary"]
+                          "latestSessionId", "previousSession", "sourceHeadSha", "snapshotSha", "snapshot",
+                          "createdAt", "warnings", "redactionSummary"]
     assert data["goal"] == "finish auth migration"
     assert data["openLoops"][0]["status"] == "blocked"
     assert data["relatedDecisions"][0]["title"] == "Rotate refresh tokens"
@@ -214,6 +214,11 @@ def test_recall_in_unborn_repository_degrades_without_embedding(git_repo, cli, m
     text = run(cli, git_repo.root, "recall", "finish auth migration", "--format", "text").out
     assert "ragit memory recall" in text and "- snapshot_status: unavailable" in text
     assert "- [blocked] Finalize refresh-token boundary\n  next: write the ADR\n  blockers: security review" in text
+    # issue 13: the hand-off text of the last session reaches the next one
+    assert data["previousSession"] == {"sessionId": SESSION_ID, "goal": "finish auth migration",
+                                       "summary": "moved token rotation into the store"}
+    assert ("## Previous Session\n- goal: finish auth migration\n- summary: moved token rotation into the store\n\n"
+            "## Constraints\n") in text
 
 
 def test_recall_indexed_repository(indexed_repo, cli, monkeypatch):
@@ -248,7 +253,10 @@ def test_recall_without_working_memory_uses_nothing(indexed_repo, cli):
     data = run(cli, indexed_repo.root, "recall", "roadmap milestone", "--format", "json").json["data"]
     assert data["constraints"] == [] and data["openLoops"] == [] and data["nextActions"] == []
     assert data["latestSessionId"] is None and data["sourceHeadSha"] is None
+    assert data["previousSession"] is None
     assert data["retrievedHits"]
+    text = run(cli, indexed_repo.root, "recall", "roadmap milestone", "--format", "text").out
+    assert "## Previous Session\n- none\n" in text
 
 
 def test_recall_falls_back_to_the_latest_session_loops(cli, tmp_path):
@@ -257,6 +265,7 @@ def test_recall_falls_back_to_the_latest_session_loops(cli, tmp_path):
     data = run(cli, tmp_path, "recall", "auth", "--format", "json").json["data"]
     assert [loop["title"] for loop in data["openLoops"]] == ["Finalize refresh-token boundary"]
     assert data["latestSessionId"] == SESSION_ID
+    assert data["previousSession"]["summary"] == "moved token rotation into the store"
     assert any("GIT_REPOSITORY_REQUIRED" in w for w in data["warnings"])
     assert data["snapshot"]["resolvedSha"] is None and data["snapshot"]["status"] == "unavailable"
 
@@ -557,3 +566,24 @@ def test_hooks_are_muted_for_the_promote_commit(indexed_repo, cli):
     r = run(cli, indexed_repo.root, "promote", "--commit", "--format", "json", payload=CANDIDATES[2:])
     assert r.code == 0, r
     assert (indexed_repo.root / "hook.out").read_text().strip() == "skip=1"
+
+
+def test_recall_previous_session_is_the_latest_record_and_masked(cli, tmp_path):
+    """The hand-off text comes from the newest session record (file names sorted descending), masked."""
+    assert wrap(cli, tmp_path).code == 0
+    later = dict(SESSION, goal="ship the migration", summary="migrated; token=abcdef123456 still in a fixture",
+                 createdAt="2026-03-09T10:00:00.000Z")
+    assert wrap(cli, tmp_path, later).code == 0
+    r = run(cli, tmp_path, "recall", "auth", "--view", "minimal", "--format", "json")
+    data = r.json["data"]
+    assert data["previousSession"]["goal"] == "ship the migration"
+    assert data["previousSession"]["summary"] == "migrated; token: abcd*** still in a fixture"
+    assert data["previousSession"]["sessionId"] == data["latestSessionId"] != SESSION_ID
+    # a hand-edited record is masked on the way out too, and the redaction is reported
+    record = tmp_path / ".ragit/memory/sessions" / f"{data['latestSessionId']}.json"
+    edited = json.loads(record.read_text())
+    edited["summary"] = "key AKIAABCDEFGHIJKLMNOP leaked"
+    record.write_text(json.dumps(edited))
+    data = run(cli, tmp_path, "recall", "auth", "--format", "json").json["data"]
+    assert data["previousSession"]["summary"] == "key AKIAAB*** leaked"
+    assert data["redactionSummary"]["sources"] == ["previousSession.summary"]

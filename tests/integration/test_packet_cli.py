@@ -321,6 +321,9 @@ def pack_hits(cli, repo, goal, budget, view="full"):
     return r.json["data"]
 
 
+HANDLE = re.compile(r"^[\w./-]+@[0-9a-f]{12}:L\d+-L\d+$")
+
+
 def handle(hit: dict) -> str:
     sha = hit["citation"]["sourceSha"]
     return f"{hit['path']}@{sha[:12]}:L{hit['startLine']}-L{hit['endLine']}"
@@ -357,12 +360,17 @@ def test_retrieve_direct_evidence_selects_full_hits_in_pack_order(indexed_repo, 
     assert r.code == 0, r
     selected = r.json["data"]["packet"]["selected"]
     assert selected == [
-        {"id": h["citation"]["id"], "kind": "direct-evidence", "source": h["citation"]["id"],
+        {"id": h["citation"]["id"], "kind": "direct-evidence", "source": handle(h),
          "capturedAt": COMMIT_TIME, "relevance": "current", "freshness": "fresh",
          "sizeUnits": max(1, len(h["text"].split())), "content": h["text"], "trust": "repository", "flags": []}
         for h in pack["hits"]
     ]
     assert r.json["data"]["packet"]["usedBudgetUnits"] == total
+    # issue 13: a selected item names its file and lines, not only an opaque citation id
+    assert all(HANDLE.match(s["source"]) for s in selected)
+    text = run_packet(cli, indexed_repo, payload, "--format", "text").out
+    first = selected[0]
+    assert f"- {first['id']}: direct-evidence, {first['sizeUnits']} units, source {handle(pack['hits'][0])}\n" in text
     # one unit less: the last hit no longer fits and becomes a pointer (it has a reference)
     payload["budgetUnits"] = total - 1
     tight = run_packet(cli, indexed_repo, payload).json["data"]["packet"]

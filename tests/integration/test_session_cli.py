@@ -173,8 +173,9 @@ def test_claude_code_session_end_to_end(git_repo, cli):
     found = run(cli, git_repo, "session", "search", "rotation", "--format", "json").json["data"]
     assert found["matched"] is True and all(h["session_id"] == CLAUDE_SESSION for h in found["hits"])
 
+    # keep 1: with the tier's 5 the head is too light for a summary to pay off (no_reduction)
     compacted = run(cli, git_repo, "window", "compact", "--input", str(CLAUDE), "--session", CLAUDE_SESSION,
-                    "--window", "30000", "--prune")
+                    "--window", "30000", "--keep-recent", "1")
     assert compacted.code == 0, compacted
     steps = compacted.json["data"]["report"]["steps"]
     compact = next(s for s in steps if s["step"] == "compact")
@@ -194,9 +195,8 @@ def test_claude_code_session_end_to_end(git_repo, cli):
     dreams = run(cli, git_repo, "session", "search", "token", "--artifact-kind", "dream", "--format", "json")
     assert [a["kind"] for a in dreams.json["data"]["artifacts"]] == ["dream"]
 
-    # the masked observation's placeholder points at window recall, and the original is there
-    placeholder = compacted.json["data"]["messages"]
-    assert "[masked:" in json.dumps(placeholder)
+    # the masked observation (summarised with the head at keep 1) is still recallable from the store;
+    # placeholders themselves are checked on the long transcripts in test_window_cli_thinking.py
     recalled = run(cli, git_repo, "window", "recall", "toolu_01HkT5rWq8ZpB3nVx2Yc7LmA", "--session", CLAUDE_SESSION)
     assert recalled.code == 0 and "def rotate_refresh_token" in recalled.json["data"]
 

@@ -157,10 +157,10 @@ def compact_cmd(input_, keep_recent, session, prune, window, model, from_, forma
     from dataclasses import replace
 
     from ..config import load_config
-    from ..security.masking import mask_value
     from ..sessions.store import SessionStore, session_db_path
     from ..window.events import EventBus
     from ..window.maintenance import maintain
+    from ..window.messages import mask_messages
     from ..window.offload import open_offload_store
 
     v = Validator("window compact")
@@ -188,7 +188,7 @@ def compact_cmd(input_, keep_recent, session, prune, window, model, from_, forma
     finally:
         if store is not None:
             store.close()
-    data = {"messages": mask_value(messages)[0], "report": report.to_dict(), "counter": counter_name,
+    data = {"messages": mask_messages(messages), "report": report.to_dict(), "counter": counter_name,
             "warnings": warnings}
 
     def text() -> str:

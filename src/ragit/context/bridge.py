@@ -131,20 +131,23 @@ def evidence_candidate(spec: str, root: Path, allow_outside: bool = True) -> dic
 
 
 def retrieved_candidates(pack: PackOutput, commit_time: str, kind: str | None) -> list[dict[str, Any]]:
-    """Selected pack hits as candidates: citations as provenance, snapshot time as capture time."""
+    """Selected pack hits as candidates: snapshot time as capture time, and the handle
+    ``path@sha12:Lx-Ly`` as ``source`` (context §2.4), because a selected item drops its
+    ``reference`` and the citation id alone names no file and no lines."""
     out = []
     for hit in pack.hits:
         hit_kind = kind or ("direct-evidence" if hit.citation.get("sourceType") == "evidence" else "reference")
+        handle = hit.handle()
         out.append({
             "id": hit.citation_id,
             "kind": hit_kind,
-            "source": hit.citation_id,
+            "source": handle,
             "capturedAt": commit_time,
             "relevance": "current",
             "freshness": "fresh",
             "sizeUnits": _units(hit.text),
             "content": hit.text,
-            "reference": hit.handle(),
+            "reference": handle,
             "trust": hit.trust,
             "flags": list(hit.flags),
         })

@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # pragma: no cover
 COMMAND = "memory recall"
 DEGRADE_CODES = frozenset({
     "SNAPSHOT_NOT_INDEXED", "SNAPSHOT_MANIFEST_INVALID", "SNAPSHOT_SCHEMA_UNSUPPORTED", "SNAPSHOT_STORE_UNAVAILABLE",
-    "REPOSITORY_STATE_CHANGED", "EMBEDDER_UNAVAILABLE",
+    "REPOSITORY_STATE_CHANGED", "EMBEDDER_UNAVAILABLE", "SNAPSHOT_INGEST_IN_PROGRESS",
 })
 # Outside git there is no snapshot to select; recall degrades the same way under this code.
 NO_REPOSITORY_CODE = "GIT_REPOSITORY_REQUIRED"
@@ -132,6 +132,20 @@ def hit_decisions(hits: list[Hit], corpus_dir: str) -> list[dict[str, Any]]:
             for h in hits if h.path.startswith(prefix)]
 
 
+def previous_session(latest: dict[str, Any] | None) -> dict[str, str] | None:
+    """``{sessionId, goal, summary}`` of the latest session record (memory §3 step 4), or None.
+
+    The summary is the hand-off text one session leaves for the next, so recall carries it
+    whole, in every view; a record without an id, goal or summary contributes what it has.
+    """
+    if latest is None:
+        return None
+    fields = {key: _text(latest, key) for key in ("sessionId", "goal", "summary")}
+    if not any(fields.values()):
+        return None
+    return {key: value or "" for key, value in fields.items()}
+
+
 # ---------------------------------------------------------------- degraded retrieval
 
 def artifact_hits(root: Path, config: Config, masked_text: str, top_k: int,
@@ -173,6 +187,7 @@ class RecallPacket:
     hits: list[Hit]
     next_actions: list[str]
     latest_session_id: str | None
+    previous_session: dict[str, str] | None
     source_head_sha: str | None
     snapshot_sha: str | None
     snapshot: dict[str, Any]
@@ -208,6 +223,7 @@ class RecallPacket:
         count, hit_sources = hits_redaction(self.hits, view, prefix="retrievedHits")
         summary.add(count, hit_sources)
         next_actions = masked(self.next_actions, "nextActions")
+        previous = None if self.previous_session is None else masked(self.previous_session, "previousSession")
         return {
             "goal": goal.text,
             "constraints": constraints,
@@ -216,6 +232,7 @@ class RecallPacket:
             "retrievedHits": [project_hit(h, view) for h in self.hits],
             "nextActions": next_actions,
             "latestSessionId": self.latest_session_id,
+            "previousSession": previous,
             "sourceHeadSha": self.source_head_sha,
             "snapshotSha": self.snapshot_sha,
             "snapshot": dict(self.snapshot),
@@ -237,8 +254,12 @@ def project_decision(decision: dict[str, Any], view: str) -> dict[str, Any]:
 
 
 def recall(root: Path, git: Git | None, config: Config, goal: str, *,
-           embedder: Embedder | None = None, cache: VectorCache | None = None) -> RecallPacket:
-    """Build the resume packet for an already-validated ``goal`` (memory §3); never writes."""
+           embedder: Embedder | None = None, cache: VectorCache | None = None,
+           ingest_wait: float | None = None) -> RecallPacket:
+    """Build the resume packet for an already-validated ``goal`` (memory §3); never writes.
+
+    ``ingest_wait`` bounds the wait for a HEAD snapshot a running ingest is publishing
+    (knowledge §5.7; None = ``retrieval.ingest_wait_seconds``, 0 = ``--no-wait``)."""
     from ..clock import now_iso
     from ..retrieve.query import DIRTY_WARNING, retrieve
     from ..security.masking import mask_text
@@ -256,7 +277,7 @@ def recall(root: Path, git: Git | None, config: Config, goal: str, *,
     if git is not None:
         try:
             retrieval = retrieve(root, git, config, search, top_k=top_k, scope="durable", cache=cache,
-                                 embedder=embedder)
+                                 embedder=embedder, ingest_wait=ingest_wait)
         except RagitError as exc:
             if exc.code not in DEGRADE_CODES:
                 raise
@@ -287,6 +308,7 @@ def recall(root: Path, git: Git | None, config: Config, goal: str, *,
         hits=hits,
         next_actions=unique(_strings(current, "nextActions") + _strings(latest, "nextActions")),
         latest_session_id=_text(current, "latestSessionId") or _text(latest, "sessionId"),
+        previous_session=previous_session(latest),
         source_head_sha=_text(current, "sourceHeadSha") or _text(latest, "sourceHeadSha"),
         snapshot_sha=snapshot_sha,
         snapshot=snapshot,
@@ -319,8 +341,14 @@ def recall_text(data: dict[str, Any], hits: list[Hit], view: str) -> str:
         f"- source_head: {value(data['sourceHeadSha'])}",
         f"- view: {view}",
         "",
-        "## Constraints",
+        "## Previous Session",
     ]
+    previous = data.get("previousSession")
+    if previous:
+        lines += [f"- goal: {_flat(previous['goal'])}", f"- summary: {_flat(previous['summary'])}"]
+    else:
+        lines.append("- none")
+    lines += ["", "## Constraints"]
     lines += [f"- {_flat(c)}" for c in data["constraints"]] or ["- none"]
     lines += ["", "## Open Loops"]
     for loop in data["openLoops"]:

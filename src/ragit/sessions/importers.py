@@ -13,7 +13,9 @@ Formats:
 - ``codex``: a Codex CLI rollout file (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``), both
   the current ``{timestamp, type, payload}`` envelope and the older bare-item lines.
   ``message``, ``function_call``/``custom_tool_call`` and their ``*_output`` items are kept;
-  calls join the assistant message they follow (one round); reasoning and events are skipped.
+  calls join the assistant message they follow (one round). ``reasoning`` items (encrypted,
+  returned to the API byte for byte) are kept verbatim as opaque ``reasoning`` blocks of that
+  round, so window maintenance can carry them like signed thinking; events are skipped.
   Session id: the ``session_meta`` payload's ``id`` (or the old header line's ``id``).
 - ``auto`` picks one of the above from the content.
 """
@@ -241,13 +243,23 @@ def _codex(records: list[Any]) -> tuple[str | None, list[dict[str, Any]]]:
             continue
         timestamp = entry.get("timestamp")
         item_type = item.get("type")
+        previous = messages[-1] if messages else None
         if item_type == "message":
             role = {"developer": "system"}.get(item.get("role"), item.get("role"))
-            message: dict[str, Any] = {"role": role, "content": _text_only(_as_blocks(_content(item.get("content"))))}
+            content = _text_only(_as_blocks(_content(item.get("content"))))
+            if role == "assistant" and previous is not None and _reasoning_only(previous):
+                previous["content"] = previous["content"] + _as_blocks(content)  # the round's answer
+                continue
+            message: dict[str, Any] = {"role": role, "content": content}
+        elif item_type == "reasoning":
+            block = {**item, "opaque": True}
+            if previous is not None and previous["role"] == "assistant":
+                previous["content"] = _as_blocks(previous["content"]) + [block]
+                continue
+            message = {"role": "assistant", "content": [block]}
         elif item_type in _CODEX_CALLS:
             call = _codex_call(item)
             names[call["id"]] = call["function"]["name"]
-            previous = messages[-1] if messages else None
             if previous and previous["role"] == "assistant":
                 previous.setdefault("tool_calls", []).append(call)
                 continue
@@ -263,6 +275,13 @@ def _codex(records: list[Any]) -> tuple[str | None, list[dict[str, Any]]]:
             message["timestamp"] = timestamp
         messages.append(message)
     return session_id, messages
+
+
+def _reasoning_only(message: dict[str, Any]) -> bool:
+    """An assistant round that so far holds only reasoning: its answer message joins it."""
+    content = message.get("content")
+    return (message.get("role") == "assistant" and not message.get("tool_calls") and isinstance(content, list)
+            and bool(content) and all(isinstance(b, dict) and b.get("type") == "reasoning" for b in content))
 
 
 # ------------------------------------------------------------------ entry point

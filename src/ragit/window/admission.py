@@ -109,10 +109,13 @@ def serialise(value: Any) -> str:
         return str(value)
 
 
-def recall_hint(ref_id: str, tokens: int, recall_tool_name: str = RECALL_TOOL_NAME) -> str:
+def recall_hint(ref_id: str, tokens: int, recall_tool_name: str = RECALL_TOOL_NAME,
+                session_id: str | None = None) -> str:
+    """Names the real recall tool, the ref id and (when known) the session it is stored under."""
+    session = f' and session "{session_id}"' if session_id else ""
     return (
         f"The full result (~{tokens:,} tokens) was stored outside the conversation. "
-        f'Call {recall_tool_name}(ref_id="{ref_id}") if you need more than this summary.'
+        f'Call {recall_tool_name} with ref_id "{ref_id}"{session} if you need more than this summary.'
     )
 
 
@@ -168,7 +171,7 @@ def admit_tool_result(
             "_ref_id": call_id,
             "_original_tokens": tokens,
             "summary": extract_summary(masked),
-            "hint": recall_hint(call_id, tokens, recall_tool_name),
+            "hint": recall_hint(call_id, tokens, recall_tool_name, store.session_id),
         }
         emit(events, TOOL_RESULT_OFFLOADED, {"ref_id": call_id, "original_tokens": tokens, "call_id": call_id})
         return ModelFacing(stub, call_id, tool_name, offloaded=True, original_tokens=tokens, receipt=receipt)

@@ -4,7 +4,10 @@ The head is summarised under 11 fixed headings, either by a configured summarise
 call the host supplies) or, by default, by a deterministic LLM-free summary built only from
 facts in the head. The tail is cut at a pair-safe boundary that also keeps the protected
 items (latest original user input, tool pairs, the last batch's ``use_skill`` result, opaque
-blocks). Every failure leaves the input unchanged and says why in the report.
+blocks). Thinking blocks (signed Claude thinking, encrypted Codex reasoning) are never
+summarised or rewritten: the head's are carried forward byte for byte, in order, in the
+acknowledgement that stands where the head was (context §3.3). Every failure leaves the
+input unchanged and says why in the report (``reason`` and a readable ``detail``).
 """
 
 from __future__ import annotations
@@ -21,16 +24,18 @@ from .messages import (
     call_index,
     content_text,
     dumps,
-    has_opaque,
     image_count,
     int_or_none,
     is_opaque_block,
     is_original_input,
+    is_thinking_block,
     iter_results,
+    opaque_types,
     path_args,
     protected_indices,
     result_ids,
     text_of,
+    thinking_blocks,
     tool_calls,
 )
 from .pairs import find_safe_boundary, repair_pairs
@@ -83,6 +88,8 @@ class ContextArtifactSink(Protocol):
 
 @dataclass
 class CompactReport:
+    """What one compaction did; ``detail`` says in words why it did not compact (or what it kept)."""
+
     did_compact: bool
     reason: str
     summarized_count: int = 0
@@ -91,6 +98,8 @@ class CompactReport:
     after_tokens: int = 0
     artifact_id: str | None = None
     ineffective: bool = False
+    thinking_kept: int = 0  # thinking blocks of the head carried forward verbatim
+    detail: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -131,6 +140,8 @@ def _block_text(block: Any, policy: BudgetPolicy) -> str:
     if not isinstance(block, dict):
         return ""
     kind = block.get("type")
+    if is_thinking_block(block):
+        return ""  # carried forward verbatim, never summarised
     if is_opaque_block(block):
         return "[opaque block]"
     if kind == "text":
@@ -248,11 +259,17 @@ def _summarise(head: list[Message], policy: BudgetPolicy, summarizer: Summarizer
     return None
 
 
-def carry_forward(summary: str, tail: list[Message]) -> list[Message]:
-    """The four preamble messages, then the kept tail, repaired again."""
+def carry_forward(summary: str, tail: list[Message], thinking: list[dict[str, Any]] | None = None) -> list[Message]:
+    """The four preamble messages, then the kept tail, repaired again.
+
+    ``thinking`` (the head's thinking blocks, in order) leads the acknowledgement that follows
+    the summary: providers want thinking first in an assistant message, and the blocks stay
+    where the head stood, unchanged (the very objects, so their bytes cannot drift).
+    """
+    ack: Any = [*thinking, {"type": "text", "text": SUMMARY_ACK}] if thinking else SUMMARY_ACK
     preamble: list[Message] = [
         {"role": "user", "content": f"{SUMMARY_HEADER}\n{summary}"},
-        {"role": "assistant", "content": SUMMARY_ACK},
+        {"role": "assistant", "content": ack},
         {"role": "user", "content": COMPACTION_MARKER},
         {"role": "assistant", "content": MARKER_ACK},
     ]
@@ -274,39 +291,59 @@ def compact(
     tools_tokens: int = 0,
     counter: TokenCounter | None = None,
     categories: Mapping[str, str] | None = None,
+    require_reduction: bool = False,
 ) -> tuple[list[Message], CompactReport]:
     """Compact ``messages``; returns the new list (or the input itself, unchanged) and a report.
 
     ``summarizer=None`` writes the deterministic default summary (no model call). Token
-    figures are D.4 estimates with ``system`` and ``tools_tokens``.
+    figures are D.4 estimates with ``system`` and ``tools_tokens``. ``require_reduction``
+    (the maintenance ladder sets it) refuses a result that is not smaller than the input,
+    reason ``no_reduction``: a short head can weigh less than the summary preamble.
     """
     counter = counter or HeuristicCounter()
     caps = capabilities or policy.capabilities
     before = check_context(messages, policy, system, tools_tokens, counter=counter).estimate
 
-    def unchanged(reason: str) -> tuple[list[Message], CompactReport]:
-        return messages, CompactReport(False, reason, before_tokens=before, after_tokens=before)
+    def unchanged(reason: str, detail: str) -> tuple[list[Message], CompactReport]:
+        return messages, CompactReport(False, reason, before_tokens=before, after_tokens=before, detail=detail)
 
     if caps.server_compaction:
-        return unchanged("server_side")
+        return unchanged("server_side", "the provider compacts server-side (capabilities.server_compaction)")
     if len(messages) <= keep_recent + 2:
-        return unchanged("too_short")
-    opaque = not caps.contract_known or any(has_opaque(m) for m in messages)
-    if opaque and not (hard and caps.allow_opaque_rewrite):
-        return unchanged("opaque_history")
+        return unchanged("too_short", f"{len(messages)} messages: nothing older than the {keep_recent} kept "
+                                      f"verbatim plus 2 to summarise")
+    if not (hard and caps.allow_opaque_rewrite):
+        if not caps.contract_known:
+            return unchanged("opaque_history", "the provider's history contract is unknown "
+                                               "(capabilities.contract_known=false); rewriting it needs a hard "
+                                               "boundary and allow_opaque_rewrite")
+        types = opaque_types(messages)
+        if types:
+            return unchanged("opaque_history", f"the history holds opaque blocks that are not thinking "
+                                               f"({', '.join(types)}); rewriting them needs a hard boundary and "
+                                               f"allow_opaque_rewrite (window compact --prune)")
     boundary = protected_boundary(messages, keep_recent)
     if boundary <= 0:
-        return unchanged("nothing_to_summarize")
+        return unchanged("nothing_to_summarize", "the pair-safe boundary, moved to keep the protected items "
+                                                 "(latest original input, tool pairs, use_skill, opaque blocks) "
+                                                 "in the tail, leaves no head to summarise")
     head = messages[:boundary]
     tail = repair_pairs(messages[boundary:])
     if not any(_body(m, policy).strip() for m in head):
-        return unchanged("empty_input")
+        return unchanged("empty_input", f"the {len(head)} messages before the boundary have no text to summarise")
     if summarizer is None:
         summary = default_summary(head, categories)
     else:
         summary = _summarise(head, policy, summarizer)
         if summary is None:
-            return unchanged("summary_failed")
+            return unchanged("summary_failed", f"the summariser failed {policy.summary_attempts} attempts")
+    thinking = [block for message in head for block in thinking_blocks(message)]
+    new_messages = carry_forward(summary, tail, thinking)
+    after = check_context(new_messages, policy, system, tools_tokens, counter=counter).estimate
+    if require_reduction and after >= before:
+        kept = f" plus {len(thinking)} thinking block(s) kept verbatim" if thinking else ""
+        return unchanged("no_reduction", f"the summary of {len(head)} messages{kept} would give {after} tokens, "
+                                         f"not fewer than {before}")
     artifact_id = None
     if session_id and store is not None:
         try:
@@ -325,10 +362,9 @@ def compact(
                 model=policy.model,
                 provider=policy.provider,
             )
-        except Exception:  # a sink failure must never lose the history
-            return unchanged("persist_failed")
-    new_messages = carry_forward(summary, tail)
-    after = check_context(new_messages, policy, system, tools_tokens, counter=counter).estimate
+        except Exception as exc:  # a sink failure must never lose the history
+            return unchanged("persist_failed", f"storing the compaction_summary artifact failed: "
+                                               f"{type(exc).__name__}: {exc}")
     report = CompactReport(
         did_compact=True,
         reason="compacted",
@@ -338,5 +374,6 @@ def compact(
         after_tokens=after,
         artifact_id=artifact_id,
         ineffective=after >= policy.warning,
+        thinking_kept=len(thinking),
     )
     return new_messages, report

@@ -84,17 +84,22 @@ class _Pass:
         return False
 
     def prune(self, kind: str, pruner: Callable[[list[Message]], list[Message]]) -> bool:
+        """Run a lossy prune when allowed; the step records why not, or the tokens before and after."""
         if not self.allow_prune:
-            self.step("prune", kind=kind, removed=0, blocked="not_requested")
+            self.step("prune", kind=kind, removed=0, blocked="not_requested",
+                      detail="lossy pruning runs only when explicitly requested (window compact --prune)")
             return False
-        if self.owner.prune_blocked(self.messages):
-            self.step("prune", kind=kind, removed=0, blocked="opaque_history")
+        reason = self.owner.prune_block_reason(self.messages)
+        if reason is not None:
+            self.step("prune", kind=kind, removed=0, blocked="opaque_history", detail=reason)
             return False
+        before = self.owner.metrics(self.messages).estimate
         pruned = pruner(self.messages)
         removed = len(self.messages) - len(pruned)
         self.messages[:] = pruned
-        self.step("prune", kind=kind, removed=removed)
-        return True
+        after = self.owner.metrics(pruned).estimate
+        self.step("prune", kind=kind, removed=removed, before_tokens=before, after_tokens=after)
+        return removed > 0 or after < before  # a prune that freed nothing is not the pass's action
 
 
 def maintain(
@@ -133,7 +138,7 @@ def maintain(
     metrics = owner.metrics(messages)
     report = MaintenanceReport(before_tokens=metrics.estimate)
     run = _Pass(messages, owner, report, allow_prune)
-    trimmed = trim_to_max_turns(messages, max_turns)
+    trimmed = trim_to_max_turns(messages, max_turns, counter=owner.counter)
     if trimmed is not messages:
         run.step("max_turns", removed=len(messages) - len(trimmed))
         messages[:] = trimmed
@@ -156,7 +161,8 @@ def maintain(
             strategy = owner.strategy(metrics)
             if strategy == "compact" and run.compact(keep, "critical", True):
                 report.action = "compact"
-            elif strategy == "prune" and run.prune("prune_oldest", lambda m: prune_oldest(m, keep)):
+            elif strategy == "prune" and run.prune("prune_oldest",
+                                                   lambda m: prune_oldest(m, keep, counter=owner.counter)):
                 report.action = "prune"
             metrics = owner.metrics(messages)
         if metrics.is_critical:

@@ -1,7 +1,10 @@
 """Observation masking (context D.6): stale tool results become one-line placeholders.
 
 The cheapest relief there is: no model call, the call/result pairs stay intact, and with an
-offload store the original is kept on disk first so the placeholder's recall hint works.
+offload store the original is kept on disk first so the placeholder's recall hint works. The
+placeholder names the recall tool (``window.recall_tool_name``, by default ragit's MCP tool
+``tool_result_recall``) with the ref id and session to pass it; when no store kept the
+original it says so instead of promising a recall that would fail.
 """
 
 from __future__ import annotations
@@ -22,6 +25,22 @@ DEFAULT_EXEMPT_PREFIXES = ("memory_",)
 
 def is_exempt(tool_name: str, exempt: Collection[str], prefixes: tuple[str, ...]) -> bool:
     return tool_name in exempt or tool_name.startswith(prefixes)
+
+
+def placeholder(tokens: int, ref_id: str | None, recall_tool_name: str = RECALL_TOOL_NAME,
+                session_id: str | None = None) -> str:
+    """The D.6 placeholder: how to get the original back (tool, ref id, session), or that it is gone.
+
+    ``session_id`` is the offload store's session when the original is stored there; ``None``
+    means nothing kept it (no store, or a sensitive result).
+    """
+    if session_id is not None and ref_id:
+        return (f"{MASK_PREFIX} {tokens:,} tokens, use {recall_tool_name} with ref_id {ref_id} "
+                f"(session {session_id}) if needed]")
+    if ref_id:
+        return (f"{MASK_PREFIX} {tokens:,} tokens, ref_id {ref_id}; the original was not stored, "
+                f"so {recall_tool_name} cannot return it]")
+    return f"{MASK_PREFIX} {tokens:,} tokens; the result had no call id, so it cannot be recalled]"
 
 
 def mask_stale_observations(
@@ -54,8 +73,11 @@ def mask_stale_observations(
             continue
         tokens = json_len(slot.holder) // CHARS_PER_TOKEN
         ref = slot.call_id
-        if store is not None and not slot.sensitive and ref and is_safe_id(ref) and not store.has(ref):
-            store.write(ref, content)
-        slot.content = f"{MASK_PREFIX} {tokens:,} tokens, use {recall_tool_name} if needed]"
+        stored_in = None
+        if store is not None and not slot.sensitive and ref and is_safe_id(ref):
+            if not store.has(ref):
+                store.write(ref, content)
+            stored_in = store.session_id
+        slot.content = placeholder(tokens, ref, recall_tool_name, stored_in)
         masked += 1
     return masked

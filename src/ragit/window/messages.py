@@ -194,13 +194,70 @@ def image_count(content: Any) -> int:
     return 0
 
 
+# Model reasoning the provider signs or encrypts: Anthropic ``thinking`` / ``redacted_thinking``
+# blocks and Codex (OpenAI Responses) ``reasoning`` items. A provider accepts them back only
+# byte for byte, and may drop them from earlier turns, so maintenance carries them verbatim
+# instead of treating the whole history as opaque.
+THINKING_TYPES = frozenset({"thinking", "redacted_thinking", "reasoning"})
+
+
 def is_opaque_block(block: Any) -> bool:
     return isinstance(block, dict) and block.get("opaque") is True
 
 
+def is_thinking_block(block: Any) -> bool:
+    """A signed or encrypted reasoning block (kept verbatim by compaction, context §3.3)."""
+    return isinstance(block, dict) and block.get("type") in THINKING_TYPES
+
+
+def is_history_opaque(block: Any) -> bool:
+    """An opaque block other than thinking, e.g. a native compaction block: text replacement
+    and forced pruning would corrupt the provider state it encodes (D.9 ``opaque_history``)."""
+    return is_opaque_block(block) and not is_thinking_block(block)
+
+
 def has_opaque(message: Message) -> bool:
+    """Whether ``message`` holds an opaque block that makes the history opaque (not thinking)."""
     content = message.get("content")
-    return isinstance(content, list) and any(is_opaque_block(b) for b in content)
+    return isinstance(content, list) and any(is_history_opaque(b) for b in content)
+
+
+def thinking_blocks(message: Message) -> list[dict[str, Any]]:
+    """The thinking blocks of ``message``, in order (the very objects, never copies)."""
+    content = message.get("content")
+    return [b for b in content if is_thinking_block(b)] if isinstance(content, list) else []
+
+
+# Fields of a thinking block that carry the provider's signature or ciphertext: not text, never
+# a secret, and any change (a masking false positive in base64) makes the block unusable.
+THINKING_PAYLOAD_KEYS = ("signature", "encrypted_content", "data")
+
+
+def mask_messages(messages: list[Any]) -> list[Any]:
+    """A secret-masked copy of ``messages`` for output that leaves thinking payloads byte for byte.
+
+    Every string is masked as usual (a thinking block's readable text too, so a secret the
+    model thought about never leaks); only the signature / ciphertext fields are restored.
+    """
+    from ..security.masking import mask_value
+
+    masked, _, _ = mask_value(messages)
+    for original, copy in zip(messages, masked, strict=True):
+        if not isinstance(original, dict) or not isinstance(original.get("content"), list):
+            continue
+        for block, out in zip(original["content"], copy["content"], strict=True):
+            if is_thinking_block(block):
+                out.update({key: block[key] for key in THINKING_PAYLOAD_KEYS if key in block})
+    return masked
+
+
+def opaque_types(messages: list[Message]) -> list[str]:
+    """Sorted types of the history-opaque blocks in ``messages`` (for a refusal's explanation)."""
+    return sorted({
+        str(b.get("type") or "?")
+        for m in messages if isinstance(m.get("content"), list)
+        for b in m["content"] if is_history_opaque(b)
+    })
 
 
 def is_original_input(message: Message) -> bool:
@@ -224,8 +281,9 @@ def _has_calls(message: Message) -> bool:
 def protected_indices(messages: list[Message]) -> list[int]:
     """Messages compaction must keep (D.9 step 1), ascending.
 
-    The latest ``original_user_input`` message, every message with an opaque block, and the
-    last tool batch's ``use_skill`` call with its result (the model may not have applied it yet).
+    The latest ``original_user_input`` message, every message with a history-opaque block, and
+    the last tool batch's ``use_skill`` call with its result (the model may not have applied it
+    yet). Thinking blocks are not protected here: compaction carries them forward verbatim.
     """
     protected = {i for i, m in enumerate(messages) if has_opaque(m)}
     original = next((i for i in range(len(messages) - 1, -1, -1) if is_original_input(messages[i])), None)

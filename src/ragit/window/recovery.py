@@ -82,7 +82,7 @@ def recover(
             report, _ = owner.compact(messages, keep, "overflow", True)
             compacted = report is not None and report.did_compact
         if not compacted and not owner.prune_blocked(messages):
-            messages[:] = prune_oldest(messages, keep)
+            messages[:] = prune_oldest(messages, keep, counter=owner.counter)
     # system text and tool overhead are the same on both sides, so raw estimates differ by
     # exactly the messages' tokens
     freed_tokens = max(0, before.raw - owner.metrics(messages).raw)

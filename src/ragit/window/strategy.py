@@ -16,7 +16,7 @@ from .budget import BudgetPolicy
 from .compaction import CompactReport, ContextArtifactSink, Summarizer, compact
 from .events import CONTEXT_OVERFLOW_ACTION, POST_COMPACT, PRE_COMPACT, EventBus, emit
 from .health import Metrics, check_context
-from .messages import Message, has_opaque
+from .messages import Message, has_opaque, opaque_types
 from .routes import ProviderCapabilities
 from .tokens import HeuristicCounter, TokenCounter
 
@@ -93,9 +93,23 @@ class StrategyOwner:
         return resolved
 
     def prune_blocked(self, messages: list[Message]) -> bool:
-        """Opaque history or an unknown contract blocks forced pruning unless rewrites are allowed."""
-        opaque = not self.capabilities.contract_known or any(has_opaque(m) for m in messages)
-        return opaque and not self.capabilities.allow_opaque_rewrite
+        """Opaque history or an unknown contract blocks forced pruning unless rewrites are allowed.
+
+        Thinking blocks do not: providers accept earlier turns without them, and a prune never
+        rewrites a message it keeps.
+        """
+        return self.prune_block_reason(messages) is not None
+
+    def prune_block_reason(self, messages: list[Message]) -> str | None:
+        """Why forced pruning is blocked, in words, or ``None`` when it may run."""
+        if self.capabilities.allow_opaque_rewrite:
+            return None
+        if not self.capabilities.contract_known:
+            return "the provider's history contract is unknown (capabilities.contract_known=false)"
+        if any(has_opaque(m) for m in messages):
+            return (f"the history holds opaque blocks that are not thinking ({', '.join(opaque_types(messages))}); "
+                    f"pruning them needs allow_opaque_rewrite (window compact --prune)")
+        return None
 
     def compact(
         self, messages: list[Message], keep_recent: int, trigger: str, hard: bool
@@ -113,6 +127,7 @@ class StrategyOwner:
             messages, self.policy, self.summarizer, keep_recent, self.session_id, self.artifact_store,
             trigger, self.capabilities, hard,
             system=self.system, tools_tokens=self.tools_tokens, counter=self.counter, categories=self.categories,
+            require_reduction=True,  # the ladder must make progress, never grow the history
         )
         if report.did_compact:
             original = len(messages)

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .budget import BudgetPolicy
+from .masking import MASK_PREFIX
 from .messages import (
     Message,
     call_index,
@@ -97,15 +98,22 @@ def one_liner(
     content: Any,
     categories: Mapping[str, str] | None = None,
 ) -> str:
-    """The D.7 template line for one call and its result."""
+    """The D.7 template line for one call and its result.
+
+    A result already masked (D.6) has no facts left to report; its placeholder, which names
+    the recall tool and the ref id, stands in for them so a compaction summary keeps the way
+    back to the original.
+    """
     text = content_text(content)
-    chars = f"{len(text):,} chars"
+    masked = text if isinstance(content, str) and text.startswith(MASK_PREFIX) else None
+    chars = masked or f"{len(text):,} chars"
     category = tool_category(tool_name, categories)
     tag = f"[{tool_name}]"
     if category == "shell":
         command = str(_first(args, "command", "cmd", "script", default=""))[:120]
         lines = text.count("\n") + 1 if text.strip() else 0
-        line = f"{tag} ran `{command}` -> exit {exit_code(content, text)}, {lines:,} lines output"
+        facts = masked or f"-> exit {exit_code(content, text)}, {lines:,} lines output"
+        line = f"{tag} ran `{command}` {facts}"
     elif category == "read":
         path = _first(args, "path", "file_path", "file", "filename")
         start = _first(args, "start_line", "offset", "line", default=1)
@@ -116,7 +124,8 @@ def one_liner(
         pattern = _first(args, "pattern", "query", "regex")
         path = _first(args, "path", "cwd", "directory", default=".")
         match = _MATCHES_TEXT.search(text)
-        line = f"{tag} searched `{pattern}` in {path}, {match.group(1) if match else '?'} matches"
+        facts = masked or f"{match.group(1) if match else '?'} matches"
+        line = f"{tag} searched `{pattern}` in {path}, {facts}"
     elif category == "web":
         line = f"{tag} looked up {_first(args, 'query', 'url', 'urls')}, {chars}"
     elif category == "delegate":
@@ -125,7 +134,7 @@ def one_liner(
     elif category == "memory":
         action = _first(args, "action", default=tool_name)
         target = _first(args, "target", "key", "query", "name", default="")
-        line = f"{tag} {action} {target}".rstrip()
+        line = f"{tag} {action} {target}".rstrip() + (f" {masked}" if masked else "")
     else:
         line = f"{tag} called with {_arg_preview(args)}, {chars}"
     images = image_count(content)

@@ -13,7 +13,7 @@ from typing import Any
 
 from .budget import BudgetPolicy
 from .health import tools_overhead
-from .messages import Message, protected_indices
+from .messages import Message, protected_indices, thinking_blocks
 from .tokens import HeuristicCounter, TokenCounter, UnitCounter
 
 _HEURISTIC = HeuristicCounter()
@@ -91,7 +91,12 @@ def breakdown(
     counts = message_parts(counter, [user, assistant, results])
     parts = dict(zip(("user", "assistant", "tool_results"), counts, strict=True))
     raw = static + dynamic + tools + sum(parts.values())
-    pinned_list = [messages[i] for i in protected_indices(list(messages))]
+    protected = set(protected_indices(list(messages)))
+    # compaction keeps protected messages whole and every other message's thinking blocks verbatim
+    pinned_list = [messages[i] for i in sorted(protected)] + [
+        {"role": "assistant", "content": blocks}
+        for i, m in enumerate(messages) if i not in protected and (blocks := thinking_blocks(m))
+    ]
     pinned = counter.count_messages(pinned_list) if pinned_list else 0
     free = max(0, policy.effective - counter.apply_margin(raw))
 

@@ -47,7 +47,10 @@ def test_codex_rollout_file():
     assert [m["role"] for m in messages] == ["user", "user", "assistant", "tool", "assistant", "tool", "assistant", "tool", "assistant"]
     assert messages[1]["content"].startswith("Pagination returns a duplicate row")
     call = messages[2]["tool_calls"][0]
-    assert messages[2]["content"] == "Let me find the cursor implementation."
+    reasoning, answer = messages[2]["content"]
+    assert answer == {"type": "text", "text": "Let me find the cursor implementation."}
+    raw = next(json.loads(line)["payload"] for line in CODEX.splitlines() if '"type":"reasoning"' in line)
+    assert reasoning == {**raw, "opaque": True}  # the encrypted reasoning item, verbatim, in its round
     assert call["id"] == "call_Qx1Lm8Tz3Vb6Nr2Kp9Wd4Hs" and call["function"]["name"] == "shell"
     assert json.loads(call["function"]["arguments"])["command"][0] == "bash"
     assert messages[3] == {"role": "tool", "tool_call_id": call["id"], "name": "shell",
@@ -56,7 +59,7 @@ def test_codex_rollout_file():
     patch = messages[6]["tool_calls"][0]
     assert patch["function"]["name"] == "apply_patch" and "*** Begin Patch" in patch["function"]["arguments"]
     assert messages[7]["name"] == "apply_patch"
-    assert "encrypted_content" not in json.dumps(messages)  # reasoning skipped
+    assert json.dumps(messages).count("encrypted_content") == 1
     assert messages[-1]["content"].startswith("Fixed: the cursor")
 
 
@@ -143,3 +146,39 @@ def test_imported_transcripts_mirror_and_search(tmp_path):
         assert hits and hits[0]["session_id"] == "7f3c2a9e-4b1d-4c8e-9f2a-1d6e5b8c0a47"
         # signatures of opaque thinking blocks are not searchable noise
         assert store.search_messages("EqQBCkYIBxgCKkAr7Hq0VnT2cP1xW9mZ3bK8sL5dF6gJ4hN0oQ7uY2eR1tA") == []
+
+
+def test_codex_reasoning_items_are_kept_verbatim_in_their_round():
+    """Issue 13: encrypted reasoning is Codex's signed thinking; window compaction must be able to keep it."""
+    def reasoning(n):
+        return {"type": "reasoning", "summary": [{"type": "summary_text", "text": f"**Step {n}**"}],
+                "content": None, "encrypted_content": f"gAAAAAB{n}xyz"}
+
+    lines = [
+        {"type": "session_meta", "payload": {"id": "r-1"}},
+        {"type": "response_item", "payload": {"type": "message", "role": "user",
+                                              "content": [{"type": "input_text", "text": "fix it"}]}},
+        {"type": "response_item", "payload": reasoning(1)},
+        {"type": "response_item", "payload": {"type": "message", "role": "assistant",
+                                              "content": [{"type": "output_text", "text": "Looking."}]}},
+        {"type": "response_item", "payload": {"type": "function_call", "name": "shell", "arguments": "{}",
+                                              "call_id": "c1"}},
+        {"type": "response_item", "payload": {"type": "function_call_output", "call_id": "c1", "output": "ok"}},
+        {"type": "response_item", "payload": reasoning(2)},
+        {"type": "response_item", "payload": {"type": "function_call", "name": "shell", "arguments": "{}",
+                                              "call_id": "c2"}},
+        {"type": "response_item", "payload": {"type": "function_call_output", "call_id": "c2", "output": "ok"}},
+        {"type": "response_item", "payload": reasoning(3)},
+        {"type": "event_msg", "payload": {"type": "agent_reasoning", "text": "**Step 3**"}},
+        {"type": "response_item", "payload": reasoning(4)},
+        {"type": "response_item", "payload": {"type": "message", "role": "assistant",
+                                              "content": [{"type": "output_text", "text": "Done."}]}},
+    ]
+    messages = import_transcript("\n".join(json.dumps(line) for line in lines)).messages
+    assert [m["role"] for m in messages] == ["user", "assistant", "tool", "assistant", "tool", "assistant"]
+    assert messages[1]["content"] == [{**reasoning(1), "opaque": True}, {"type": "text", "text": "Looking."}]
+    assert [c["id"] for c in messages[1]["tool_calls"]] == ["c1"]
+    assert messages[3]["content"] == [{**reasoning(2), "opaque": True}]
+    assert [c["id"] for c in messages[3]["tool_calls"]] == ["c2"]
+    assert messages[5]["content"] == [{**reasoning(3), "opaque": True}, {**reasoning(4), "opaque": True},
+                                      {"type": "text", "text": "Done."}]

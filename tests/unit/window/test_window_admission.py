@@ -31,7 +31,8 @@ def test_D_5_a_offload_over_threshold(store, tmp_path):
     assert inline["_ref_id"] == "call_1" and facing.ref_id == "call_1"
     assert inline["_original_tokens"] == 15_003
     assert len(inline["summary"]) <= 400
-    assert "recall_tool_result" in inline["hint"] and "call_1" in inline["hint"]
+    assert inline["hint"].endswith('Call tool_result_recall with ref_id "call_1" and session "s1" '
+                                   'if you need more than this summary.')
     path = tmp_path / "offload" / "s1" / "call_1.json"
     record = json.loads(path.read_text())
     assert record["ref_id"] == "call_1" and record["result"] == value and record["offloaded_at"].endswith("Z")

@@ -77,7 +77,8 @@ def test_D_10_d_critical_ladder_ends_exhausted_without_extra_calls():
     bus = EventBus()
     seen = record_events(bus)
     summarizer = Recorder("SUM", "SUM2")
-    messages = plain(10) + [user("x" * 40_000)]
+    # the head must outweigh the summary preamble: the ladder never keeps a compaction that grows
+    messages = plain(10, size=400) + [user("x" * 40_000)]
     report = maintain(messages, SMALL, None, bus, summarizer, tools_tokens=1)
     assert [e for e, _ in seen if e == CONTEXT_CRITICAL] == [CONTEXT_CRITICAL]
     critical_payload = next(p for e, p in seen if e == CONTEXT_CRITICAL)
@@ -100,7 +101,9 @@ def test_D_10_d_critical_resolved_by_adaptive_prune():
 def test_D_10_d_server_compaction_prunes_at_critical():
     messages = plain(30, size=1_200)
     report = maintain(messages, SMALL, SERVER, tools_tokens=1)
-    assert report.steps[2] == {"step": "prune", "kind": "prune_oldest", "removed": 24}
+    prune = report.steps[2]
+    assert {k: prune[k] for k in ("step", "kind", "removed")} == {"step": "prune", "kind": "prune_oldest", "removed": 24}
+    assert prune["after_tokens"] < prune["before_tokens"]
     assert "compact" not in steps(report)
 
 
@@ -111,7 +114,7 @@ def test_D_10_e_defer_only_on_soft_triggers():
     report = maintain(messages, SMALL, None, bus, tools_tokens=1)
     assert report.steps[-1]["reason"] == "deferred" and report.action == "soft_maintenance"
     assert not messages[0]["content"].startswith("[Conversation Summary]")
-    critical = plain(10) + [user("x" * 40_000)]
+    critical = plain(10, size=400) + [user("x" * 40_000)]
     report = maintain(critical, SMALL, None, bus, tools_tokens=1)
     assert report.steps[2]["did_compact"] is True
 

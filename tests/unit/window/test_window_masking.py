@@ -37,7 +37,9 @@ def test_D_6_a_masks_rounds_before_the_keep_window(shape):
     assert len(messages) == n
     holder_size = len(json.dumps(pair("c0", RESULT_500, shape=shape)[1]["content"][0] if shape == "block"
                                  else pair("c0", RESULT_500, shape=shape)[1], ensure_ascii=False))
-    assert contents[0] == f"[masked: {holder_size // 4:,} tokens, use recall_tool_result if needed]"
+    # no offload store kept the original: the placeholder names the ref id and says it is gone
+    assert contents[0] == (f"[masked: {holder_size // 4:,} tokens, ref_id c0; the original was not stored, "
+                           f"so tool_result_recall cannot return it]")
 
 
 @pytest.mark.parametrize("shape", SHAPES)
@@ -66,8 +68,8 @@ def test_D_6_custom_recall_name_is_exempt_and_in_placeholder():
     messages = history("block", name="tool_result_lookup")
     assert mask_stale_observations(messages, keep_rounds=3, recall_tool_name="tool_result_lookup") == 0
     messages = history("block")
-    mask_stale_observations(messages, keep_rounds=3, recall_tool_name="tool_result_recall")
-    assert results(messages)[0].endswith("use tool_result_recall if needed]")
+    mask_stale_observations(messages, keep_rounds=3, recall_tool_name="tool_result_lookup")
+    assert results(messages)[0].endswith("so tool_result_lookup cannot return it]")
 
 
 def test_D_6_list_contents_always_masked():
@@ -84,6 +86,12 @@ def test_D_6_originals_go_to_the_store_first(shape, tmp_path):
     mask_stale_observations(messages, keep_rounds=3, store=store)
     assert store.recall("c0") == RESULT_500
     assert not store.has("c1")
+    # issue 13: the placeholder names the real tool (the MCP tool_result_recall), the ref id and session
+    holder = len(json.dumps(pair("c0", RESULT_500, shape=shape)[1]["content"][0] if shape == "block"
+                            else pair("c0", RESULT_500, shape=shape)[1]))
+    placeholders = results(messages)
+    assert placeholders[0] == f"[masked: {holder // 4:,} tokens, use tool_result_recall with ref_id c0 (session s1) if needed]"
+    assert "ref_id c1; the original was not stored" in placeholders[1]  # sensitive: never written
     assert store.recall("c2") == RESULT_500
     assert not store.has("c3")
 
