@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from .config import Config, load_config
+from .errors import RagitError
 from .gitsnap.location import git_required  # re-exported: the CLI and the MCP server raise it too
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -33,6 +34,7 @@ class PackResult:
     counter_name: str
     model_tokens: int
     extra_warnings: tuple[str, ...] = ()
+    budget_unit: str = "words"  # the unit of ``budget`` and ``usedTokens``: words or tokens
 
     @property
     def hits(self):
@@ -59,6 +61,7 @@ class PackResult:
             "redactionSummary": r.redaction(view, "goal", self.hits),
             "hits": [project_hit(h, view) for h in self.selection.hits],
             "modelTokens": {"counter": self.counter_name, "tokens": self.model_tokens},
+            "budgetUnit": self.budget_unit,
         }
 
 
@@ -120,17 +123,18 @@ class Repo:
 
     def ingest(self, *, all: bool = False, since: str | None = None, files: str | None = None,
                paths: tuple[str, ...] | list[str] = (), dry_run: bool = False,
-               progress: Callable[[str, int, int], None] | None = None) -> "IngestResult":
-        """Index HEAD (see knowledge §7); ``files`` is a comma-separated glob list."""
+               progress: Callable[[str, int, int], None] | None = None, at: str | None = None) -> "IngestResult":
+        """Index HEAD, or the commit ``at`` names (see knowledge §7); ``files`` is a
+        comma-separated glob list; ``since`` and ``at`` take any revision (``HEAD~1``, a tag)."""
         from .contract.payloads import IngestInput
 
-        inp = IngestInput.from_cli(all, since, files, tuple(paths))
+        inp = IngestInput.from_cli(all, since, files, tuple(paths), at)
         return self.ingest_input(inp, dry_run=dry_run, progress=progress)
 
     def ingest_input(self, inp, *, dry_run: bool = False, progress=None) -> "IngestResult":
         from .ingest.pipeline import IngestRequest, run_ingest
 
-        request = IngestRequest(inp.mode, inp.since, list(inp.files), list(inp.paths), dry_run)
+        request = IngestRequest(inp.mode, inp.since, list(inp.files), list(inp.paths), dry_run, at=inp.at)
         result = run_ingest(self.root, self.git, self.config, request, embedder=self._embedder, progress=progress)
         if self._read_state is not None:
             self._cache.entries.clear()
@@ -138,9 +142,10 @@ class Repo:
 
     def query(self, question: str, *, top_k: int | None = None, scope: str = "durable",
               at: str | None = None, explain: bool = False, paths: list[str] | None = None,
-              exclude_tests: bool = False) -> "QueryResult":
+              exclude_tests: bool = False, no_wait: bool = False) -> "QueryResult":
         """Cited hits for ``question`` from the exact snapshot of HEAD (or ``at``); ``paths``
-        (globs) and ``exclude_tests`` limit which files are candidates."""
+        (globs) and ``exclude_tests`` limit which files are candidates; ``no_wait`` fails at once
+        (SNAPSHOT_INGEST_IN_PROGRESS) instead of waiting for a running ingest (knowledge §5.7)."""
         from .contract.payloads import QueryInput
 
         payload: dict[str, Any] = {"question": question, "scope": scope, "explain": explain}
@@ -152,17 +157,23 @@ class Repo:
             payload["paths"] = list(paths)
         if exclude_tests:
             payload["excludeTests"] = True
-        inp = QueryInput.from_payload(payload, self.config["retrieval"]["top_k"])
-        return self.query_input(inp)
+        try:
+            inp = QueryInput.from_payload(payload, self.config["retrieval"]["top_k"])
+        except RagitError as exc:  # `at="main"`: name its commit and the exact command (knowledge §5.1)
+            raise self._exact_revision(exc, ["query", question], [
+                ("--top-k", top_k), ("--scope", None if scope == "durable" else scope), ("--path", paths),
+                ("--exclude-tests", exclude_tests), ("--no-wait", no_wait), ("--explain", explain)]) from None
+        return self.query_input(inp, no_wait=no_wait)
 
-    def query_input(self, inp) -> "QueryResult":
+    def query_input(self, inp, *, no_wait: bool = False) -> "QueryResult":
         from .contract.views import QueryResult
 
-        retrieval = self._retrieve(inp.question, inp.top_k, inp.scope, inp.at, inp.paths, inp.exclude_tests)
+        retrieval = self._retrieve(inp.question, inp.top_k, inp.scope, inp.at, inp.paths, inp.exclude_tests,
+                                   ingest_wait=0.0 if no_wait else None)
         return QueryResult(retrieval, inp.explain)
 
     def _retrieve(self, text: str, top_k: int, scope: str, at: str | None, paths: tuple[str, ...] = (),
-                  exclude_tests: bool = False) -> "Retrieval":
+                  exclude_tests: bool = False, ingest_wait: float | None = None) -> "Retrieval":
         from .retrieve.query import retrieve
         from .retrieve.search import RowFilter
 
@@ -174,7 +185,7 @@ class Repo:
         return retrieve(self.root, self.git, self.config, text, top_k=top_k, scope=scope, at=at,
                         cache=self._cache, embedder=self._lazy_embedder(), manifests=self._manifests,
                         watch=self._watch, row_filter=RowFilter(tuple(paths), exclude_tests),
-                        overlay_source=overlay_source)
+                        overlay_source=overlay_source, ingest_wait=ingest_wait)
 
     def _lazy_embedder(self):
         return _LazyEmbedder(self)
@@ -182,36 +193,63 @@ class Repo:
     # ---------------------------------------------------------------- context
 
     def pack(self, goal: str, *, budget: int = 1200, scope: str = "durable", at: str | None = None,
-             paths: list[str] | None = None, exclude_tests: bool = False) -> PackResult:
-        """A budgeted, citation-diverse context pack for ``goal`` (context §1)."""
+             paths: list[str] | None = None, exclude_tests: bool = False,
+             budget_unit: str = "words", no_wait: bool = False) -> PackResult:
+        """A budgeted, citation-diverse context pack for ``goal`` (context §1); ``budget_unit``
+        ``tokens`` budgets in the configured token counter's units instead of words."""
         from .contract.payloads import PackInput
 
-        payload: dict[str, Any] = {"goal": goal, "budget": budget, "scope": scope}
+        payload: dict[str, Any] = {"goal": goal, "budget": budget, "scope": scope, "budgetUnit": budget_unit}
         if at is not None:
             payload["at"] = at
         if paths:
             payload["paths"] = list(paths)
         if exclude_tests:
             payload["excludeTests"] = True
-        return self.pack_input(PackInput.from_payload(payload))
+        try:
+            inp = PackInput.from_payload(payload)
+        except RagitError as exc:  # `at="main"`: name its commit and the exact command (knowledge §5.1)
+            raise self._exact_revision(exc, ["context", "pack", goal], [
+                ("--budget", None if budget == 1200 else budget), ("--scope", None if scope == "durable" else scope),
+                ("--path", paths),
+                ("--exclude-tests", exclude_tests), ("--budget-unit", None if budget_unit == "words" else budget_unit),
+                ("--no-wait", no_wait)]) from None
+        return self.pack_input(inp, no_wait=no_wait)
 
-    def pack_input(self, inp) -> PackResult:
+    def _exact_revision(self, error: "RagitError", words: list[str], options: list[tuple[str, Any]]) -> "RagitError":
+        """A refused ``at`` that names a commit: the error names it and the CLI command with it."""
+        from .retrieve.selection import exact_command, with_exact_revision
+
+        return with_exact_revision(error, self.git, lambda sha: exact_command(words, [*options, ("--at", sha)]))
+
+    def pack_input(self, inp, *, no_wait: bool = False) -> PackResult:
         from .context.pack import select_hits
         from .contract.payloads import PACK_TOP_K
 
-        retrieval = self._retrieve(inp.goal, PACK_TOP_K, inp.scope, inp.at, inp.paths, inp.exclude_tests)
-        selection = select_hits(retrieval.hits, inp.budget)
-        counter_name, count, warning = _model_tokens(self.config, [h.text for h in selection.hits])
-        return PackResult(retrieval, inp.budget, selection, counter_name, count, (warning,) if warning else ())
+        retrieval = self._retrieve(inp.goal, PACK_TOP_K, inp.scope, inp.at, inp.paths, inp.exclude_tests,
+                                   ingest_wait=0.0 if no_wait else None)
+        unit = inp.budget_unit
+        if unit == "tokens":  # the budget is in the configured counter's tokens (context §1.3 step 1)
+            from .context.pack import token_cost
+            from .window.tokens import get_counter
+
+            counter, warning = get_counter(self.config["window"]["token_counter"])
+            selection = select_hits(retrieval.hits, inp.budget, token_cost(counter))
+            counter_name, count = counter.id, selection.used_tokens
+        else:
+            selection = select_hits(retrieval.hits, inp.budget)
+            counter_name, count, warning = _model_tokens(self.config, [h.text for h in selection.hits])
+        return PackResult(retrieval, inp.budget, selection, counter_name, count, (warning,) if warning else (), unit)
 
 
-    def recall(self, goal: str):
+    def recall(self, goal: str, *, no_wait: bool = False):
         """The resume packet for ``goal`` (memory §3): working state plus snapshot hits, degrading
-        to artifacts only when no snapshot is usable. Reuses this Repo's embedder and cache."""
+        to artifacts only when no snapshot is usable. Reuses this Repo's embedder and cache;
+        ``no_wait`` skips waiting for a running ingest of HEAD (knowledge §5.7)."""
         from .memory.recall import check_goal, recall
 
         return recall(self.root, self.git, self.config, check_goal(goal), embedder=self._lazy_embedder(),
-                      cache=self._cache)
+                      cache=self._cache, ingest_wait=0.0 if no_wait else None)
 
     def packet(self, payload: Any, *, evidence: tuple[str, ...] | list[str] = (), evidence_outside: bool = True):
         """A context packet from a request payload (context §2.4): ``retrieve`` runs a pack,

@@ -59,6 +59,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "passage_words": 32,
         "query_term_repeats": 3,
         "rerank": True,
+        "ingest_wait_seconds": 10,  # commit-then-read (knowledge §5.7); 0 = never wait
     },
     "memory": {
         "corpus_dir": "docs/memory",
@@ -76,7 +77,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "observation_mask_keep_rounds": 3,
         "offload_dir": ".ragit/cache/tool-offload",
         "token_counter": "heuristic",
-        "recall_tool_name": "recall_tool_result",
+        "recall_tool_name": "tool_result_recall",  # the MCP tool (context D.5)
     },
     "sessions": {"db_path": ".ragit/sessions/sessions.db", "dreaming": True},
 }

@@ -25,14 +25,16 @@ from .output import Output
 
 @cli.command("ingest")
 @click.option("--all", "all_", is_flag=True, default=False, help="Evaluate every candidate at HEAD.")
-@click.option("--since", default=None, metavar="SHA", help="Evaluate paths changed since an indexed ancestor.")
+@click.option("--since", default=None, metavar="REV",
+              help="Evaluate paths changed since an indexed ancestor (any revision: HEAD~1, a branch, a tag).")
 @click.option("--files", default=None, metavar="GLOBS", help="Comma-separated globs to re-evaluate.")
 @click.option("--path", "paths", multiple=True, metavar="PATH", help="Repo path to re-evaluate (repeatable).")
+@click.option("--at", default=None, metavar="REV", help="Index this commit instead of HEAD (any revision).")
 @input_option
 @dry_run_option
 @common
-def ingest_cmd(all_, since, files, paths, input_, dry_run, format_, cwd) -> Output:
-    """Index HEAD's docs and code into a published snapshot."""
+def ingest_cmd(all_, since, files, paths, at, input_, dry_run, format_, cwd) -> Output:
+    """Index HEAD's (or --at's) docs and code into a published snapshot."""
     from ..contract.inputs import Validator, load_json_input
     from ..contract.payloads import IngestInput
 
@@ -41,10 +43,10 @@ def ingest_cmd(all_, since, files, paths, input_, dry_run, format_, cwd) -> Outp
     v = Validator("ingest")
     if input_ is not None:
         v.mixed([n for n, on in (("--all", all_), ("--since", since is not None), ("--files", files is not None),
-                                 ("--path", bool(paths))) if on])
+                                 ("--path", bool(paths)), ("--at", at is not None)) if on])
         inp = IngestInput.from_payload(load_json_input(input_, root, v))
     else:
-        inp = IngestInput.from_cli(all_, since, files, paths)
+        inp = IngestInput.from_cli(all_, since, files, paths, at)
     repo = open_repo(cwd, place)
     result = repo.ingest_input(inp, dry_run=dry_run, progress=progress_printer(format_, "json", "ingest"))
     data = result.to_dict()
@@ -81,14 +83,20 @@ def ingest_cmd(all_, since, files, paths, input_, dry_run, format_, cwd) -> Outp
 @click.option("--path", "paths", multiple=True, metavar="GLOB",
               help="Only files matching this glob are candidates (repeatable).")
 @click.option("--exclude-tests", "exclude_tests", is_flag=True, default=False, help="Leave test files out.")
+@click.option("--no-wait", "no_wait", is_flag=True, default=False,
+              help="Fail at once instead of waiting for a running ingest of the selected commit.")
 @view_option
 @click.option("--explain", is_flag=True, default=False, help="Include the score breakdown.")
 @common
-def query_cmd(question, input_, top_k, scope, at, paths, exclude_tests, view, explain, format_, cwd) -> Output:
+def query_cmd(question, input_, top_k, scope, at, paths, exclude_tests, no_wait, view, explain, format_,
+              cwd) -> Output:
     """Search the exact snapshot of HEAD (or --at) and return cited hits."""
     from ..config import load_config
     from ..contract.inputs import Validator, load_json_input
     from ..contract.payloads import QueryInput
+    from ..errors import RagitError
+    from ..gitsnap.git import Git
+    from ..retrieve.selection import exact_command, with_exact_revision
 
     view = check_view(view, "query")
     place = resolve_root(cwd)
@@ -100,11 +108,19 @@ def query_cmd(question, input_, top_k, scope, at, paths, exclude_tests, view, ex
         check_mixed_input(v, [("question", question is not None), ("--top-k", top_k is not None),
                               ("--at", at is not None), ("--explain", explain), ("--path", bool(paths)),
                               ("--exclude-tests", exclude_tests)], scope)
-        inp = QueryInput.from_payload(load_json_input(input_, root, v), default_k)
-    else:
-        inp = QueryInput.from_cli(question, top_k, scope, at, explain, default_k, paths, exclude_tests)
+        payload = load_json_input(input_, root, v)
+    try:
+        inp = (QueryInput.from_payload(payload, default_k) if input_ is not None
+               else QueryInput.from_cli(question, top_k, scope, at, explain, default_k, paths, exclude_tests))
+    except RagitError as exc:  # `--at main`: name its commit and the exact command (knowledge §5.1)
+        raise with_exact_revision(exc, Git(root) if place[1] else None, None if input_ is not None else (
+            lambda sha: exact_command(["query", question], [
+                ("--top-k", top_k), ("--scope", scope), ("--at", sha), ("--path", paths),
+                ("--exclude-tests", exclude_tests), ("--no-wait", no_wait),
+                ("--view", None if view == "default" else view), ("--explain", explain), ("--format", format_),
+                ("--cwd", cwd)]))) from None
     repo = open_repo(cwd, place, config)
-    result = repo.query_input(inp)
+    result = repo.query_input(inp, no_wait=no_wait)
     data = result.to_dict(view)
 
     def text() -> str:

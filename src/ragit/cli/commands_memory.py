@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from ..contract.describe import _CWD, _DRY, _FMT, _INPUT, _VIEW, _spec, register
+from ..contract.describe import _CWD, _DRY, _FMT, _INPUT, _NO_WAIT, _VIEW, _spec, register
 from .common import (
     check_view,
     common,
@@ -59,9 +59,11 @@ def wrap_cmd(input_, dry_run, format_, cwd) -> Output:
 
 @memory_group.command("recall")
 @click.argument("goal", required=False)
+@click.option("--no-wait", "no_wait", is_flag=True, default=False,
+              help="Do not wait for a running ingest of HEAD (knowledge §5.7).")
 @view_option
 @common
-def recall_cmd(goal, view, format_, cwd) -> Output:
+def recall_cmd(goal, no_wait, view, format_, cwd) -> Output:
     """Restore working state, open loops, decisions and cited hits for a goal (read-only)."""
     from ..config import load_config
     from ..memory.recall import COMMAND, check_goal, recall, recall_text
@@ -69,7 +71,7 @@ def recall_cmd(goal, view, format_, cwd) -> Output:
     view = check_view(view, COMMAND)
     goal = check_goal(goal)
     root, in_git = resolve_root(cwd)
-    packet = recall(root, _git(root, in_git), load_config(root), goal)
+    packet = recall(root, _git(root, in_git), load_config(root), goal, ingest_wait=0.0 if no_wait else None)
     data = packet.to_dict(view)
     return Output(COMMAND, data, lambda: recall_text(data, packet.hits, view), data["warnings"], cwd=str(root))
 
@@ -106,10 +108,12 @@ register(_spec(
     "degrades to working memory and reviewed artifacts when the snapshot is unavailable.",
     related=["memory wrap", "query", "context pack"], mutating=False,
     outputs=["goal", "constraints", "openLoops", "relatedDecisions", "retrievedHits", "retrievedHits[].citation",
-             "nextActions", "latestSessionId", "sourceHeadSha", "snapshotSha", "snapshot", "createdAt", "warnings",
-             "redactionSummary"],
+             "nextActions", "latestSessionId", "previousSession", "sourceHeadSha", "snapshotSha", "snapshot",
+             "createdAt", "warnings", "redactionSummary"],
     arguments=[{"name": "goal", "type": "string", "required": True, "description": "What the agent resumes."}],
-    options=[_VIEW, dict(_FMT, defaultValue="both"), _CWD],
+    options=[dict(_NO_WAIT, description="Degrade at once instead of waiting up to retrieval.ingest_wait_seconds "
+                                        "for a running ingest of HEAD."),
+             _VIEW, dict(_FMT, defaultValue="both"), _CWD],
     examples=['ragit memory recall "finish auth migration"',
               'ragit memory recall "finish auth migration" --view minimal --format json'],
     errors=["INPUT_INVALID", "CONFIG_INVALID"], formats=("both", "both"),

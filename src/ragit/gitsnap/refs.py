@@ -1,8 +1,9 @@
-"""HEAD, branch and ``--at`` resolution (knowledge §5.1, §5.2).
+"""HEAD, branch and ``--at`` resolution (knowledge §5.1, §5.2), and ingest revisions (§7.1).
 
-Only commit forms are accepted: ``HEAD``, a full SHA or a unique hex prefix. Resolution asks git
+Reads accept only commit forms: ``HEAD``, a full SHA or a unique hex prefix. Resolution asks git
 for every object sharing the prefix and keeps the commits, so a blob or tree that happens to share
-it can never make a commit prefix ambiguous, nor be mistaken for one.
+it can never make a commit prefix ambiguous, nor be mistaken for one. ``ingest --since/--at``
+accept any revision git resolves to a commit (``HEAD~1``, a branch, a tag), resolved once.
 """
 
 from __future__ import annotations
@@ -134,3 +135,36 @@ def resolve_at(git: Git, ref: str) -> str:
             f"git rev-parse --disambiguate={ref.lower()}",
         )
     return matches[0]
+
+
+def revision_commit(git: Git, rev: str) -> str | None:
+    """The commit ``rev`` names (``git rev-parse --verify <rev>^{commit}``), or None.
+
+    A revision starting with ``-`` would be read as an option, so it names nothing.
+    """
+    if not rev or rev.startswith("-"):
+        return None
+    result = git.call("rev-parse", "-q", "--verify", f"{rev}^{{commit}}")
+    if result.returncode != 0:
+        return None
+    sha = result.stdout.decode("utf-8", "replace").strip().lower()
+    return sha if FULL_SHA.fullmatch(sha) else None
+
+
+def resolve_revision(git: Git, rev: str) -> str:
+    """Resolve an ingest ``--since``/``--at`` revision once to a full commit SHA (knowledge §7.1).
+
+    Commit forms keep the §5.1 rules (a blob sharing a prefix is ignored, an ambiguous prefix is
+    SNAPSHOT_REF_AMBIGUOUS); anything else is up to git; no commit → SNAPSHOT_REF_INVALID.
+    """
+    if is_commit_form(rev):
+        try:
+            return resolve_at(git, rev)
+        except RagitError as exc:
+            if exc.code != "SNAPSHOT_REF_INVALID" or rev == "HEAD":
+                raise
+            # a branch or tag may be spelled in hex digits (`cafe`): git decides
+    sha = revision_commit(git, rev)
+    if sha is None:
+        raise _ref_invalid(rev, f"{rev!r} does not name a commit")
+    return sha

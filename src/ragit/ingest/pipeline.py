@@ -58,6 +58,8 @@ class IngestRequest:
     dry_run: bool = False
     # publish exactly these paths (those that are candidates) and nothing else: `migrate from-*`
     only: frozenset[str] | None = None
+    # `ingest --at <rev>`: index this revision instead of HEAD (knowledge §7.1)
+    at: str | None = None
 
 
 @dataclass
@@ -135,21 +137,27 @@ def _not_indexed_unborn() -> RagitError:
     )
 
 
-def _base_not_indexed(mode: str, base_sha: str | None) -> RagitError:
+def _base_not_indexed(mode: str, base_sha: str | None, at: str | None = None) -> RagitError:
     return RagitError(
         "INGEST_BASE_NOT_INDEXED",
         f"ingest --{'since' if mode == 'since' else mode} needs an indexed base snapshot",
         {"mode": mode, "baseSha": base_sha},
-        "ragit ingest --all",
+        _full_ingest(at),
     )
 
 
-def _load_base(root: Path, config, sha: str, mode: str, stored: Callable[[str, str], bool]) -> LoadedManifest:
+def _full_ingest(at: str | None) -> str:
+    """The recovery that indexes the same commit in full (``--at`` kept: HEAD is not it)."""
+    return "ragit ingest --all" if at is None else f"ragit ingest --all --at {at}"
+
+
+def _load_base(root: Path, config, sha: str, mode: str, stored: Callable[[str, str], bool],
+               at: str | None = None) -> LoadedManifest:
     try:
         return load_manifest(root, config, sha, trusted=stored, with_lines=True)
     except RagitError as exc:
         if exc.code == "SNAPSHOT_NOT_INDEXED":
-            raise _base_not_indexed(mode, sha) from None
+            raise _base_not_indexed(mode, sha, at) from None
         raise
 
 
@@ -206,15 +214,21 @@ def _run(
     """Ingest ``commit`` (default HEAD) into the store and publish its manifest.
 
     ``check_dirty=False`` and an explicit ``commit`` serve ``eval run``, which indexes historic
-    commits from git objects without looking at the working tree.
+    commits from git objects without looking at the working tree. ``request.at`` (``ingest
+    --at``) is resolved once to the commit indexed; unless it is HEAD the worktree plays no
+    part (knowledge §7.1). From here on "head" is the commit being indexed.
     """
-    from ..embed import embedder_id_for
-    from ..gitsnap.dirty import dirty_paths
-    from ..gitsnap.history import first_parent, head_and_first_parent, is_ancestor
-    from ..gitsnap.refs import FULL_SHA, resolve_at
-    from ..gitsnap.tree import changed_paths, list_tree
-    from .discovery import GITIGNORE, gitignore_changed, matches_filter, select_candidates
+    from contextlib import nullcontext
 
+    from ..gitsnap.history import first_parent, head_and_first_parent
+    from ..gitsnap.refs import head_sha, resolve_revision
+    from ..store import store_dir
+    from ..store.lock import write_lock
+
+    at_sha: str | None = None  # the resolved --at commit, named in recoveries
+    if commit is None and request.at is not None:
+        commit = at_sha = resolve_revision(git, request.at)
+        check_dirty = check_dirty and commit == head_sha(git)
     if commit is None:
         found = head_and_first_parent(git)  # one git process for both
         if found is None:
@@ -224,6 +238,29 @@ def _run(
     else:
         head = commit
         head_parent = functools.cache(lambda: first_parent(git, head))  # one git process at most
+    # An apply holds the write lock, recording `head`, from here on rather than only while it
+    # writes: a read of `head` that finds no manifest then waits for this run (knowledge §5.7).
+    # Only when the store exists: a failing first ingest must not create `.ragit/`.
+    locked = not request.dry_run and store_dir(root, config).is_dir()
+    with write_lock(store_dir(root, config), target=head) if locked else nullcontext():
+        return _ingest_commit(root, git, config, request, head, head_parent, at_sha, check_dirty=check_dirty,
+                              embedder=embedder, progress=progress, locked=locked)
+
+
+def _ingest_commit(root: Path, git: "Git", config, request: IngestRequest, head: str,
+                   head_parent: Callable[[], str | None], at_sha: str | None, *, check_dirty: bool,
+                   embedder: "Embedder | None", progress: Progress | None, locked: bool) -> IngestResult:
+    """The body of :func:`_run` for the resolved commit ``head``; ``locked`` tells whether the
+    caller already holds the write lock."""
+    from contextlib import nullcontext
+
+    from ..embed import embedder_id_for
+    from ..gitsnap.dirty import dirty_paths
+    from ..gitsnap.history import is_ancestor
+    from ..gitsnap.refs import FULL_SHA, resolve_revision
+    from ..gitsnap.tree import changed_paths, list_tree
+    from .discovery import GITIGNORE, gitignore_changed, matches_filter, select_candidates
+
     embedder_id = embedder.id if embedder is not None else embedder_id_for(config)
     params = current_params(config, embedder_id)
     warnings: list[str] = []
@@ -235,15 +272,18 @@ def _run(
     changed: set[str] | None = None
     if mode == "since":
         assert request.since is not None
-        # a hook's --since is HEAD's parent: already known to be a commit and an ancestor
+        # a hook's --since is HEAD's parent: already known to be a commit and an ancestor;
+        # anything else is any revision (HEAD~1, a branch, a tag), resolved once (knowledge §7.1)
         since = request.since.lower()
-        since_sha = since if FULL_SHA.fullmatch(since) and since == head_parent() else resolve_at(git, request.since)
+        since_sha = (since if FULL_SHA.fullmatch(since) and since == head_parent()
+                     else resolve_revision(git, request.since))
         if since_sha not in (head, head_parent()) and not is_ancestor(git, since_sha, head):
+            target = "HEAD" if at_sha is None else f"{request.at} ({head})"
             raise RagitError(
-                "INGEST_BASE_NOT_ANCESTOR", f"{request.since} is not an ancestor of HEAD",
-                {"since": request.since, "resolvedSha": since_sha, "head": head}, "ragit ingest --all",
+                "INGEST_BASE_NOT_ANCESTOR", f"{request.since} ({since_sha}) is not an ancestor of {target}",
+                {"since": request.since, "resolvedSha": since_sha, "head": head}, _full_ingest(at_sha),
             )
-        base = _load_base(root, config, since_sha, "since", stored)
+        base = _load_base(root, config, since_sha, "since", stored, at_sha)
         changed = set(changed_paths(git, since_sha, head)) if since_sha != head else set()
     elif mode in ("files", "paths"):
         base = _existing_manifest(root, config, head, stored)
@@ -251,7 +291,7 @@ def _run(
             parent = head_parent()
             base = _existing_manifest(root, config, parent, stored) if parent else None
         if base is None:
-            raise _base_not_indexed(mode, None)
+            raise _base_not_indexed(mode, None, at_sha)
     if base is not None and base.manifest.params != params:
         warnings.append(PARAMS_DIFFER_WARNING)
         base = None
@@ -297,7 +337,7 @@ def _run(
         if check_dirty:
             # --since asks git about its changed paths only; --files/--path select by pattern
             in_scope = _selector(request) if mode in ("files", "paths") else None
-            for path in dirty_paths(git, only=scope_paths if in_scope is None else None):
+            for path in dirty_paths(git, only=scope_paths if in_scope is None else None, untracked=False):
                 if in_scope is not None and not in_scope(path):
                     continue
                 kind = matches_filter(path, config)
@@ -334,7 +374,7 @@ def _run(
                 warnings,
             )
 
-        with write_lock(store_dir(root, config)):
+        with nullcontext() if locked else write_lock(store_dir(root, config), target=head):
             store = open_store_write(root, config)
             try:
                 if getattr(store, "replaced", None):

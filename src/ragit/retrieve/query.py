@@ -15,7 +15,7 @@ from .remask import hits_redaction, remask_hits
 from ..store import try_open_store
 from .readiness import open_checked_store
 from .search import RetrievalParams, RowFilter, VectorCache, label_hits, rank_hits, score_snapshot
-from .selection import Selection, select_snapshot
+from .selection import Selection, ingest_wait_seconds, select_snapshot
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..gitsnap.watch import WorktreeWatch
@@ -66,12 +66,15 @@ def retrieve(
     watch: "WorktreeWatch | None" = None,
     row_filter: "RowFilter | None" = None,
     overlay_source: "OverlaySource | None" = None,
+    ingest_wait: float | None = None,
 ) -> Retrieval:
     """Run selection, checks and hybrid retrieval for already-validated inputs; ``row_filter``
     (``--path``, ``--exclude-tests``) limits which snapshot chunks are candidates.
 
     A non-durable ``scope`` adds the candidates that ``overlay_source`` gives for it (the caller
-    owns where they are kept); without a source only the snapshot is ranked."""
+    owns where they are kept); without a source only the snapshot is ranked. ``ingest_wait``
+    (seconds; None = ``retrieval.ingest_wait_seconds``, 0 = ``--no-wait``) bounds the wait for a
+    snapshot a running ingest is publishing (knowledge §5.7)."""
     from ..embed import embedder_id_for, load_embedder
     from ..security.masking import mask_text
 
@@ -85,7 +88,9 @@ def retrieve(
                     return early.snapshot_hash(sha) == digest
                 except Exception:
                     return False
-        selection = select_snapshot(git, root, config, at, trusted=trusted, cache=manifests, watch=watch)
+        wait = ingest_wait_seconds(config) if ingest_wait is None else max(0.0, ingest_wait)
+        selection = select_snapshot(git, root, config, at, trusted=trusted, cache=manifests, watch=watch,
+                                    wait=wait)
         embedder_id = embedder.id if embedder is not None else embedder_id_for(config)
         assert selection.loaded is not None
         sha = selection.loaded.manifest.commit_sha
