@@ -181,8 +181,10 @@ def family(hit: dict) -> str:
     return f"{'evidence' if c['sourceType'] == 'evidence' else 'artifact'}:{ident}"
 
 
-def reference_select(hits: list[dict], budget: int) -> dict:
-    """An independent citation-diverse-v2 (context §1.3) over full-view hits."""
+def reference_select(hits: list[dict], budget: int, cost=None) -> dict:
+    """An independent citation-diverse-v2 (context §1.3) over full-view hits; ``cost`` measures a
+    hit's text (words by default)."""
+    units = cost or (lambda h: len(h["text"].split()))
     seen, unique, dups = set(), [], 0
     for h in hits:
         if h["citation"]["id"] in seen:
@@ -192,14 +194,14 @@ def reference_select(hits: list[dict], budget: int) -> dict:
         unique.append(h)
     used, chosen, represented = 0, [], set()
     for i, h in enumerate(unique):
-        if family(h) not in represented and used + units(h["text"]) <= budget:
+        if family(h) not in represented and used + units(h) <= budget:
             chosen.append(i)
             represented.add(family(h))
-            used += units(h["text"])
+            used += units(h)
     for i, h in enumerate(unique):
-        if i not in chosen and used + units(h["text"]) <= budget:
+        if i not in chosen and used + units(h) <= budget:
             chosen.append(i)
-            used += units(h["text"])
+            used += units(h)
     selected = [unique[i] for i in chosen]
     return {
         "hits": selected,

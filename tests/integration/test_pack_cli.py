@@ -20,7 +20,7 @@ CITE = re.compile(r"^cite-[a-f0-9]{24}$")
 BUDGET_WARNING = "context pack budget admitted no complete hit"
 DIRTY_WARNING = "working tree has uncommitted changes; results exclude them"
 DATA_KEYS = ["goal", "scope", "snapshotSha", "snapshot", "budget", "usedTokens", "selectedHits", "selection",
-             "warnings", "redactionSummary", "hits", "modelTokens"]
+             "warnings", "redactionSummary", "hits", "modelTokens", "budgetUnit"]
 SELECTION_KEYS = ["strategy", "candidateHits", "uniqueCitations", "selectedSources", "duplicateCitationsSkipped",
                   "budgetRejectedHits"]
 MAX_SAFE = 2**53 - 1
@@ -282,6 +282,7 @@ def test_text_header_lines_and_hit_list(indexed_repo, cli, view):
         "- detached: false",
         "- worktree_dirty: false",
         "- budget: 30",
+        "- budget_unit: words",
         f"- used_tokens: {data['usedTokens']}",
         f"- model_tokens: {mt['tokens']} ({mt['counter']})",
         f"- selected_hits: {data['selectedHits']}",
@@ -500,7 +501,13 @@ def test_invalid_at_is_a_ref_error(indexed_repo, cli, ref):
     assert r.code == 2 and r.err == ""
     err = r.json["error"]
     assert err["code"] == "SNAPSHOT_REF_INVALID" and err["category"] == "invalid_input"
-    assert err["recovery"] == {"command": "git rev-parse --verify HEAD"}
+    if ref == "main":  # a branch is refused, but names its commit and the exact command (knowledge §5.1)
+        sha = indexed_repo.head()
+        assert err["details"] == {"ref": "main", "resolvedSha": sha}
+        assert err["recovery"] == {"command": f"ragit context pack roadmap --at {sha} --format json "
+                                              f"--cwd {indexed_repo.root}"}
+    else:
+        assert err["recovery"] == {"command": "git rev-parse --verify HEAD"}
 
 
 def test_input_file_and_stdin_equal_positional(indexed_repo, cli):
@@ -536,6 +543,7 @@ def test_input_defaults_budget_1200(indexed_repo, cli):
         (["--budget", "10"], ["--budget"]),
         (["--at", "HEAD"], ["--at"]),
         (["--scope", "session"], ["--scope"]),
+        (["--budget-unit", "tokens"], ["--budget-unit"]),
         (["goal words", "--budget", "10", "--at", "HEAD"], ["goal", "--budget", "--at"]),
     ],
 )
@@ -559,6 +567,8 @@ def test_mixed_input_rejected(indexed_repo, cli, extra, conflicts):
         ('{"goal": "x", "scope": "bogus"}', "input.scope", "not_one_of"),
         ('{"goal": "x", "at": ""}', "input.at", "empty"),
         ('{"goal": "x", "at": 7}', "input.at", "not_string"),
+        ('{"goal": "x", "budgetUnit": "bytes"}', "input.budgetUnit", "not_one_of"),
+        ('{"goal": "x", "budgetUnit": 1}', "input.budgetUnit", "not_string"),
         ('{"goal": "bell\\u0007"}', "input.goal", "control_character"),
         ("{not json", "--input", "invalid_json"),
         ('["goal"]', "input", None),
@@ -658,3 +668,56 @@ def test_options_anywhere_and_nested_cwd(indexed_repo, cli):
     assert r.code == 0 and r.json["command"] == "context pack" and r.json["cwd"] == str(indexed_repo.root)
     r = cli("--format=json", "context", "pack", "--cwd", str(indexed_repo.root), "--", "--budget=3")
     assert r.code == 0 and r.json["data"]["goal"] == "--budget=3" and r.json["data"]["budget"] == 1200
+
+
+# ---------------------------------------------------------------- --budget-unit (context §1.1, §1.3)
+
+
+def test_budget_unit_defaults_to_words(indexed_repo, cli):
+    data = pack_data(cli, indexed_repo, "restore auth context", "--budget", "30", "--view", "full")
+    assert data["budgetUnit"] == "words"
+    assert data["usedTokens"] == sum(units(h["text"]) for h in data["hits"]) <= 30
+
+
+@pytest.mark.parametrize("budget", [1, 12, 30, 60, 400])
+def test_budget_unit_tokens_counts_the_token_counter_over_complete_hit_text(indexed_repo, cli, budget):
+    data = pack_data(cli, indexed_repo, "restore auth context", "--budget", str(budget), "--budget-unit", "tokens",
+                     "--view", "full")
+    tokens = [len(h["text"]) // 4 for h in data["hits"]]  # the heuristic counter (D.2)
+    assert data["budgetUnit"] == "tokens" and data["budget"] == budget
+    assert data["usedTokens"] == sum(tokens) <= budget
+    assert data["modelTokens"] == {"counter": "heuristic", "tokens": data["usedTokens"]}
+    # the same citation-diverse-v2 selection, costed in tokens, over the query ranking
+    ranked = query_hits(cli, indexed_repo, "restore auth context")
+    expected = reference_select(ranked, budget, cost=lambda h: len(h["text"]) // 4)
+    assert [h["citation"]["id"] for h in data["hits"]] == [h["citation"]["id"] for h in expected["hits"]]
+
+
+def test_budget_unit_tokens_admits_more_than_words_for_the_same_number(indexed_repo, cli):
+    words = pack_data(cli, indexed_repo, "restore auth context", "--budget", "20")
+    tokens = pack_data(cli, indexed_repo, "restore auth context", "--budget", "20", "--budget-unit", "TOKENS")
+    assert tokens["budgetUnit"] == "tokens" and words["budgetUnit"] == "words"
+    assert tokens["usedTokens"] <= 20 and words["usedTokens"] <= 20
+
+
+def test_budget_unit_in_the_input_payload(indexed_repo, cli):
+    r = pack(cli, indexed_repo, "--input", "-", "--format", "json",
+             stdin='{"goal": "restore auth context", "budget": 25, "budgetUnit": "tokens"}')
+    assert r.code == 0, r
+    data = r.json["data"]
+    assert data["budgetUnit"] == "tokens" and data["usedTokens"] <= 25
+    assert data == pack_data(cli, indexed_repo, "restore auth context", "--budget", "25", "--budget-unit", "tokens")
+
+
+def test_bad_budget_unit_is_rejected_before_retrieval(unindexed_repo, cli):
+    before = tree_snapshot(unindexed_repo.root)
+    r = pack(cli, unindexed_repo, "x", "--budget-unit", "bytes", "--format", "json")
+    assert r.code == 2, r
+    assert r.json["error"]["details"] == {"field": "--budget-unit", "reason": "not_one_of", "value": "bytes",
+                                          "allowed": ["words", "tokens"]}
+    assert tree_snapshot(unindexed_repo.root) == before
+
+
+def test_budget_unit_text_line(indexed_repo, cli):
+    r = pack(cli, indexed_repo, "roadmap", "--budget", "30", "--budget-unit", "tokens", "--format", "text")
+    assert r.code == 0 and "\n- budget: 30\n- budget_unit: tokens\n- used_tokens: " in r.out

@@ -154,13 +154,15 @@ def test_explain_never_changes_hits(warm_repo, question, top_k, view):
 
 
 @SETTINGS
-@given(question=questions, budget=budgets)
-def test_pack_budget_and_counter_invariants(warm_repo, question, budget):
-    data = wire(warm_repo.pack(question, budget=budget).to_dict("full"))
+@given(question=questions, budget=budgets, unit=st.sampled_from(["words", "tokens"]))
+def test_pack_budget_and_counter_invariants(warm_repo, question, budget, unit):
+    # words: whitespace pieces; tokens: the configured (heuristic) counter, chars // 4 (context D.2)
+    cost = units if unit == "words" else (lambda text: len(text) // 4)
+    data = wire(warm_repo.pack(question, budget=budget, budget_unit=unit).to_dict("full"))
     sel = data["selection"]
-    assert data["budget"] == budget
+    assert data["budget"] == budget and data["budgetUnit"] == unit
     assert data["usedTokens"] <= budget
-    assert data["usedTokens"] == sum(units(h["text"]) for h in data["hits"])
+    assert data["usedTokens"] == sum(cost(h["text"]) for h in data["hits"])
     assert sel["uniqueCitations"] == data["selectedHits"] + sel["budgetRejectedHits"]
     assert sel["candidateHits"] == sel["uniqueCitations"] + sel["duplicateCitationsSkipped"]
     assert data["selectedHits"] == len(data["hits"])
@@ -173,7 +175,7 @@ def test_pack_budget_and_counter_invariants(warm_repo, question, budget):
         assert CITE.match(hit["citation"]["id"])
     ranked = wire(warm_repo.query(question, top_k=30).to_dict("full"))["hits"]
     assert sel["candidateHits"] == len(ranked)
-    assert data["hits"] == reference_select(ranked, budget)["hits"]
+    assert data["hits"] == reference_select(ranked, budget, cost=lambda h: cost(h["text"]))["hits"]
 
 
 @SETTINGS

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from ragit.context.pack import NO_HIT_WARNING, family, select_hits
 from ragit.retrieve.hits import Hit
@@ -99,3 +99,36 @@ def test_invariants(specs, budget):
     assert len({h.citation_id for h in sel.hits}) == len(sel.hits)
     assert [(h.citation_id, h.text) for h in hits] == before
     assert select_hits(hits, budget) == sel
+
+
+# ---------------------------------------------------------------- budget in tokens (context §1.1, §1.3)
+
+def test_token_cost_uses_the_counter_over_the_complete_text():
+    from ragit.context.pack import token_cost
+    from ragit.window.tokens import get_counter
+
+    counter, _ = get_counter("heuristic")
+    hits = [hit("a", "x" * 40, "docs/a.md"), hit("b", "y" * 12, "docs/b.md"), hit("c", "z" * 8, "docs/c.md")]
+    sel = select_hits(hits, 13, token_cost(counter))  # costs 10, 3, 2
+    assert names(sel) == ["a", "b"] and sel.used_tokens == 13
+    assert select_hits(hits, 13).used_tokens == 3  # words: one each
+
+
+text_piece = st.text(alphabet=st.sampled_from("ab cdé\n世界"), max_size=60)
+
+
+@pytest.mark.parametrize("counter_name", ["heuristic", "o200k_base"])
+@settings(deadline=None)  # the first o200k_base example loads and verifies the rank file
+@given(st.lists(st.tuples(text_piece, st.integers(0, 4), st.integers(0, 6)), max_size=30), st.integers(1, 60))
+def test_token_budget_is_never_exceeded(counter_name, specs, budget):
+    from ragit.context.pack import token_cost
+    from ragit.window.tokens import get_counter
+
+    counter, _ = get_counter(counter_name)  # the heuristic when the rank file is unavailable
+    hits = [hit(f"h{i}", text, f"docs/{p}.md", cite=f"cite-{c}") for i, (text, p, c) in enumerate(specs)]
+    sel = select_hits(hits, budget, token_cost(counter))
+    s = sel.summary()
+    assert sel.used_tokens == sum(counter.count_text(h.text) for h in sel.hits) <= budget
+    assert s["uniqueCitations"] == len(sel.hits) + s["budgetRejectedHits"]
+    assert s["candidateHits"] == s["uniqueCitations"] + s["duplicateCitationsSkipped"]
+    assert select_hits(hits, budget, token_cost(counter)) == sel

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..clock import now_iso
 from ..config import CONFIG_RELPATH, Config
-from ..fsutil import atomic_write_bytes, atomic_write_text
+from ..fsutil import atomic_write_bytes, atomic_write_text, updated_ragit_gitignore
 from ..memory.artifacts import SCOPES as ARTIFACT_SCOPES
 from ..memory.working import dump_json
 from ..store.sqlite import DB_NAME
@@ -103,6 +103,16 @@ def _write_gitignore(root: Path) -> None:
         atomic_write_bytes(path, updated.encode("utf-8", "surrogateescape"))
 
 
+def _write_ragit_gitignore(root: Path) -> None:
+    """``.ragit/.gitignore`` (knowledge §2.1): created, or completed with missing entries; the
+    user's own lines are kept and nothing is listed twice."""
+    path = root / ".ragit" / ".gitignore"
+    current = path.read_bytes().decode("utf-8", "surrogateescape") if path.is_file() else None
+    updated = updated_ragit_gitignore(current)
+    if updated is not None:
+        atomic_write_bytes(path, updated.encode("utf-8", "surrogateescape"))
+
+
 def _write_config(root: Path, ctx: DraftContext) -> None:
     path = root / CONFIG_RELPATH
     wanted = wanted_config(root.name, ctx.mode, ctx.strategy)
@@ -140,8 +150,10 @@ def apply_bootstrap(
     root: Path, config: Config, plan: Plan, ctx: DraftContext, git: dict[str, bool],
     create_store: Callable[[Path], None] | None,
 ) -> dict[str, Any]:
-    """Write drafts, directories, .gitignore, config, AGENTS.md, templates, index and store."""
+    """Write drafts, .ragit/.gitignore, directories, .gitignore, config, AGENTS.md, templates, index
+    and store."""
     _write_drafts(root, plan, ctx)
+    _write_ragit_gitignore(root)
     for directory in _control_dirs(root, config):
         directory.mkdir(parents=True, exist_ok=True)
     _write_gitignore(root)

@@ -14,7 +14,7 @@ VALUE_OPTIONS = frozenset({
     "--format", "--output", "--cwd", "--input", "--view", "--top-k", "--scope", "--at", "--budget",
     "--since", "--files", "--path", "--mode", "--strategy", "--evidence", "--window", "--model",
     "--keep-recent", "--session", "--from", "--limit", "--artifact-kind", "--count", "--ext", "--out",
-    "--repo", "--seed", "--limit-messages", "--by", "--status", "--kind",
+    "--repo", "--seed", "--limit-messages", "--by", "--status", "--kind", "--budget-unit",
 })
 
 # command path -> (success default format, failure default format); cli-contract §1.1
@@ -43,8 +43,15 @@ DEFAULT_FORMATS: dict[str, tuple[str, str]] = {
 }
 
 
-def defaults_for(command: str) -> tuple[str, str]:
-    """Every [ours] extension command defaults to json for success and failure."""
+def defaults_for(command: str, *, terminal: bool = False) -> tuple[str, str]:
+    """(success, failure) format when no ``--format`` is given (cli-contract §1.1).
+
+    On a terminal every command renders ``text``, so a person sees one rendering and an error
+    prints once; piped or redirected (agents, scripts) the table's defaults apply, and every
+    [ours] extension command defaults to json for success and failure.
+    """
+    if terminal:
+        return ("text", "text")
     return DEFAULT_FORMATS.get(command, ("json", "json"))
 
 

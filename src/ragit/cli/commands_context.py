@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..errors import RagitError
 from .common import check_mixed_input, check_view, common, input_option, open_repo, resolve_root, view_option
 from .main import cli
 from .output import Output
@@ -23,12 +24,19 @@ def context_group() -> None:
 @click.option("--path", "paths", multiple=True, metavar="GLOB",
               help="Only files matching this glob are candidates (repeatable).")
 @click.option("--exclude-tests", "exclude_tests", is_flag=True, default=False, help="Leave test files out.")
+@click.option("--budget-unit", "budget_unit", default=None, metavar="words|tokens",
+              help="Unit of --budget: words (default) or tokens of the configured token counter.")
+@click.option("--no-wait", "no_wait", is_flag=True, default=False,
+              help="Fail at once instead of waiting for a running ingest of the selected commit.")
 @view_option
 @common
-def pack_cmd(goal, input_, budget, scope, at, paths, exclude_tests, view, format_, cwd) -> Output:
+def pack_cmd(goal, input_, budget, scope, at, paths, exclude_tests, budget_unit, no_wait, view, format_,
+             cwd) -> Output:
     """Pack cited hits for a goal under a strict content-unit budget (citation-diverse-v2)."""
     from ..contract.inputs import Validator, load_json_input
     from ..contract.payloads import PackInput
+    from ..gitsnap.git import Git
+    from ..retrieve.selection import exact_command, with_exact_revision
 
     view = check_view(view, "context pack")
     place = resolve_root(cwd)
@@ -36,12 +44,19 @@ def pack_cmd(goal, input_, budget, scope, at, paths, exclude_tests, view, format
     if input_ is not None:
         check_mixed_input(v, [("goal", goal is not None), ("--budget", budget is not None),
                               ("--at", at is not None), ("--path", bool(paths)),
-                              ("--exclude-tests", exclude_tests)], scope)
-        inp = PackInput.from_payload(load_json_input(input_, place[0], v))
-    else:
-        inp = PackInput.from_cli(goal, budget, scope, at, paths, exclude_tests)
+                              ("--exclude-tests", exclude_tests), ("--budget-unit", budget_unit is not None)], scope)
+        payload = load_json_input(input_, place[0], v)
+    try:
+        inp = (PackInput.from_payload(payload) if input_ is not None
+               else PackInput.from_cli(goal, budget, scope, at, paths, exclude_tests, budget_unit))
+    except RagitError as exc:  # `--at main`: name its commit and the exact command (knowledge §5.1)
+        raise with_exact_revision(exc, Git(place[0]) if place[1] else None, None if input_ is not None else (
+            lambda sha: exact_command(["context", "pack", goal], [
+                ("--budget", budget), ("--scope", scope), ("--at", sha), ("--path", paths),
+                ("--exclude-tests", exclude_tests), ("--budget-unit", budget_unit), ("--no-wait", no_wait),
+                ("--view", None if view == "default" else view), ("--format", format_), ("--cwd", cwd)]))) from None
     repo = open_repo(cwd, place)
-    result = repo.pack_input(inp)
+    result = repo.pack_input(inp, no_wait=no_wait)
     data = result.to_dict(view)
 
     def text() -> str:
@@ -52,7 +67,8 @@ def pack_cmd(goal, input_, budget, scope, at, paths, exclude_tests, view, format
         mt = data["modelTokens"]
         lines = header("context pack", [("goal", data["goal"])]
                        + snapshot_lines(data["snapshot"], data["snapshotSha"])
-                       + [("budget", data["budget"]), ("used_tokens", data["usedTokens"]),
+                       + [("budget", data["budget"]), ("budget_unit", data["budgetUnit"]),
+                          ("used_tokens", data["usedTokens"]),
                           ("model_tokens", f"{mt['tokens']} ({mt['counter']})"),
                           ("selected_hits", data["selectedHits"]), ("selection_strategy", sel["strategy"]),
                           ("candidate_hits", sel["candidateHits"]), ("unique_citations", sel["uniqueCitations"]),

@@ -38,9 +38,9 @@ def progress_printer(format_: str | None, default: str, label: str):
     """A one-line bar on stderr, only on a terminal and never in json format (cli-contract §8)."""
     import sys
 
-    from .output import normalize_format
+    from .output import effective_format
 
-    if (normalize_format(format_) or default) == "json" or not sys.stderr.isatty():
+    if effective_format(format_, default) == "json" or not sys.stderr.isatty():
         return None
 
     def report(stage: str, done: int, total: int) -> None:

@@ -12,21 +12,49 @@ import click
 from .._version import __version__
 from ..errors import RagitError, internal_error
 from . import argv as argvmod
-from .output import emit, emit_failure, normalize_format
+from .output import emit, emit_failure, normalize_format, stdout_is_terminal
 
 
 COMMAND_ORDER = (
     "init", "describe", "config", "hooks", "ingest", "query", "context", "memory", "migrate", "status",
-    "doctor", "verify", "eval", "artifact", "window", "session", "mcp",
+    "doctor", "verify", "eval", "artifact", "window", "session", "mcp", "setup",
 )
 
 
+class RagitCommand(click.Command):
+    """A leaf command whose help ends with its ``describe`` examples (cli-contract §1)."""
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        from .helptext import write_examples
+
+        super().format_epilog(ctx, formatter)
+        write_examples(ctx, formatter)
+
+
 class RagitGroup(click.Group):
-    """Lists commands in the order of cli-contract §1."""
+    """Lists commands in the order of cli-contract §1; every command and sub-group declared on
+    it is a :class:`RagitCommand` / :class:`RagitGroup`, so each help page ends with examples."""
+
+    command_class = RagitCommand
+    group_class = type  # sub-groups are RagitGroups too
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         rank = {name: i for i, name in enumerate(COMMAND_ORDER)}
         return sorted(self.commands, key=lambda n: (rank.get(n, len(rank)), n))
+
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        """A plain click command or group added with ``add_command`` gets the examples too."""
+        if type(cmd) is click.Command:
+            cmd.__class__ = RagitCommand
+        elif type(cmd) is click.Group:
+            cmd.__class__ = RagitGroup
+        super().add_command(cmd, name)
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        from .helptext import write_examples
+
+        super().format_epilog(ctx, formatter)
+        write_examples(ctx, formatter)
 
 
 @click.group(cls=RagitGroup, context_settings={"help_option_names": ["--help", "-h"]})
@@ -48,6 +76,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "ingest": ("commands_knowledge",),
     "init": ("commands_knowledge",),
     "mcp": ("commands_mcp",),
+    "setup": ("commands_setup",),
     "memory": ("commands_memory",),
     "migrate": ("commands_knowledge",),
     "query": ("commands_knowledge",),
@@ -90,19 +119,32 @@ def failure_cwd(raw: list[str], command: str) -> str:
 
 
 def _usage_error(exc: click.UsageError, command: str) -> RagitError:
+    """Click's usage errors as typed failures (cli-contract §3.5), with a ``did you mean`` hint
+    for a mistyped command, sub-command or option."""
     from ..errors import input_invalid
+    from .helptext import did_you_mean, option_names
 
     message = exc.format_message()
-    if isinstance(exc, click.NoSuchOption) or "No such command" in message:
-        if "No such command" in message:
-            name = message.split("'")[1] if "'" in message else message
-            return RagitError("COMMAND_UNKNOWN", f"unknown command {name!r}", {"command": name}, "ragit --help")
+    where = exc.ctx.command if exc.ctx is not None else None
+    if "No such command" in message:
+        name = message.split("'")[1] if "'" in message else message
+        choices = where.list_commands(exc.ctx) if isinstance(where, click.Group) else []
+        return RagitError("COMMAND_UNKNOWN", f"unknown command {name!r}{did_you_mean(name, choices)}",
+                          {"command": name}, "ragit --help")
+    if isinstance(exc, click.exceptions.NoArgsIsHelpError) and isinstance(where, click.Group):
+        # a group without its sub-command: name the choices, not the whole help page
+        choices = where.list_commands(exc.ctx)
+        prog = " ".join(["ragit", *exc.ctx.command_path.split()[1:]])
+        return RagitError("INPUT_INVALID", f"{prog} needs a command: {', '.join(choices)}",
+                          {"field": "command", "reason": "required"}, f"{prog} --help")
     field = "usage"
     param = getattr(exc, "param", None)
     if param is not None and getattr(param, "opts", None):
         field = param.opts[0]
     elif isinstance(exc, click.NoSuchOption):
         field = exc.option_name
+        hint = did_you_mean(exc.option_name, option_names(where) if where is not None else exc.possibilities or ())
+        message = f"no such option: {exc.option_name}{hint}"
     return input_invalid(field, "usage", message, command=command or None)
 
 
@@ -111,7 +153,7 @@ def main(args: list[str] | None = None) -> None:
     raw = list(sys.argv[1:] if args is None else args)
     words = argvmod.command_path(raw)
     command = " ".join(words)
-    success_default, failure_default = argvmod.defaults_for(command)
+    success_default, failure_default = argvmod.defaults_for(command, terminal=stdout_is_terminal())
     fmt_names = ("--format", "--output") if command == "init" else ("--format",)
     failure_fmt = normalize_format(argvmod.raw_option(raw, fmt_names)) or failure_default
     wants_help = any(a in ("--help", "-h") for a in raw)

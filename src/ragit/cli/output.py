@@ -25,6 +25,21 @@ class Output:
     cwd: str = ""  # the envelope cwd: the git root, or the absolute requested directory
 
 
+def stdout_is_terminal() -> bool:
+    """True when stdout is a terminal: a person is reading, so the default format is ``text``
+    (cli-contract §1.1); a closed or replaced stream counts as piped."""
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def effective_format(given: str | None, default: str) -> str:
+    """The format a command renders in: ``given`` when recognised, else ``text`` on a terminal,
+    else the command's piped ``default``."""
+    return normalize_format(given) or ("text" if stdout_is_terminal() else default)
+
+
 def normalize_format(value: str | None) -> str | None:
     """Trimmed, case-insensitive format with aliases; None when not recognised."""
     if value is None:

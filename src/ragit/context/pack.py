@@ -1,25 +1,33 @@
 """``context pack``: the ``citation-diverse-v2`` selector over ranked hits (context §1.3).
 
 The selector never rescores, re-sorts, truncates or mutates hits. Budget units are
-whitespace-separated pieces of a hit's complete text, so ``usedTokens <= budget`` always holds
-and a hit is never split.
+whitespace-separated pieces of a hit's complete text (``budgetUnit: words``, the seed's units)
+or, with ``budgetUnit: tokens``, the configured token counter's count of that text; either way
+``usedTokens <= budget`` always holds and a hit is never split.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from ..contract.inputs import MAX_SAFE_INTEGER
 from ..retrieve.hits import Hit
 
 STRATEGY = "citation-diverse-v2"
 NO_HIT_WARNING = "context pack budget admitted no complete hit"
+BUDGET_UNITS = ("words", "tokens")
 
 
 def cost(hit: Hit) -> int:
-    """Content units of the complete hit text."""
+    """Content units (words) of the complete hit text."""
     return len(hit.text.split())
+
+
+def token_cost(counter: Any) -> Callable[[Hit], int]:
+    """The cost of a hit in ``counter``'s tokens (context §1.3 step 1 with ``--budget-unit tokens``):
+    the count of its complete text, so the budget holds in the unit the caller's model bills."""
+    return lambda hit: counter.count_text(hit.text)
 
 
 def family(hit: Hit) -> str:
@@ -53,8 +61,9 @@ class PackSelection:
         }
 
 
-def select_hits(hits: Sequence[Hit], budget: int) -> PackSelection:
-    """Dedupe by citation id, then a diversity pass (one per family) and a fill pass."""
+def select_hits(hits: Sequence[Hit], budget: int, cost_of: Callable[[Hit], int] = cost) -> PackSelection:
+    """Dedupe by citation id, then a diversity pass (one per family) and a fill pass; ``cost_of``
+    measures a hit in the budget's unit (words by default, :func:`token_cost` for tokens)."""
     if isinstance(budget, bool) or not isinstance(budget, int) or not 1 <= budget <= MAX_SAFE_INTEGER:
         raise ValueError("context budget must be a positive safe integer")
     seen: set[str] = set()
@@ -67,7 +76,7 @@ def select_hits(hits: Sequence[Hit], budget: int) -> PackSelection:
         seen.add(h.citation_id)
         unique.append(h)
 
-    costs = [cost(h) for h in unique]
+    costs = [cost_of(h) for h in unique]
     used = 0
     chosen: list[int] = []
     taken: set[int] = set()

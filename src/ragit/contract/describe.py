@@ -10,7 +10,9 @@ from typing import Any
 
 from ..errors import RagitError
 
-_FMT = {"name": "--format", "type": "enum", "description": "Output format.", "enum": ["text", "json", "both"]}
+_FMT = {"name": "--format", "type": "enum",
+        "description": "Output format (absent: text on a terminal, defaultFormat when piped).",
+        "enum": ["text", "json", "both"]}
 _CWD = {"name": "--cwd", "type": "path", "description": "Run against another directory (resolved to its git root)."}
 _VIEW = {"name": "--view", "type": "enum", "description": "Hit projection.", "enum": ["minimal", "default", "full"],
          "defaultValue": "default"}
@@ -23,11 +25,14 @@ _PATH_FILTER = {"name": "--path", "type": "string",
                 "description": "Only files matching this glob are candidates (repeatable; JSON paths)."}
 _EXCLUDE_TESTS = {"name": "--exclude-tests", "type": "boolean",
                   "description": "Leave test files out (JSON excludeTests)."}
+_NO_WAIT = {"name": "--no-wait", "type": "boolean",
+            "description": "Fail at once (SNAPSHOT_INGEST_IN_PROGRESS) instead of waiting up to "
+                          "retrieval.ingest_wait_seconds for a running ingest of the selected commit."}
 
 _SNAPSHOT_ERRORS = ["INPUT_INVALID", "SNAPSHOT_REF_INVALID", "SNAPSHOT_REF_AMBIGUOUS", "SNAPSHOT_NOT_INDEXED",
                     "SNAPSHOT_STORE_UNAVAILABLE", "EMBEDDER_UNAVAILABLE", "REPOSITORY_STATE_CHANGED",
                     "SNAPSHOT_MANIFEST_INVALID", "SNAPSHOT_SCHEMA_UNSUPPORTED", "GIT_REPOSITORY_REQUIRED",
-                    "CONFIG_INVALID"]
+                    "CONFIG_INVALID", "SNAPSHOT_INGEST_IN_PROGRESS"]
 
 
 def _spec(path: str, description: str, *, related: list[str], mutating: bool, dry_run: bool = False,
@@ -96,18 +101,25 @@ _add(_spec(
     errors=["INPUT_INVALID", "CONFIG_KEY_UNKNOWN", "CONFIG_INVALID"], formats=("text", "text"),
 ))
 _add(_spec(
-    "ingest", "Index HEAD's docs and code from git objects into a published, commit-bound snapshot.",
+    "ingest", "Index HEAD's (or --at's) docs and code from git objects into a published, commit-bound snapshot.",
     related=["status", "query", "doctor"], mutating=True, dry_run=True, raw_json=True,
     outputs=["mode", "processed", "skipped", "masked", "commitSha", "manifestPath", "searchReady", "plannedFiles",
              "deletedDocumentIds", "fullSnapshot", "dirtyCandidates", "wouldFail", "reused", "chunked",
              "embeddedChunks", "skippedFiles", "warnings"],
     options=[{"name": "--all", "type": "boolean", "description": "Evaluate every candidate at HEAD (default)."},
-             {"name": "--since", "type": "string", "description": "Evaluate paths changed since an indexed ancestor."},
+             {"name": "--since", "type": "string",
+              "description": "Evaluate paths changed since an indexed ancestor: any revision (HEAD~1, a branch, "
+                             "a tag, a SHA prefix), resolved once."},
              {"name": "--files", "type": "string", "description": "Comma-separated globs to re-evaluate."},
              {"name": "--path", "type": "path", "description": "Repository path to re-evaluate (repeatable)."},
+             {"name": "--at", "type": "string",
+              "description": "Index this commit instead of HEAD: any revision, resolved once; combines with "
+                             "every selector; the worktree plays no part unless it is HEAD."},
              _INPUT, _DRY, _FMT, _CWD],
-    examples=["ragit ingest --all", "ragit ingest --since 9b1c2d3e", "ragit ingest --input ingest.json --dry-run"],
-    errors=["INPUT_INVALID", "SNAPSHOT_REF_INVALID", "SNAPSHOT_NOT_INDEXED", "INGEST_BASE_NOT_ANCESTOR",
+    examples=["ragit ingest --all", "ragit ingest --since HEAD~1", "ragit ingest --at v1.2.0",
+              "ragit ingest --since main --at feature", "ragit ingest --input ingest.json --dry-run"],
+    errors=["INPUT_INVALID", "SNAPSHOT_REF_INVALID", "SNAPSHOT_REF_AMBIGUOUS", "SNAPSHOT_NOT_INDEXED",
+            "INGEST_BASE_NOT_ANCESTOR",
             "INGEST_BASE_NOT_INDEXED", "INGEST_CANDIDATES_DIRTY", "EMBEDDER_UNAVAILABLE", "STORE_WRITE_BUSY",
             "SNAPSHOT_MANIFEST_INVALID", "SNAPSHOT_SCHEMA_UNSUPPORTED", "GIT_REPOSITORY_REQUIRED", "CONFIG_INVALID"],
     formats=("json", "json"),
@@ -119,7 +131,7 @@ _add(_spec(
              "warnings", "redactionSummary"],
     arguments=[{"name": "question", "type": "string", "required": False, "description": "The question (or --input)."}],
     options=[_INPUT, {"name": "--top-k", "type": "number", "description": "Number of hits.", "defaultValue": 5},
-             _SCOPE, _AT, _PATH_FILTER, _EXCLUDE_TESTS, _VIEW,
+             _SCOPE, _AT, _PATH_FILTER, _EXCLUDE_TESTS, _NO_WAIT, _VIEW,
              {"name": "--explain", "type": "boolean", "description": "Include the score breakdown (never changes ranking)."},
              dict(_FMT, defaultValue="both"), _CWD],
     examples=['ragit query "restore auth context" --format both',
@@ -145,12 +157,17 @@ _add(_spec(
     "context pack", "Pack cited hits for a goal under a strict content-unit budget (citation-diverse-v2).",
     related=["query", "memory recall", "context packet"], mutating=False, raw_json=True,
     outputs=["goal", "snapshotSha", "snapshot", "budget", "usedTokens", "selectedHits", "selection", "hits",
-             "warnings", "redactionSummary", "modelTokens"],
+             "warnings", "redactionSummary", "modelTokens", "budgetUnit"],
     arguments=[{"name": "goal", "type": "string", "required": False, "description": "The goal (or --input)."}],
     options=[_INPUT, {"name": "--budget", "type": "number", "description": "Content-unit budget.", "defaultValue": 1200},
-             _SCOPE, _AT, _PATH_FILTER, _EXCLUDE_TESTS, _VIEW, dict(_FMT, defaultValue="both"), _CWD],
+             _SCOPE, _AT, _PATH_FILTER, _EXCLUDE_TESTS,
+             {"name": "--budget-unit", "type": "enum",
+              "description": "Unit of --budget: words, or tokens of the configured token counter (JSON budgetUnit).",
+              "enum": ["words", "tokens"], "defaultValue": "words"},
+             _NO_WAIT, _VIEW, dict(_FMT, defaultValue="both"), _CWD],
     examples=['ragit context pack "implementation plan for auth" --budget 1200',
-              "ragit context pack --input context-pack.json --view minimal --format json"],
+              "ragit context pack --input context-pack.json --view minimal --format json",
+              'ragit context pack "implementation plan for auth" --budget 8000 --budget-unit tokens'],
     errors=_SNAPSHOT_ERRORS, formats=("both", "both"),
 ))
 for _kind, _source in (("json-store", ".ragit/store/index.json"),
@@ -225,6 +242,7 @@ ORDER = (
     "config get", "verify", "eval mine", "eval run", "artifact capture", "artifact list", "artifact show",
     "artifact review", "artifact promote", "artifact supersede", "artifact retract", "artifact archive",
     "window check", "window compact", "window recall", "session mirror", "session search", "session dream", "mcp",
+    "setup",
 )
 
 
@@ -241,7 +259,11 @@ def register(spec: dict[str, Any]) -> None:
 def describe(words: tuple[str, ...] | list[str]) -> dict[str, Any]:
     path = " ".join(w.strip() for w in words if w.strip())
     if path not in REGISTRY:
-        raise RagitError("COMMAND_UNKNOWN", f"no leaf command {path!r}", {"command": path}, "ragit --help")
+        import difflib
+
+        close = difflib.get_close_matches(path, available_commands(), n=2, cutoff=0.6)
+        hint = "; did you mean " + " or ".join(f'"{c}"' for c in close) + "?" if close else ""
+        raise RagitError("COMMAND_UNKNOWN", f"no leaf command {path!r}{hint}", {"command": path}, "ragit --help")
     return {"command": path, "availableCommands": available_commands(), "spec": REGISTRY[path]}
 
 

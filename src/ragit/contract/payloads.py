@@ -16,9 +16,10 @@ from .inputs import Validator, validate_glob_list, validate_repo_path
 
 SCOPES = ("durable", "session", "harness", "evidence", "all")
 QUERY_KEYS = ("question", "topK", "at", "scope", "explain", "paths", "excludeTests")
-PACK_KEYS = ("goal", "budget", "at", "scope", "paths", "excludeTests")
-INGEST_KEYS = ("all", "since", "files", "paths")
+PACK_KEYS = ("goal", "budget", "at", "scope", "paths", "excludeTests", "budgetUnit")
+INGEST_KEYS = ("all", "since", "files", "paths", "at")
 DEFAULT_BUDGET = 1200
+BUDGET_UNITS = ("words", "tokens")  # context §1.1: words are the seed's content units
 PACK_TOP_K = 30
 _AT_RE = re.compile(r"^[0-9a-fA-F]{4,40}$")
 
@@ -112,6 +113,7 @@ class PackInput:
     at: str | None = None
     paths: tuple[str, ...] = ()
     exclude_tests: bool = False
+    budget_unit: str = "words"  # or "tokens": the configured token counter (context §1.1)
 
     @classmethod
     def from_payload(cls, obj: Any, command: str = "context pack", field_prefix: str = "input") -> "PackInput":
@@ -125,11 +127,14 @@ class PackInput:
         at = _at(obj["at"], v, f"{field_prefix}.at") if "at" in obj else None
         paths = _path_globs(obj["paths"], v, f"{field_prefix}.paths") if "paths" in obj else ()
         exclude = v.boolean(obj["excludeTests"], f"{field_prefix}.excludeTests") if "excludeTests" in obj else False
-        return cls(goal, budget, scope, at, paths, exclude)
+        unit = (v.choice(obj["budgetUnit"], f"{field_prefix}.budgetUnit", BUDGET_UNITS)
+                if "budgetUnit" in obj else "words")
+        return cls(goal, budget, scope, at, paths, exclude, unit)
 
     @classmethod
     def from_cli(cls, goal: str | None, budget: str | None, scope: str | None, at: str | None,
-                 paths: tuple[str, ...] = (), exclude_tests: bool = False) -> "PackInput":
+                 paths: tuple[str, ...] = (), exclude_tests: bool = False,
+                 budget_unit: str | None = None) -> "PackInput":
         v = Validator("context pack")
         if goal is None:
             raise v.fail("goal", "required", "a goal is required (positional or --input)")
@@ -137,7 +142,23 @@ class PackInput:
         b = v.cli_positive_int(budget, "--budget") if budget is not None else DEFAULT_BUDGET
         s = v.choice(scope, "--scope", SCOPES) if scope is not None else "durable"
         a = check_at_syntax(at.strip()) if at is not None else None
-        return cls(g, b, s, a, _cli_globs(paths, v), exclude_tests)
+        u = v.choice(budget_unit, "--budget-unit", BUDGET_UNITS) if budget_unit is not None else "words"
+        return cls(g, b, s, a, _cli_globs(paths, v), exclude_tests, u)
+
+
+def check_revision_syntax(rev: str) -> str:
+    """An ingest ``--since``/``--at`` revision (knowledge §7.1): anything git may resolve to a
+    commit, except a leading ``-`` (git would read an option); resolved later, once."""
+    if rev.startswith("-"):
+        raise RagitError("SNAPSHOT_REF_INVALID", f"{rev!r} is not a revision", {"ref": rev},
+                         "git rev-parse --verify HEAD")
+    return rev
+
+
+def _revision(value: Any, v: Validator, field_name: str) -> str:
+    if not isinstance(value, str):
+        raise v.fail(field_name, "not_string", f"{field_name} must be a non-empty string")
+    return check_revision_syntax(v.text(value, field_name))
 
 
 @dataclass
@@ -146,13 +167,15 @@ class IngestInput:
     since: str | None = None
     files: list[str] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)
+    at: str | None = None  # index this revision instead of HEAD; combines with every selector
 
     @classmethod
     def from_payload(cls, obj: Any) -> "IngestInput":
         v = Validator("ingest")
         v.allowed_keys(obj, INGEST_KEYS)
         all_ = v.boolean(obj["all"], "input.all") if "all" in obj else False
-        since = _at(obj["since"], v, "input.since") if "since" in obj else None
+        since = _revision(obj["since"], v, "input.since") if "since" in obj else None
+        at = _revision(obj["at"], v, "input.at") if "at" in obj else None
         files: list[str] = []
         if "files" in obj:
             files = validate_glob_list(v.text(obj["files"], "input.files"), v, "input.files")
@@ -161,15 +184,21 @@ class IngestInput:
             if not isinstance(obj["paths"], list):
                 raise v.fail("input.paths", "not_string", "input.paths must be an array of strings")
             paths = [validate_repo_path(p, v, f"input.paths[{i}]") for i, p in enumerate(obj["paths"])]
-        return cls._combine(v, all_, since, files, paths, ("input.all", "input.since", "input.files", "input.paths"))
+        inp = cls._combine(v, all_, since, files, paths, ("input.all", "input.since", "input.files", "input.paths"))
+        inp.at = at
+        return inp
 
     @classmethod
-    def from_cli(cls, all_: bool, since: str | None, files: str | None, paths: tuple[str, ...]) -> "IngestInput":
+    def from_cli(cls, all_: bool, since: str | None, files: str | None, paths: tuple[str, ...],
+                 at: str | None = None) -> "IngestInput":
         v = Validator("ingest")
-        s = check_at_syntax(v.text(since, "--since")) if since is not None else None
+        s = check_revision_syntax(v.text(since, "--since")) if since is not None else None
+        a = check_revision_syntax(v.text(at, "--at")) if at is not None else None
         f = validate_glob_list(files, v, "--files") if files is not None else []
         p = [validate_repo_path(x, v, "--path") for x in paths]
-        return cls._combine(v, all_, s, f, p, ("--all", "--since", "--files", "--path"))
+        inp = cls._combine(v, all_, s, f, p, ("--all", "--since", "--files", "--path"))
+        inp.at = a
+        return inp
 
     @classmethod
     def _combine(cls, v: Validator, all_: bool, since, files, paths, names) -> "IngestInput":

@@ -47,16 +47,19 @@ def public_dirty(paths: set[str]) -> list[str]:
     return sorted(p for p in paths if p != RAGIT_DIR and not p.startswith(RAGIT_DIR + "/"))
 
 
-def dirty_paths(git: Git, *, only: Collection[str] | None = None) -> list[str]:
+def dirty_paths(git: Git, *, only: Collection[str] | None = None, untracked: bool = True) -> list[str]:
     """Sorted, unique dirty paths of the working tree against HEAD (all paths when unborn).
 
     ``only`` limits the answer to those paths, and git's scan with them when there are few:
-    an incremental ingest then stats what changed, not the whole tree.
+    an incremental ingest then stats what changed, not the whole tree. ``untracked=False``
+    leaves untracked files out (and git skips scanning for them): ingest reads the commit, which
+    they are not part of, so they never block or warn (knowledge §7.3).
     """
+    cmd = STATUS_CMD if untracked else (*STATUS_CMD[:-1], "--untracked-files=no")
     if only is None:
-        return public_dirty(parse_status(git.run(*STATUS_CMD)))
+        return public_dirty(parse_status(git.run(*cmd)))
     wanted = set(only)
     if not wanted:
         return []
     spec = ("--", *(":(literal)" + p for p in sorted(wanted))) if len(wanted) <= MAX_PATHSPEC else ()
-    return [p for p in public_dirty(parse_status(git.run(*STATUS_CMD, *spec))) if p in wanted]
+    return [p for p in public_dirty(parse_status(git.run(*cmd, *spec))) if p in wanted]

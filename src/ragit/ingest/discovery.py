@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 REGULAR_FILE_MODES = frozenset({"100644", "100755"})
 GITIGNORE = ".gitignore"
+RAGIT_GITIGNORE_PATH = ".ragit/.gitignore"
 _BOM = "\ufeff"
 
 
@@ -90,8 +91,12 @@ def matches_filter(path: str, config: Config) -> str | None:
 
 
 def gitignore_changed(paths: Iterable[str]) -> bool:
-    """True when any path is a ``.gitignore`` file: candidate selection must be redone."""
-    return any(posixpath.basename(path) == GITIGNORE for path in paths)
+    """True when any path is a ``.gitignore`` file: candidate selection must be redone.
+
+    ``.ragit/.gitignore`` (written by ragit itself, knowledge §2.1) judges only ``.ragit/``,
+    which holds no candidates, so committing it never forces a full evaluation.
+    """
+    return any(posixpath.basename(path) == GITIGNORE and path != RAGIT_GITIGNORE_PATH for path in paths)
 
 
 class _GitIgnore:

@@ -147,6 +147,7 @@ def _languages(root: Path, config, head: str) -> list[dict[str, Any]]:
 
 
 def status_text(data: dict[str, Any]) -> str:
+    """The text rendering of knowledge §15: snapshot, store counts, then one line per language."""
     from ..contract.render import value
 
     s = data["snapshot"]
@@ -163,6 +164,11 @@ def status_text(data: dict[str, Any]) -> str:
         f"- backend: {data['backend']}",
         f"- manifests: {data['manifests']}",
         f"- store: {data['store']['status']}",
+    ]
+    # knowledge §15: the store's counts, `none` without a store, so a person sees what is indexed
+    stats = data["store"]["stats"] or {}
+    lines += [f"- {key}: {value(stats.get(key))}" for key in ("documents", "chunks", "vectors", "snapshots")]
+    lines += [
         f"- search_ready: {value(data['store']['searchReady'])}",
         f"- migration_required: {value(data['store']['migrationRequired'])}",
         f"- format: {data['format']}",

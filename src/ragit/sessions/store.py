@@ -71,6 +71,9 @@ class SessionStore:
             return self._conn
         if not create and not self.path.is_file():
             return None
+        from ..fsutil import ensure_ragit_gitignore
+
+        ensure_ragit_gitignore(self.path.parent)  # raw transcripts stay out of `git add -A`
         self.path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
         conn.row_factory = sqlite3.Row

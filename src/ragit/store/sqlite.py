@@ -188,6 +188,9 @@ class SqliteStore:
     @classmethod
     def _open_write(cls, store_dir: Path) -> "SqliteStore":
         store_dir = Path(store_dir)
+        from ..fsutil import ensure_ragit_gitignore
+
+        ensure_ragit_gitignore(store_dir)  # knowledge §2.1: never let `git add -A` stage the store
         store_dir.mkdir(parents=True, exist_ok=True)
         path = store_dir / DB_NAME
         conn = sqlite3.connect(path, timeout=30, check_same_thread=False, isolation_level=None)
