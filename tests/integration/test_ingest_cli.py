@@ -29,7 +29,7 @@ def test_full_then_since_adds_types(repo, cli):
     r = ingest(cli, repo, "--all")
     assert r.code == 0, r
     d = r.json["data"]
-    assert list(d) == ["mode", "processed", "skipped", "masked", "commitSha", "manifestPath", "searchReady",
+    assert list(d) == ["mode", "processed", "skipped", "masked", "commitSha", "baseSha", "manifestPath", "searchReady",
                        "plannedFiles", "deletedDocumentIds", "fullSnapshot", "dirtyCandidates", "wouldFail",
                        "reused", "chunked", "embeddedChunks", "skippedFiles", "warnings"]
     assert d["mode"] == "apply" and d["processed"] == 1 and d["searchReady"] is True and d["fullSnapshot"] is True

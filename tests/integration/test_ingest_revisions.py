@@ -94,6 +94,7 @@ def test_at_combines_with_since_and_files(history, cli):
     r = ingest(cli, repo, "--since", c1, "--at", "v2")
     assert r.code == 0, r
     assert r.json["data"]["commitSha"] == c2 and r.json["data"]["plannedFiles"] == ["docs/b.md"]
+    assert r.json["data"]["baseSha"] == c1  # the revision, resolved once and reported
     assert manifest(repo, c2)["ingest"] == {"mode": "since", "baseSha": c1}
     # --files with --at: the base is the --at commit's own manifest (here c2's)
     r = ingest(cli, repo, "--files", "docs/b.md", "--at", c2)

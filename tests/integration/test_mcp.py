@@ -178,6 +178,8 @@ def test_server_lists_and_runs_every_tool(indexed_repo, tmp_path):
         out["bad_view"] = await call(session, "memory_recall", {"goal": "g", "view": "huge"}, error=True)
         out["bad_packet"] = await call(session, "context_packet", {"taskAnchor": ANCHOR}, error=True)
         out["secret_ref"] = await call(session, "query", {"question": "x", "at": SECRET}, error=True)
+        out["branch_ref"] = await call(session, "query", {"question": "x", "at": "main"}, error=True)
+        out["branch_ref_pack"] = await call(session, "context_pack", {"goal": "x", "at": "main"}, error=True)
         out["unavailable"] = await call(session, "tool_result_recall", {"refId": "nope", "sessionId": "s1"},
                                         error=True)
         try:  # naming no tool is a protocol error, still typed through its data
@@ -226,6 +228,11 @@ def test_server_lists_and_runs_every_tool(indexed_repo, tmp_path):
     search = out["search"]
     assert search["matched"] is True and search["count"] >= 1 and search["hits"][0]["trust"] == "artifact"
     assert out["verify"]["status"] == "ok" and out["verify"]["snapshot"] == indexed
+
+    # a branch names a commit: refused as on the CLI, with the commit to retry with
+    for key in ("branch_ref", "branch_ref_pack"):
+        assert out[key]["code"] == "SNAPSHOT_REF_INVALID" and out[key]["details"]["resolvedSha"] == head
+        assert head in out[key]["message"]
 
     details = out["unknown_field"]["details"]
     assert out["unknown_field"]["code"] == "INPUT_INVALID"

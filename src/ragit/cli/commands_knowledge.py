@@ -57,6 +57,7 @@ def ingest_cmd(all_, since, files, paths, at, input_, dry_run, format_, cwd) -> 
         return "\n".join(header("ingest", [
             ("mode", data["mode"]),
             ("commit", data["commitSha"]),
+            ("base", data["baseSha"]),
             ("manifest", data["manifestPath"] if data["mode"] == "apply" else None),
             ("processed", data["processed"]),
             ("reused", data["reused"]),

@@ -103,7 +103,8 @@ _add(_spec(
 _add(_spec(
     "ingest", "Index HEAD's (or --at's) docs and code from git objects into a published, commit-bound snapshot.",
     related=["status", "query", "doctor"], mutating=True, dry_run=True, raw_json=True,
-    outputs=["mode", "processed", "skipped", "masked", "commitSha", "manifestPath", "searchReady", "plannedFiles",
+    outputs=["mode", "processed", "skipped", "masked", "commitSha", "baseSha", "manifestPath", "searchReady",
+             "plannedFiles",
              "deletedDocumentIds", "fullSnapshot", "dirtyCandidates", "wouldFail", "reused", "chunked",
              "embeddedChunks", "skippedFiles", "warnings"],
     options=[{"name": "--all", "type": "boolean", "description": "Evaluate every candidate at HEAD (default)."},

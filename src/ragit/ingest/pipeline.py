@@ -69,6 +69,7 @@ class IngestResult:
     skipped: int
     masked: int
     commit_sha: str
+    base_sha: str | None  # the indexed snapshot an incremental ingest built on (--since resolved)
     manifest_path: str
     search_ready: bool
     planned_files: list[str]
@@ -90,6 +91,7 @@ class IngestResult:
             "skipped": self.skipped,
             "masked": self.masked,
             "commitSha": self.commit_sha,
+            "baseSha": self.base_sha,
             "manifestPath": self.manifest_path,
             "searchReady": self.search_ready,
             "plannedFiles": self.planned_files,
@@ -359,6 +361,8 @@ def _ingest_commit(root: Path, git: "Git", config, request: IngestRequest, head:
         from ..store import open_store_write, store_dir, try_open_store
         from ..store.lock import write_lock
 
+        # reported: the exact commit an incremental ingest built on (``--since HEAD~1`` resolved)
+        incremental_base = base.manifest.commit_sha if base is not None and scope_paths is not None else None
         if request.dry_run:
             store = try_open_store(root, config)
             try:
@@ -368,7 +372,7 @@ def _ingest_commit(root: Path, git: "Git", config, request: IngestRequest, head:
                     store.close()
             new_lines = _merge_lines(base_lines, scope_paths, outcome.docs)
             return _result(
-                "dry-run", outcome, head, manifest_relpath(config, head), False, planned,
+                "dry-run", outcome, head, incremental_base, manifest_relpath(config, head), False, planned,
                 _deleted(comparison, new_lines, scope_paths, base_lines), full_eval and request.only is None, blocking,
                 bool(blocking), 0,
                 warnings,
@@ -424,7 +428,7 @@ def _ingest_commit(root: Path, git: "Git", config, request: IngestRequest, head:
             finally:
                 store.close()
         return _result(
-            "apply", outcome, head, manifest_relpath(config, head), True, planned,
+            "apply", outcome, head, incremental_base, manifest_relpath(config, head), True, planned,
             _deleted(comparison, new_lines, scope_paths, base_lines), full_eval and request.only is None, blocking, False,
             len(outcome.vector_ids),
             warnings,
@@ -488,7 +492,8 @@ def _deleted(comparison: LoadedManifest | None, new_lines: DocLines, scope_paths
     return sorted(document_id(p) for p in comparison.paths() if p not in kept)
 
 
-def _result(mode, outcome, head, manifest_path, ready, planned, deleted, full, dirty, would_fail, embedded, warnings):
+def _result(mode, outcome, head, base_sha, manifest_path, ready, planned, deleted, full, dirty, would_fail, embedded,
+            warnings):
     missing = sum(1 for e in outcome.evaluated if e.skip == "missing_object")
     if missing:
         warnings = [*warnings, f"{missing} file(s) skipped: their git objects are missing from this clone"
@@ -500,6 +505,7 @@ def _result(mode, outcome, head, manifest_path, ready, planned, deleted, full, d
         skipped=len(outcome.evaluated) - len(processed),
         masked=sum(e.masked for e in outcome.evaluated),
         commit_sha=head,
+        base_sha=base_sha,
         manifest_path=manifest_path,
         search_ready=ready,
         planned_files=planned,

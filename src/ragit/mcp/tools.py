@@ -180,11 +180,23 @@ def _required_text(args: dict[str, Any], key: str, v: Validator) -> str:
 
 # ------------------------------------------------------------------ runs (CLI order: validate, then work)
 
+def _exact_at(ws: Workspace, parse: Callable[[], Any]) -> Any:
+    """Parse a read's arguments; an ``at`` such as ``master`` that names a commit is refused as on
+    the CLI, with that commit named (``details.resolvedSha``) so the agent can retry with it."""
+    try:
+        return parse()
+    except RagitError as exc:
+        from ..gitsnap.git import Git
+        from ..retrieve.selection import with_exact_revision
+
+        raise with_exact_revision(exc, Git(ws.root) if ws.in_git else None) from None
+
+
 def _query(ws: Workspace, args: dict[str, Any], v: Validator) -> Any:
     from ..contract.payloads import QueryInput
 
     view = _view(args, v)
-    inp = QueryInput.from_payload(args, ws.config()["retrieval"]["top_k"])
+    inp = _exact_at(ws, lambda: QueryInput.from_payload(args, ws.config()["retrieval"]["top_k"]))
     with ws.lease() as repo:
         return repo.query_input(inp).to_dict(view)
 
@@ -193,7 +205,7 @@ def _context_pack(ws: Workspace, args: dict[str, Any], v: Validator) -> Any:
     from ..contract.payloads import PackInput
 
     view = _view(args, v)
-    inp = PackInput.from_payload(args)
+    inp = _exact_at(ws, lambda: PackInput.from_payload(args))
     with ws.lease() as repo:
         return repo.pack_input(inp).to_dict(view)
 
