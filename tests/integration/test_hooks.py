@@ -319,3 +319,64 @@ def test_linked_worktree_uses_the_common_hooks_and_indexes_itself(git_repo, caps
     head = commit(worktree, "docs/wt.md", "# Worktree\n")
     wait_indexed(worktree, head)
     assert not (root / ".ragit/cache").exists()
+
+
+# ---------------------------------------------------------------- commit-then-read (knowledge §5.7)
+
+
+def _query(root: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ragit", "query", "a new page", "--format", "json",
+                           "--cwd", str(root), *args], capture_output=True, text=True, timeout=60)
+
+
+def test_a_read_right_after_commit_knows_the_hook_ingest_is_coming(git_repo, capsys, tmp_path):
+    """Between `git commit` returning and the hook's job taking the write lock (its Python is
+    still starting, here held at a gate), a read of the new HEAD is told the ingest is running:
+    retryable SNAPSHOT_INGEST_IN_PROGRESS with --no-wait, and with the wait, the answer."""
+    from ragit.hooks.script import PENDING_RELPATH
+
+    root = indexed_repo(git_repo)
+    ragit(capsys, "ingest", "--all", "--cwd", str(root))
+    ragit(capsys, "hooks", "install", "--cwd", str(root))
+    gate = tmp_path / "gate"
+    env = fake_ragit(tmp_path / "bin", f'while [ ! -f "{gate}" ]; do sleep 0.05; done\n'
+                                       f'exec "{sys.executable}" -m ragit "$@"\n')
+    head = commit(root, "docs/new.md", "# New\n\nA new page.\n", env=env)
+    assert (root / PENDING_RELPATH).read_text().strip() == head
+
+    r = _query(root, "--no-wait")
+    assert r.returncode == 3, r.stderr
+    err = json.loads(r.stdout)["error"]
+    assert err["code"] == "SNAPSHOT_INGEST_IN_PROGRESS" and err["retryable"] is True
+    assert err["details"]["resolvedSha"] == head
+
+    waiting = subprocess.Popen([sys.executable, "-m", "ragit", "query", "a new page", "--format", "json",
+                                "--cwd", str(root)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    gate.touch()
+    out, errs = waiting.communicate(timeout=60)
+    assert waiting.returncode == 0, errs
+    assert json.loads(out)["data"]["snapshotSha"] == head
+    wait_indexed(root, head)
+    wait_for(lambda: not (root / PENDING_RELPATH).exists(), "the job to withdraw its announcement")
+
+
+def test_without_a_fresh_announcement_the_read_does_not_wait(git_repo, capsys, tmp_path):
+    from ragit.hooks.script import PENDING_RELPATH
+
+    root = indexed_repo(git_repo)
+    ragit(capsys, "ingest", "--all", "--cwd", str(root))
+    ragit(capsys, "hooks", "install", "--cwd", str(root))
+    gate = tmp_path / "gate"
+    env = fake_ragit(tmp_path / "bin", f'while [ ! -f "{gate}" ]; do sleep 0.05; done\n'
+                                       f'exec "{sys.executable}" -m ragit "$@"\n')
+    head = commit(root, "docs/new.md", "# New\n\nA new page.\n", env=env)
+    marker = root / PENDING_RELPATH
+    old = time.time() - 3600  # a job that died an hour ago announced it
+    os.utime(marker, (old, old))
+    r = _query(root)
+    assert r.returncode == 3 and json.loads(r.stdout)["error"]["code"] == "SNAPSHOT_NOT_INDEXED", r.stdout
+    marker.unlink()
+    r = _query(root)
+    assert json.loads(r.stdout)["error"]["code"] == "SNAPSHOT_NOT_INDEXED"
+    gate.touch()
+    wait_indexed(root, head)

@@ -13,6 +13,10 @@ import shlex
 MANAGED_MARKER = "# managed-by-ragit"
 CHAINED_SUFFIX = ".ragit-chained"
 FAILURE_LINE = "[ragit] incremental ingest failed; run 'ragit ingest --all' to recover."
+# Written by the hook before it returns to Git, naming the new HEAD, and removed by the detached
+# job when it ends: a read right after `git commit` knows an ingest of that commit is coming even
+# before the job's Python has started and taken the store's write lock (knowledge §5.7).
+PENDING_RELPATH = ".ragit/cache/hook-ingest.pending"
 
 # The ref each hook's background job diffs against (resolved by the job, not the hook), as a
 # shell word: quoted so that no shell reads ``^``; ``"$1"`` is post-checkout's previous HEAD.
@@ -25,18 +29,24 @@ hook=$0 base_ref=$2 python=$3
 unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_COMMON_DIR GIT_OBJECT_DIRECTORY \
 	GIT_ALTERNATE_OBJECT_DIRECTORIES GIT_IMPLICIT_WORK_TREE GIT_PREFIX
 cd "$1" || exit 0
+head=$(git rev-parse HEAD 2>/dev/null)
+pending=@PENDING@
+settle() {
+	if [ "$(cat "$pending" 2>/dev/null)" = "$head" ]; then rm -f "$pending"; fi
+}
 if command -v ragit >/dev/null 2>&1; then set -- ragit; else set -- "$python" -m ragit; fi
-echo "[ragit] $hook $(date -u +%Y-%m-%dT%H:%M:%SZ) head=$(git rev-parse HEAD 2>/dev/null)"
+echo "[ragit] $hook $(date -u +%Y-%m-%dT%H:%M:%SZ) head=$head"
 if base=$(git rev-parse --verify --quiet "$base_ref^{commit}"); then
 	echo "[ragit] ragit ingest --since $base"
-	"$@" ingest --since "$base" --format text && exit 0
+	"$@" ingest --since "$base" --format text && settle && exit 0
 else
 	echo "[ragit] base $base_ref does not resolve"
 fi
 echo "[ragit] ragit ingest --all"
-"$@" ingest --all --format text && exit 0
+"$@" ingest --all --format text && settle && exit 0
+settle
 printf "@FAILURE@\n"
-""".replace("@FAILURE@", FAILURE_LINE.replace("'", r"\047"))
+""".replace("@FAILURE@", FAILURE_LINE.replace("'", r"\047")).replace("@PENDING@", PENDING_RELPATH)
 
 
 def hook_script(name: str, python: str) -> str:
@@ -73,6 +83,11 @@ fi
 ragit_root=$(git rev-parse --show-toplevel 2>/dev/null) || exit "$ragit_status"
 if [ -z "$ragit_root" ] || ! mkdir -p "$ragit_root/.ragit/cache" 2>/dev/null; then
 \texit "$ragit_status"
+fi
+
+# Announce the ingest of the new HEAD before returning to Git (PENDING_RELPATH).
+if ragit_head=$(git rev-parse --verify --quiet HEAD 2>/dev/null); then
+	printf '%s\\n' "$ragit_head" > "$ragit_root/{PENDING_RELPATH}" 2>/dev/null || :
 fi
 
 ragit_job='{_JOB}'

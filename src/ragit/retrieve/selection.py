@@ -157,6 +157,8 @@ def _load_waiting(root: Path, config, sha: str, wait: float, *, trusted: Callabl
         missing = exc
     target = Path(root) / manifest_relpath(config, sha)
     outcome = await_writer(store_dir(root, config), sha, wait, target.is_file)
+    if outcome is None:
+        outcome = _await_announced(Path(root), store_dir(root, config), sha, wait, target.is_file)
     if outcome is None and not target.is_file():  # (published between the load and the look)
         raise missing
     still_indexing, waited_ms = outcome or (False, 0)
@@ -166,6 +168,51 @@ def _load_waiting(root: Path, config, sha: str, wait: float, *, trusted: Callabl
         if exc.code == "SNAPSHOT_NOT_INDEXED" and still_indexing:
             raise ingest_in_progress(sha, waited_ms) from None
         raise
+
+
+ANNOUNCED_FRESH_SECONDS = 120.0  # an announcement older than this is a job that died: not waited for
+
+
+def _await_announced(root: Path, store: Path, sha: str, wait: float,
+                     published: Callable[[], bool]) -> tuple[bool, int] | None:
+    """Wait for an ingest of ``sha`` that a Git hook announced but whose process has not taken the
+    write lock yet (the window between ``git commit`` returning and the job's Python starting).
+
+    None when no fresh announcement names ``sha``; else ``(still_indexing, waited_ms)`` as
+    :func:`ragit.store.lock.await_writer` gives, handing over to it once the job holds the lock.
+    """
+    import time
+
+    from ..hooks.script import PENDING_RELPATH
+    from ..store.lock import await_writer
+
+    marker = root / PENDING_RELPATH
+
+    def announced() -> bool:
+        try:
+            fresh = time.time() - marker.stat().st_mtime < ANNOUNCED_FRESH_SECONDS
+            return fresh and marker.read_text(encoding="utf-8").strip() == sha
+        except OSError:
+            return False
+
+    if not announced():
+        return None
+    if wait <= 0:
+        return True, 0
+    started = time.monotonic()
+    deadline = started + wait
+    while True:
+        if published():
+            return False, int((time.monotonic() - started) * 1000)
+        left = deadline - time.monotonic()
+        held = await_writer(store, sha, max(left, 0.0), published)
+        if held is not None:
+            return held[0], int((time.monotonic() - started) * 1000)
+        if not announced():  # the job ended (or another commit's job took over): look again
+            return False, int((time.monotonic() - started) * 1000)
+        if left <= 0:
+            return True, int((time.monotonic() - started) * 1000)
+        time.sleep(min(0.025, left))
 
 
 def ingest_wait_seconds(config) -> float:
