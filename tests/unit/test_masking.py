@@ -1,19 +1,33 @@
-"""Secret masking: the knowledge §10.1 table, its examples, and the §10.3 summary."""
+"""Secret masking: the knowledge §10.1 table, its examples, the measured corpora, and the
+§10.3 summary."""
 
 from __future__ import annotations
 
 import copy
+import json
+import re
+import sys
+from pathlib import Path
 
 import pytest
 
+from ragit.security import rules as rule_table
 from ragit.security.masking import (
     MASKING_VERSION,
     RULES,
     MaskResult,
     RedactionSummary,
+    code_mode,
     mask_text,
     mask_value,
+    masked_error,
+    trace_masks,
 )
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+sys.path.insert(0, str(FIXTURES / "secrets"))
+
+import evaluate  # noqa: E402
 
 KEY_BLOCK = (
     "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\nq83hf8Hf\n-----END RSA PRIVATE KEY-----"
@@ -85,21 +99,69 @@ def test_spec_example_masked_again_is_unchanged_and_uncounted(
     assert mask_text(expected, code=code) == MaskResult(expected, 0)
 
 
-def test_masking_version_is_1() -> None:
-    assert MASKING_VERSION == "1"
+def test_masking_version_is_2() -> None:
+    # 1: the 13-row table; 2: the measured rule set (issue 14).
+    assert MASKING_VERSION == "2"
 
 
-def test_rule_table_matches_spec_order() -> None:
-    assert [(rule.number, rule.label) for rule in RULES] == [
-        (1, "private_key_block"), (2, "openai_key"), (3, "openai_scoped_key"),
-        (4, "github_pat"), (5, "github_token"), (6, "aws_access_key"), (7, "slack_token"),
-        (8, "stripe_key"), (9, "google_api_key"), (10, "jwt"), (11, "url_password"),
-        (12, "env_secret"), (13, "kv_secret"),
-    ]
+SPEC_ROWS = [
+    (1, "private_key_block"), (2, "openai_key"), (3, "openai_scoped_key"), (4, "github_pat"),
+    (5, "github_token"), (6, "aws_access_key"), (7, "slack_token"), (8, "stripe_key"),
+    (9, "google_api_key"), (10, "jwt"), (11, "url_password"), (12, "env_secret"), (13, "kv_secret"),
+]
 
 
-def test_only_rows_12_and_13_have_a_code_mode() -> None:
-    assert [rule.number for rule in RULES if rule.code_pattern is not None] == [12, 13]
+def test_rule_table_keeps_the_spec_rows_in_order() -> None:
+    rows = [(rule.number, rule.label) for rule in RULES]
+    positions = [rows.index(row) for row in SPEC_ROWS]
+    assert positions == sorted(positions)
+    assert rows[:10] == SPEC_ROWS[:10]
+    # provider tokens before URLs and assignments, the generic row last
+    first_token = rows.index((14, rule_table.TOKEN_FORMATS[0].label))
+    assert positions[9] < first_token < positions[10]
+    assert rows[-1][1] == "secret_assignment"
+
+
+def test_rule_numbers_are_unique_and_labels_too() -> None:
+    assert len({rule.number for rule in RULES}) == len(RULES)
+    assert len({rule.label for rule in RULES}) == len(RULES)
+
+
+def test_code_mode_variants() -> None:
+    assert [rule.label for rule in RULES if rule.code_pattern is not None] == [
+        "provider_keyed", "env_secret", "kv_secret", "secret_assignment"]
+
+
+def test_the_table_has_at_least_150_formats_each_citing_a_source() -> None:
+    ids = rule_table.all_format_ids()
+    assert len(ids) >= 150 and len(set(ids)) == len(ids)
+    sources = {rule_table.GITLEAKS, rule_table.VENDOR, rule_table.DETECT_SECRETS, rule_table.RAGIT}
+    assert all(fmt.source in sources for fmt in rule_table.TOKEN_FORMATS)
+    assert all(fmt.source in sources for fmt in rule_table.KEYED_FORMATS)
+    assert all(rule.source in sources for rule in RULES)
+
+
+def test_every_needle_is_lower_case_unless_marked() -> None:
+    for rule in RULES:
+        if not rule.exact_case:
+            assert all(n == n.lower() for n in rule.needles), rule.label
+
+
+def test_keyed_value_shapes_are_at_least_the_gate_minimum() -> None:
+    from re import _parser  # type: ignore[attr-defined]
+
+    from ragit.security.masking import _KEYED_MIN
+
+    for fmt in rule_table.KEYED_FORMATS:
+        assert _parser.parse(fmt.value).getwidth()[0] >= _KEYED_MIN, fmt.label
+
+
+def test_most_token_rows_are_run_gated() -> None:
+    from ragit.security.masking import _RUN_GATED
+
+    tokens = {fmt.label for fmt in rule_table.TOKEN_FORMATS}
+    gated = {RULES[i].label for i in _RUN_GATED}
+    assert len(tokens & gated) >= len(tokens) - 3
 
 
 # --- row by row -------------------------------------------------------------------------------
@@ -163,9 +225,52 @@ def test_private_key_body_keeps_every_line_break() -> None:
     assert len(masked.splitlines()) == len(text.splitlines())
 
 
-def test_private_key_header_must_start_a_line() -> None:
-    text = "x -----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----"
-    assert mask_text(text).count == 0
+BODY = ["MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7", "q83hf8HfAbCdEfGh0123456789abcdefghij"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param(
+            "x -----BEGIN PRIVATE KEY-----\n" + "\n".join(BODY) + "\n-----END PRIVATE KEY-----",
+            "x -----BEGIN PRIVATE KEY-----\n***\n***\n-----END PRIVATE KEY-----", id="inline-after-text"),
+        pytest.param(
+            "-----BEGIN RSA PRIVATE KEY-----\r\n" + "\r\n".join(BODY) + "\r\n-----END RSA PRIVATE KEY-----\r\n",
+            "-----BEGIN RSA PRIVATE KEY-----\r\n***\r\n***\r\n-----END RSA PRIVATE KEY-----\r\n", id="crlf"),
+        pytest.param(
+            "tls:\n  key: |\n    -----BEGIN EC PRIVATE KEY-----\n" + "".join(f"    {b}\n" for b in BODY)
+            + "    -----END EC PRIVATE KEY-----\n",
+            "tls:\n  key: |\n    -----BEGIN EC PRIVATE KEY-----\n    ***\n    ***\n    -----END EC PRIVATE KEY-----\n",
+            id="yaml-block-scalar"),
+        pytest.param(
+            '{"private_key": "-----BEGIN PRIVATE KEY-----\\n' + "\\n".join(BODY) + '\\n-----END PRIVATE KEY-----\\n"}',
+            '{"private_key": "-----BEGIN PRIVATE KEY-----\\n***\\n-----END PRIVATE KEY-----\\n"}',
+            id="json-escaped-service-account"),
+        pytest.param(
+            'KEY = ("-----BEGIN OPENSSH PRIVATE KEY-----\\n"\n' + "".join(f'       "{b}\\n"\n' for b in BODY)
+            + '       "-----END OPENSSH PRIVATE KEY-----\\n")',
+            'KEY = ("-----BEGIN OPENSSH PRIVATE KEY-----\\n"\n       "***\\n"\n       "***\\n"\n'
+            '       "-----END OPENSSH PRIVATE KEY-----\\n")', id="quoted-and-concatenated"),
+        pytest.param(
+            "-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: GnuPG v2\n\n" + "\n".join(BODY)
+            + "\n=AbCd\n-----END PGP PRIVATE KEY BLOCK-----",
+            "-----BEGIN PGP PRIVATE KEY BLOCK-----\n***\n***\n***\n***\n***\n-----END PGP PRIVATE KEY BLOCK-----",
+            id="pgp"),
+        pytest.param(
+            "$ head -3 id_rsa\n-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join(BODY) + "\n(truncated)",
+            "$ head -3 id_rsa\n-----BEGIN RSA PRIVATE KEY-----\n***\n***\n(truncated)", id="no-footer"),
+    ],
+)
+def test_private_key_block_in_every_framing(text: str, expected: str) -> None:
+    result = mask_text(text)
+    assert result == MaskResult(expected, 1)
+    assert len(result.text.splitlines()) == len(text.splitlines())
+    assert mask_text(result.text) == MaskResult(expected, 0)
+
+
+def test_a_public_key_is_not_a_secret() -> None:
+    text = "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA\n-----END PUBLIC KEY-----"
+    assert mask_text(text) == MaskResult(text, 0)
 
 
 def test_two_private_key_blocks_count_twice() -> None:
@@ -175,8 +280,8 @@ def test_two_private_key_blocks_count_twice() -> None:
 
 @pytest.mark.parametrize(
     ("value", "shown"),
-    [("a", ""), ("abcd", ""), ("abcde", "a"), ("abcdef", "ab"), ("abcdefg", "abc"),
-     ("abcdefgh", "abcd"), ("abcdefghijklmnop", "abcd")],
+    [("7", ""), ("7a1b", ""), ("7a1b2", "7"), ("7a1b2c", "7a"), ("7a1b2c3", "7a1"),
+     ("7a1b2c3d", "7a1b"), ("7a1b2c3d4e5f6g7h", "7a1b")],
 )
 def test_kv_secret_shows_k_characters(value: str, shown: str) -> None:
     # k = min(4, max(0, len(value part) - 4))
@@ -246,8 +351,8 @@ def test_code_mode_leaves_code_readable(text: str) -> None:
 
 
 def test_code_mode_keeps_the_separator_and_quote() -> None:
-    assert mask_text("  token: 'abcdefgh'", code=True).text == "  token: '***'"
-    assert mask_text('apiKey:"abcdefgh"', code=True).text == 'apiKey:"***"'
+    assert mask_text("  token: 'a1b2c3d4e5'", code=True).text == "  token: '***'"
+    assert mask_text('apiKey:"a1b2c3d4e5"', code=True).text == 'apiKey:"***"'
 
 
 def test_code_mode_still_masks_provider_tokens() -> None:
@@ -255,8 +360,21 @@ def test_code_mode_still_masks_provider_tokens() -> None:
     assert mask_text(text, code=True).text == "client = Client(key=sk-abc***)"
 
 
-def test_prose_mode_masks_unquoted_assignments() -> None:
-    assert mask_text("token = tokens[i]").text == "token: toke***"
+@pytest.mark.parametrize(
+    "text",
+    [
+        "token = tokens[i]",
+        "self.access_token = access_token",
+        "token = self.sync_get_token()",
+        "auth = (url.username, url.password)",
+        'headers = {"Authorization": f"Bearer {token}"}',
+        "password: ${{ secrets.DB_PASSWORD }}",
+        "id-token: write",
+        "inputs:\n  token:\n    description: the token\n    required: true",
+    ],
+)
+def test_prose_mode_leaves_references_and_templates_alone(text: str) -> None:
+    assert mask_text(text) == MaskResult(text, 0)
 
 
 # --- mask_value -------------------------------------------------------------------------------
@@ -303,7 +421,7 @@ def test_mask_value_masks_tuples_too() -> None:
 
 
 def test_mask_value_code_mode() -> None:
-    value = {"text": 'token = request.headers["Authorization"]'}
+    value = {"text": "token = hunter22"}
     assert mask_value(value, code=True) == (value, 0, [])
     assert mask_value(value)[1] == 1
 
@@ -338,3 +456,171 @@ def test_redaction_summary_from_mask_value() -> None:
     _, count, sources = mask_value({"goal": "TOKEN=abc"})
     summary.add(count, sources)
     assert summary.to_dict() == {"applied": True, "maskedCount": 1, "sources": ["goal"]}
+
+
+# --- the formats issue 14 found leaking ------------------------------------------------------
+
+ISSUE_14 = [
+    # (text, code mode, secret part that must go)
+    ("token glpat-Ab3dE6gH9jK2mN5pQ8sT", False, "Ab3dE6gH9jK2mN5pQ8sT"),
+    ("runner glrt-Zx8cV7bN6mQ1wE2rT3yU", False, "Zx8cV7bN6mQ1wE2rT3yU"),
+    ("ANTHROPIC_API_KEY=sk-ant-api03-" + "Qw3rTy7Ui9oP" * 7 + "Qw3rTy7Ui-AA", False, "Qw3rTy7Ui9oPQw3rTy7Ui9oP"),
+    ("//registry.npmjs.org/:_authToken=npm_Gh5Jk8Lm2Np4Qr6St9Vw1Xy3Za7Bc0De2Fgh", False, "Gh5Jk8Lm2Np4Qr6St9Vw1Xy3Za7Bc0De2Fgh"),
+    ("password = pypi-AgEIcHlwaS5vcmc" + "Ab1Cd2Ef3Gh4" * 6, False, "Ab1Cd2Ef3Gh4Ab1Cd2Ef3Gh4"),
+    ('SENDGRID = "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"', True, "wX1yZ4bC7eF0hI3kL6nO9qR2tU5"),
+    ("hook: https://hooks.slack.com/services/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", False, "aB3dE6gH9jK2mN5pQ8sTuV1w"),
+    ("DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=" + "aB3dE6gH9jK2mN5p" * 5 + "Qw==;EndpointSuffix=core.windows.net",
+     False, "aB3dE6gH9jK2mN5paB3dE6gH9jK2mN5p"),
+    ("https://acct.blob.core.windows.net/c/b?sv=2022-11-02&sr=b&sig=aB3dE6gH9jK2mN5pQ8sTuV1wX4yZ7bC0eF3hI6kL9n%3D",
+     False, "aB3dE6gH9jK2mN5pQ8sTuV1wX4yZ7bC0eF3hI6kL9n"),
+    ("VAULT_TOKEN=hvs.CAESIJ" + "aB3dE6gH9jK2mN5pQ8sTuV1w" * 4, False, "aB3dE6gH9jK2mN5pQ8sTuV1w"),
+    ("from huggingface_hub import login; login('hf_aB3dE6gH9jK2mN5pQ8sTuV1wX4yZ7bC0eF')", True, "aB3dE6gH9jK2mN5pQ8sTuV1wX4yZ7bC0eF"),
+    ("databricks token dapi0123456789abcdef0123456789abcdef-2", False, "0123456789abcdef0123456789abcdef"),
+    ("docker login -p dckr_pat_aB3dE6gH9jK2mN5pQ8sTuV1wX4y", False, "aB3dE6gH9jK2mN5pQ8sTuV1wX4y"),
+    ("bot = MTA5ODc2NTQzMjEwOTg3NjU0Mw.GhIjKl.aB3dE6gH9jK2mN5pQ8sTuV1wX4yZ7bC0eF3hI6k", False, "aB3dE6gH9jK2mN5pQ8sTuV1wX4yZ7bC0eF3hI6k"),
+    ("TELEGRAM_BOT=1234567890:AAaB3dE6gH9jK2mN5pQ8sTuV1wX4yZ7bC0e", False, "aB3dE6gH9jK2mN5pQ8sTuV1wX4yZ7bC0e"),
+    ("shop token 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", False, "0a1b2c3d4e5f60718293a4b5c6d7e8f9"),
+    ("DO=dop_v1_" + "0a1b2c3d4e5f6071" * 4, False, "0a1b2c3d4e5f60710a1b2c3d4e5f6071"),
+    ("MAILGUN_API_KEY=key-0a1b2c3d4e5f60718293a4b5c6d7e8f9", False, "0a1b2c3d4e5f60718293a4b5c6d7e8f9"),
+    ('curl -H "Authorization: Bearer aB3dE6gH9jK2mN5pQ8sTuV1w" https://api', False, "aB3dE6gH9jK2mN5pQ8sTuV1w"),
+    ("REDIS_URL=redis://:s3cr3tPassw0rd@cache:6379/0", False, "s3cr3tPassw0rd"),
+    ("DB_PASS=Tr0ub4dor-3x", False, "Tr0ub4dor-3x"),
+    ("database:\n  password: Tr0ub4dor-3x\n", False, "Tr0ub4dor-3x"),
+    ('{"api_token": "a8f3k2m9x7q1w5e6r4t"}', False, "a8f3k2m9x7q1w5e6r4t"),
+    ("cfg = {'slack_token': 'a8f3k2m9x7q1w5e6r4t'}", True, "a8f3k2m9x7q1w5e6r4t"),
+    ("password=hunter2hunter", False, "hunter2hunter"),
+    ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCY4aB3dE6gH9", False, "wJalrXUtnFEMI/K7MDENG/bPxRfiCY4aB3dE6gH9"),
+]
+
+
+@pytest.mark.parametrize(("text", "code", "secret"), ISSUE_14, ids=[t[:24] for t, _, _ in ISSUE_14])
+def test_issue_14_formats_are_masked(text: str, code: bool, secret: str) -> None:
+    result = mask_text(text, code=code)
+    assert result.count >= 1
+    assert not evaluate.leaked(secret, result.text), result.text
+    assert mask_text(result.text, code=code) == MaskResult(result.text, 0)
+    assert len(result.text.splitlines()) == len(text.splitlines())
+
+
+# --- ordinary code is never mangled -----------------------------------------------------------
+
+ORDINARY = [
+    "self.access_token = access_token",
+    "token = self.sync_get_token()",
+    "password = os.environ['PASSWORD']",
+    'password = os.environ["DB_PASSWORD"]',
+    "API_KEY = os.getenv('API_KEY')",
+    "SECRET_KEY = settings.SECRET_KEY",
+    "def rotate(token: str, secret: bytes) -> None:",
+    "token = tokens[i]",
+    "password: str = Field(default=None, repr=False)",
+    '\tPassword string `json:"password,omitempty"`',
+    "const apiKey = process.env.API_KEY ?? '';",
+    'TOKEN_TYPE = "bearer"',
+    'API_KEY_HEADER = "X-API-Key"',
+    'PASSWORD_FIELD = "password"',
+    'auth_url = "https://example.com/oauth/token"',
+    'headers["Authorization"] = f"Bearer {self.token}"',
+    'url = f"{scheme}://{user}:{password}@{host}"',
+    "max_tokens = 4096",
+    'tokenizer = "bert-base-uncased"',
+    'secret_name = "my-tls-secret"',
+    "auth = (username, password)",
+    'request.headers.get("authorization", "")',
+    "cache_key = f'user:{user_id}'",
+    "sk-learn is not a key; task-management-system-overview-document",
+]
+
+
+@pytest.mark.parametrize("text", ORDINARY)
+def test_ordinary_code_is_never_masked_in_code_mode(text: str) -> None:
+    assert mask_text(text, code=True) == MaskResult(text, 0)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["self.access_token = access_token", "token = self.sync_get_token()",
+     "password = os.environ['PASSWORD']"],
+)
+def test_the_spec_code_examples_are_left_alone_in_prose_mode_too(text: str) -> None:
+    assert mask_text(text) == MaskResult(text, 0)
+
+
+@pytest.mark.parametrize(
+    ("path", "kind", "code"),
+    [("src/app.py", "code", True), ("cmd/main.go", "code", True), ("web/app.ts", "code", True),
+     ("config/settings.yaml", "code", False), ("deploy/values.yml", "code", False),
+     ("package.json", "code", False), ("pyproject.toml", "code", False), ("app.ini", "code", False),
+     ("config/.env.production", "code", False), ("prod.env", "code", False),
+     ("scripts/deploy.sh", "code", False), ("Dockerfile", "code", False), ("docs/guide.md", "markdown", False)],
+)
+def test_code_mode_by_path(path: str, kind: str, code: bool) -> None:
+    assert code_mode(path, kind) is code
+
+
+def test_trace_names_the_rule_and_the_line() -> None:
+    trace = trace_masks("a\nGITLAB=glpat-Ab3dE6gH9jK2mN5pQ8sT\n")
+    assert trace == [("gitlab_token", 2, "glpat-Ab3dE6gH9jK2mN5pQ8sT")]
+
+
+def test_masked_error_masks_message_details_and_recovery() -> None:
+    from ragit.errors import RagitError
+
+    error = RagitError("INPUT_INVALID", "bad token ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789",
+                       {"value": "password=hunter2hunter", "nested": ["npm_Gh5Jk8Lm2Np4Qr6St9Vw1Xy3Za7Bc0De2Fgh"]},
+                       "ragit query 'sk-abcdefghijklmnopqrstuvwxyz'")
+    masked = masked_error(error).to_dict()
+    text = json.dumps(masked)
+    for secret in ("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", "hunter2hunter", "Gh5Jk8Lm2Np4Qr6St9Vw1Xy3Za7Bc0De2Fgh",
+                   "abcdefghijklmnopqrstuvwxyz"):
+        assert secret not in text
+
+
+# --- the measured corpora -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def leak_report() -> evaluate.LeakReport:
+    return evaluate.evaluate_leaks()
+
+
+def test_leak_corpus_has_150_formats_in_6_framings(leak_report: evaluate.LeakReport) -> None:
+    framings: dict[str, set[str]] = {}
+    for case in leak_report.positives():
+        framings.setdefault(case.format, set()).add(case.framing)
+    full = [fmt for fmt, seen in framings.items() if len(seen) >= 6]
+    assert len(full) >= 150
+    assert set(rule_table.all_format_ids()) <= set(framings)  # every format has positive cases
+    negatives = {case.format for case in leak_report.negatives()}
+    assert set(framings) <= negatives  # and negative ones
+
+
+def test_leak_corpus_recall_is_100_percent(leak_report: evaluate.LeakReport) -> None:
+    assert [(c.id, c.problem) for c in leak_report.failures()] == []
+    assert leak_report.recall() == 1.0
+
+
+def test_leak_corpus_is_rebuilt_byte_for_byte(tmp_path: Path) -> None:
+    import build_corpus
+
+    records = build_corpus.build()
+    text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records)
+    assert text == (FIXTURES / "secrets" / "corpus.jsonl").read_text(encoding="utf-8")
+
+
+def test_ordinary_corpus_false_masks_are_within_target() -> None:
+    report = evaluate.evaluate_ordinary()
+    assert report.total_lines >= 20_000
+    assert set(report.lines) == {"python", "go", "typescript", "yaml"}
+    assert report.per_10k() <= 1.0, report.false_masks()
+    known = evaluate.load_known()
+    assert {(m["file"], m["line"]) for m in report.known_masks()} == set(known)  # no stale entry
+
+
+def test_ordinary_corpus_ships_licenses_and_sources() -> None:
+    root = FIXTURES / "ordinary_code"
+    sources = json.loads((root / "SOURCES.json").read_text(encoding="utf-8"))["files"]
+    projects = {entry["project"] for entry in sources}
+    assert all((root / project / "LICENSE").is_file() for project in projects)
+    assert all((root / entry["fixture"]).is_file() and re.fullmatch(r"[0-9a-f]{40}", entry["commit"])
+               for entry in sources)

@@ -28,10 +28,10 @@ def remask_hits(hits: Sequence[Hit]) -> None:
     Each hit records how many secrets were hidden per field, so a redaction summary can name
     the projected field paths of exactly the hits it reports.
     """
-    from ..security.masking import MASKING_VERSION, mask_text
+    from ..security.masking import MASKING_VERSION, code_mode, mask_text
 
     for hit in hits:
-        code = hit.doc_type == "code"
+        code = code_mode(hit.path, hit.doc_type)
         for attr, name in (("path", "path"), ("section_title", "sectionTitle"), ("text", "text")):
             if attr == "text":
                 if hit.masked_with == MASKING_VERSION:

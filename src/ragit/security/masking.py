@@ -1,42 +1,74 @@
 """Secret masking: one ordered rule table (knowledge §10.1), idempotent and line-preserving.
 
-Masking runs over every ingested blob and again on every output string, so each row only
-runs its regex where a cheap literal scan says a match can be (see ``MaskRule.scope``), and a
-match whose secret is already masked is neither rewritten nor counted, which makes
-``mask(mask(x)) == mask(x)``. Changing anything in ``RULES`` changes what the store holds:
-bump ``MASKING_VERSION``.
+Masking runs over every ingested blob and again on every output string, so it has to be cheap
+on text without secrets. Every rule lists lower-case ``needles``, literals each of its matches
+contains; one scan of the lower-cased text (``_gate``) finds which needles occur, and a rule
+runs only where one of its needles is (see ``MaskRule.scope``). A match whose secret is already
+masked is neither rewritten nor counted, which makes ``mask(mask(x)) == mask(x)``.
+
+The table: row 1 (PEM / PGP private key blocks in any framing), rows 2-10 (the first provider
+tokens), the provider token rows generated from ``rules.TOKEN_FORMATS``, header / CLI / file
+format rows, rows 11-13 (URL passwords, env assignments, key/value pairs), the provider
+key/value row generated from ``rules.KEYED_FORMATS``, and last the generic secret assignment
+row with its entropy check. Changing anything in the table changes what the store holds: bump
+``MASKING_VERSION``.
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
+
+from . import rules as _rules
+from .values import (
+    MARKER,
+    code_literal_secret,
+    data_literal_secret,
+    is_placeholder,
+    is_reference,
+    is_template,
+    masked_already,
+    names_itself,
+    not_a_literal,
+    random_enough,
+    secret_name,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..errors import RagitError
 
-MASKING_VERSION: str = "1"
+MASKING_VERSION: str = "2"
 
-MARKER = "***"
+__all__ = [
+    "MARKER", "MASKING_VERSION", "RULES", "MaskResult", "MaskRule", "RedactionSummary",
+    "code_mode", "mask_text", "mask_value", "masked_error", "trace_masks",
+]
 
 # Every character str.splitlines() treats as a line boundary; masking never adds or drops one.
 _LINE_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
 _LINE_SPLIT = re.compile("(\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029])")
+_NO_BREAK = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 
-Replace = Callable[["re.Match[str]"], "str | None"]  # None: the secret is already masked
+Replace = Callable[["re.Match[str]"], "str | None"]  # None: nothing (more) to hide
 
 
 @dataclass(frozen=True)
 class MaskRule:
-    """One row of the §10.1 table; ``code_*`` is the row's code-mode variant (rows 12, 13).
+    """One row of the table; ``code_*`` is the row's code-mode variant.
 
-    ``scope`` says where the pattern needs to run, so a large text costs a literal scan:
-    ``"text"``: everywhere, skipped unless one of ``needles`` occurs (no needles: always run);
-    ``"lines"``: only on the newline-separated lines holding a needle (no match spans a line);
-    ``"starts"``: only at the positions of a needle in the lower-cased text (every match
-    starts with one, case-insensitively).
+    ``needles`` are lower-case literals; every match contains one, compared case-insensitively
+    (``exact_case``: as written; no needles: the row always runs). ``scope`` says where the pattern needs to run:
+    ``"text"``: the whole text, when a needle occurs;
+    ``"lines"``: only the newline-separated lines holding a needle (no match spans a line);
+    ``"line_starts"``: only at the start of the lines holding a needle (every match starts a
+    line: a YAML block);
+    ``"starts"``: only at the positions of a needle (every match starts with one);
+    ``"assign"``: only on lines where a needle is followed by the rest of a name and an
+    assignment operator (the generic row: the needle is part of the assigned name).
     """
 
     number: int
@@ -44,9 +76,15 @@ class MaskRule:
     pattern: re.Pattern[str]
     replace: Replace
     needles: tuple[str, ...] = ()
-    scope: Literal["text", "lines", "starts"] = "text"
+    scope: Literal["text", "lines", "line_starts", "starts", "assign"] = "text"
     code_pattern: re.Pattern[str] | None = None
     code_replace: Replace | None = None
+    family: str = ""
+    formats: tuple[str, ...] = ()
+    source: str = _rules.RAGIT
+    exact_case: bool = False  # needles are compared case-sensitively (the pattern is too)
+    line_also: str = ""  # a literal every match's line also holds ("@" in a URL with a password)
+    requires: str = ""  # a lower-case word the text must hold for the row to run at all
 
 
 @dataclass(frozen=True)
@@ -55,6 +93,9 @@ class MaskResult:
 
     text: str
     count: int
+
+
+# ----------------------------------------------------------------------------- replacements
 
 
 def _keep_prefix(n: int) -> Replace:
@@ -66,28 +107,101 @@ def _keep_prefix(n: int) -> Replace:
     return replace
 
 
+def _keep_group(check: Callable[[str], bool] | None = None) -> Replace:
+    """Token rows: the ``keep`` group stays visible, the rest becomes ``***``; ``check`` may
+    veto a match whose secret part does not look like one."""
+
+    def replace(m: re.Match[str]) -> str | None:
+        keep = m.group("keep") or ""
+        secret = m.group(0)[len(keep):]
+        if check is not None and not check(secret):
+            return None
+        return keep + MARKER
+
+    return replace
+
+
+def _keep_until_value(check: Callable[[str], bool] | None = None) -> Replace:
+    """Everything before the ``value`` group stays; the value becomes ``***``."""
+
+    def replace(m: re.Match[str]) -> str | None:
+        value = m.group("value")
+        if masked_already(value) or (check is not None and not check(value)):
+            return None
+        return m.group(0)[: m.start("value") - m.start()] + MARKER
+
+    return replace
+
+
+# Characters around a PEM body line that are framing, not key material: indentation, quotes,
+# string concatenation and escaped line breaks (JSON's "\n").
+_PEM_LEAD = re.compile(r"(?:\\[nrt]|[\s\"'`+,(\[])*")
+_PEM_TRAIL = re.compile(r"(?:\\[nrt]|[\s\"'`+,)\];])*$")
+
+
+def _pem_segment(segment: str, edge: bool) -> str:
+    """One physical line of a key body -> its framing around ``***``.
+
+    ``edge``: the part of the header's or footer's own line; left alone when it is only
+    framing (a key written on its own lines)."""
+    lead = _PEM_LEAD.match(segment).group(0)  # type: ignore[union-attr]
+    rest = segment[len(lead):]
+    trail = _PEM_TRAIL.search(rest).group(0)  # type: ignore[union-attr]
+    core = rest[: len(rest) - len(trail)]
+    if not core:
+        return segment if edge else lead + MARKER + trail
+    return lead + MARKER + trail
+
+
 def _private_key_block(m: re.Match[str]) -> str | None:
-    """Row 1: BEGIN/END lines kept, every body line becomes ``***`` (line breaks kept)."""
-    parts = _LINE_SPLIT.split(m.group(2))
+    """Row 1: header and footer kept, every body line becomes ``***`` with its framing kept
+    (indentation, quotes, escaped ``\\n``), line breaks kept; already masked -> None."""
+    body = m.group("body")
+    closed = body is not None
+    if not closed:
+        body = m.group("open")
+    parts = _LINE_SPLIT.split(body)
     lines, breaks = parts[0::2], parts[1::2]
-    if all(line == MARKER for line in lines):
+    last = len(lines) - 1
+    new_lines = [_pem_segment(line, edge=(i == 0 or (closed and i == last)))
+                 for i, line in enumerate(lines)]
+    if new_lines == lines:
         return None
-    body = "".join(MARKER + brk for brk in breaks) + MARKER
-    return f"{m.group(1)}\n{body}\n{m.group(3)}"
+    out = [new_lines[0]]
+    for brk, line in zip(breaks, new_lines[1:]):
+        out += (brk, line)
+    return m.group("header") + "".join(out) + (m.group("footer") or "")
+
+
+def _putty_key(m: re.Match[str]) -> str | None:
+    """PuTTY key files: the base64 lines after ``Private-Lines: N`` become ``***``."""
+    parts = _LINE_SPLIT.split(m.group("lines"))
+    new = [part if i % 2 or not part or part == MARKER else MARKER for i, part in enumerate(parts)]
+    return None if new == parts else m.group("keep") + "".join(new)
 
 
 def _url_password(m: re.Match[str]) -> str | None:
-    """Row 11: ``scheme://user:***@``."""
-    if m.group(2).endswith(MARKER):
+    """Row 11: ``scheme://user:***@``; a template (``{password}``, ``$TOKEN``) is not a secret."""
+    password = m.group(2)
+    if masked_already(password) or is_template(password) or is_placeholder(password):
         return None
     return m.group(1) + MARKER + m.group(3)
 
 
 def _env_secret(m: re.Match[str]) -> str | None:
-    """Row 12: the assignment and any opening quote stay, the value becomes ``***``."""
-    if m.group(3).endswith(MARKER):
+    """Row 12: the assignment and any opening quote stay, the value becomes ``***``; a value
+    that is not a literal (``$(gh auth token)``, ``(``, ``true``) is left alone."""
+    value = m.group(3)
+    if masked_already(value) or _kv_value_exempt(value):
         return None
     return m.group(1) + m.group(2) + MARKER
+
+
+def _env_secret_code(m: re.Match[str]) -> str | None:
+    """Row 12, code mode: only a literal that looks like a credential."""
+    if not code_literal_secret(m.group(3)):
+        return None
+    return _env_secret(m)
 
 
 def _split_kv(m: re.Match[str]) -> tuple[str, str, str]:
@@ -99,6 +213,13 @@ def _split_kv(m: re.Match[str]) -> tuple[str, str, str]:
     return key, rest[: len(rest) - len(value)], value
 
 
+def _kv_value_exempt(value: str) -> bool:
+    """Row 13 (prose): a value part that is not a literal (``${{ secrets.X }}``, ``write``,
+    ``description:``, ``self.get_token()``, a TypeScript ``string;``) is left alone."""
+    bare = value.lstrip("\"'`").rstrip(";,)")
+    return not bare or not_a_literal(bare) or bare[0] in "([{"
+
+
 def _kv_secret(m: re.Match[str]) -> str | None:
     """Row 13: ``<key>: <first k chars of the value part>***``, k = min(4, max(0, len - 4)).
 
@@ -106,7 +227,7 @@ def _kv_secret(m: re.Match[str]) -> str | None:
     written so that line ranges stay valid.
     """
     key, sep, value = _split_kv(m)
-    if value.endswith(MARKER):
+    if masked_already(value) or _kv_value_exempt(value):
         return None
     if not any(ch in _LINE_BREAKS for ch in sep):
         sep = ": "
@@ -117,10 +238,30 @@ def _kv_secret(m: re.Match[str]) -> str | None:
 def _kv_secret_code(m: re.Match[str]) -> str | None:
     """Row 13, code mode: ``<key><separator as written><quote>***``."""
     key, sep, value = _split_kv(m)
-    if value.endswith(MARKER):
+    if masked_already(value) or not code_literal_secret(value[1:]):
         return None
     return key + sep + value[0] + MARKER
 
+
+# --------------------------------------------------------------------------- structural rows
+
+# Row 1: a PEM or PGP private key anywhere (line start or inline, any indentation, LF or CRLF,
+# JSON-escaped "\n", quoted, concatenated), with or without its footer.
+_PEM_HEADER = r"-----BEGIN[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+_PEM_FOOTER = r"-----END[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+_PEM = re.compile(
+    rf"(?P<header>{_PEM_HEADER})"
+    rf"(?:(?P<body>(?:(?!-----BEGIN )[\s\S]){{1,20000}}?)(?P<footer>{_PEM_FOOTER})"
+    r"|(?P<open>(?:(?:\r\n|[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]|\\r\\n|\\n)"
+    r"[ \t\"'+,]*[A-Za-z0-9+/=]{16,}[ \t\"',+;]*)+))"
+)
+_PUTTY = re.compile(
+    r"(?P<keep>Private-Lines: *\d+)(?P<lines>(?:(?:\r\n|[\n\r])(?:[A-Za-z0-9+/=]{4,}|\*\*\*))+)"
+)
+
+# Row 11 and its empty-user twin (redis://:password@host).
+_URL_PASSWORD = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^\s/:@]+:)([^\s/@]+)(@)")
+_URL_EMPTY_USER = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://:)([^\s/@]+)(@)")
 
 # Rows 12 and 13 differ between modes only in the opening quote: optional, or (code) required.
 _ENV_SECRET = (
@@ -130,90 +271,689 @@ _ENV_SECRET = (
 _KV_SECRET = r"(?i)(api_key|api-key|apikey|token|secret)\s*[:=]\s*QUOTE[^\s\"']+"
 _OPTIONAL_QUOTE, _REQUIRED_QUOTE = "[\"']?", "[\"']"
 
-# The §10.1 table, in order: number, label, pattern, replacement, then where to look.
-# Rows whose pattern starts with a literal need no needles: re already scans for it.
-RULES: tuple[MaskRule, ...] = (
-    MaskRule(
-        1, "private_key_block",
-        re.compile(
-            r"(?m)^(-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----)\n([\s\S]*?)\n"
-            r"(-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----)"
-        ),
-        _private_key_block, needles=("PRIVATE KEY-----",),
-    ),
-    MaskRule(2, "openai_key", re.compile(r"sk-[A-Za-z0-9]{20,}"), _keep_prefix(6)),
-    MaskRule(
-        3, "openai_scoped_key", re.compile(r"sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}"),
-        _keep_prefix(8),
-    ),
-    MaskRule(4, "github_pat", re.compile(r"ghp_[A-Za-z0-9]{20,}"), _keep_prefix(6)),
-    MaskRule(
-        5, "github_token", re.compile(r"(?:gh[ousr]_|github_pat_)[A-Za-z0-9_]{20,}"),
-        _keep_prefix(6),
-    ),
-    MaskRule(6, "aws_access_key", re.compile(r"AKIA[A-Z0-9]{16}"), _keep_prefix(6)),
-    MaskRule(7, "slack_token", re.compile(r"xox[abposr]-[A-Za-z0-9-]{10,}"), _keep_prefix(5)),
-    MaskRule(
-        8, "stripe_key", re.compile(r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"),
-        _keep_prefix(8), needles=("k_live_", "k_test_"),
-    ),
-    MaskRule(9, "google_api_key", re.compile(r"AIza[0-9A-Za-z_-]{35}"), _keep_prefix(4)),
-    MaskRule(
-        10, "jwt",
-        re.compile(r"eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{10,}"),
-        _keep_prefix(3),
-    ),
-    MaskRule(
-        11, "url_password", re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^\s/:@]+:)([^\s/@]+)(@)"),
-        _url_password, needles=("://",), scope="lines",
-    ),
-    MaskRule(
-        12, "env_secret", re.compile(_ENV_SECRET.replace("QUOTE", _OPTIONAL_QUOTE)),
-        _env_secret, needles=("SECRET", "TOKEN", "PASSWORD", "KEY"), scope="lines",
-        code_pattern=re.compile(_ENV_SECRET.replace("QUOTE", _REQUIRED_QUOTE)),
-        code_replace=_env_secret,
-    ),
-    MaskRule(
-        13, "kv_secret", re.compile(_KV_SECRET.replace("QUOTE", _OPTIONAL_QUOTE)),
-        _kv_secret, needles=("api_key", "api-key", "apikey", "token", "secret"), scope="starts",
-        code_pattern=re.compile(_KV_SECRET.replace("QUOTE", _REQUIRED_QUOTE)),
-        code_replace=_kv_secret_code,
-    ),
+_TOKENISH = r"[A-Za-z0-9._~+/=:-]"
+_AUTH_HEADER = re.compile(
+    r"(?i)(?P<keep>(?:(?<=\\[nrt])|(?<![\w\\-]))(?:proxy-)?authorization[\"'`]?[ \t]*[:=][ \t]*[\"'`]?[ \t]*"
+    r"(?:(?:bearer|basic|token|bot|digest|apikey|api-key|sso-key|negotiate|ntlm|hmac)[ \t]+)?)"
+    rf"(?P<value>{_TOKENISH}{{8,}})(?![(\[{{*]|{_TOKENISH})"
 )
+_BEARER = re.compile(
+    r"(?i)(?P<keep>(?:(?<=\\[nrt])|(?<![\w\\-]))bearer[ \t]+)(?P<value>[A-Za-z0-9._~+/-]{20,}=*)(?![A-Za-z0-9._~+/=*-])"
+)
+_CURL_USER = re.compile(
+    r"(?P<keep>(?<!\S)(?:-u|--user)(?:[ \t]+|=)[\"']?[^\s:\"'$]+:)(?P<value>[^\s\"']{3,})"
+)
+_NETRC = re.compile(
+    r"(?P<keep>(?:(?<=\\[nrt])|(?<![\w\\-]))machine\s+\S+\s+login\s+\S+\s+password[ \t]+)"
+    r"(?P<value>[^\s\\]+)"
+)
+_XML_SECRET = re.compile(
+    r"(?i)(?P<keep><(?P<tag>[\w:.-]*(?:password|passwd|secret|token|apikey|api_key|accesskey|"
+    r"credential)[\w:.-]*)(?:[ \t][^<>\n]*)?>)(?P<value>[^<>\s][^<>\n]{0,400}?)(?=</(?P=tag)>)"
+)
+_XML_ADD_KEY = re.compile(
+    r"(?i)(?P<keep><add[ \t]+key[ \t]*=[ \t]*\"[^\"\n]*(?:password|secret|token|apikey|api_key|"
+    r"connectionstring)[^\"\n]*\"[ \t]+value[ \t]*=[ \t]*\")(?P<value>[^\"\n]+)(?=\")"
+)
+_DSN_PASSWORD = re.compile(
+    r"(?i)(?P<keep>(?:(?<=[;\"'?&])|(?<=[;\"'?&] ))(?:password|pwd|passwd)[ \t]*=[ \t]*)"
+    r"(?P<value>[^;\"'&\s\\]{2,})"
+)
+_K8S_DATA = re.compile(
+    r"(?m)^(?P<indent>[ \t]*)(?P<head>(?:data|stringData):[ \t]*(?:\r\n|\n))"
+    r"(?P<block>(?:(?P=indent)[ \t]+[^\n]*(?:\r\n|\n|$))+)"
+)
+_K8S_KIND = re.compile(r"(?im)^[ \t]*kind:[ \t]*[\"']?secret[\"']?[ \t\r]*$")
+_K8S_LINE = re.compile(r"^(?P<keep>[ \t]*[^\s:#][^:]*:[ \t]*)(?P<value>.*?)(?P<end>\s*)$")
 
-# Where re's IGNORECASE and str.lower() disagree on the row-13 keys: re folds these to i, i, s
-# (and U+0130 lowers to two characters). Texts holding one are scanned in full instead.
-_FOLD_MISMATCH = ("\u0130", "\u0131", "\u017f")
+
+def _kubernetes_secret(m: re.Match[str]) -> str | None:
+    """Values under ``data:`` / ``stringData:`` of a YAML document of ``kind: Secret``."""
+    text = m.string
+    start = text.rfind("\n---", 0, m.start()) + 1
+    end = text.find("\n---", m.end())
+    if not _K8S_KIND.search(text, start, len(text) if end < 0 else end):
+        return None
+    parts = _LINE_SPLIT.split(m.group("block"))
+    changed = False
+    for i in range(0, len(parts), 2):
+        line = parts[i]
+        if not line.strip():
+            continue
+        kv = _K8S_LINE.match(line)
+        if kv is None:  # continuation of a block scalar
+            indent = line[: len(line) - len(line.lstrip())]
+            new = line if line.strip() == MARKER else indent + MARKER
+        else:
+            value = kv.group("value")
+            if not value or value in ("|", ">", "|-", ">-") or masked_already(value) or is_template(value):
+                continue
+            quote = value[0] if value[0] in "\"'" else ""
+            new = kv.group("keep") + quote + MARKER + quote + kv.group("end")
+        changed = changed or new != line
+        parts[i] = new
+    return m.group("indent") + m.group("head") + "".join(parts) if changed else None
+
+
+# ------------------------------------------------------------------------------ keyed rows
+
+_OPERATOR = r"(?::{1,3}=|=>|\?=|\|\||=|:|,|>)"
+_KEY_START = r"(?:(?<=\\[nrt])|(?<![\w.$\\-]))"
+
+
+def _keyed_rule(number: int) -> MaskRule:
+    """One row for every ``KeyedFormat``: ``<key with a provider's name> <op> <value>``."""
+    keywords = sorted({kw for fmt in _rules.KEYED_FORMATS for kw in fmt.keywords}, key=len, reverse=True)
+    alt = "|".join(re.escape(kw) for kw in keywords)
+    body = (
+        rf"(?P<key>{_KEY_START}(?P<kq>\\?[\"'`])?[\w.-]{{0,50}}?(?:{alt})[\w.-]{{0,30}})"
+        rf"(?P<sep>\\?[\"'`]?[ \t]*{_OPERATOR}[ \t]*)"
+        r"(?P<q>QUOTE)(?P<value>[\w=+/.:%|~-]{8,400})(?=\\?[\"'`\s;,)\]}]|\\[nrt]|$)"
+    )
+    shapes = [(fmt, re.compile(fmt.value)) for fmt in _rules.KEYED_FORMATS]
+
+    def check(m: re.Match[str]) -> str | None:
+        key, value = m.group("key").lower(), m.group("value")
+        for fmt, shape in shapes:
+            if any(kw in key for kw in fmt.keywords) and shape.fullmatch(value):
+                if value.isdigit() or random_enough(value):
+                    return m.group(0)[: m.start("value") - m.start()] + MARKER
+        return None
+
+    return MaskRule(
+        number, "provider_keyed",
+        re.compile(body.replace("QUOTE", r"\\?[\"'`]?"), re.IGNORECASE), check,
+        needles=tuple(keywords), scope="lines",
+        code_pattern=re.compile(body.replace("QUOTE", r"\\?[\"'`]"), re.IGNORECASE), code_replace=check,
+        family="keyed", formats=tuple(fmt.label.replace("_", "-") for fmt in _rules.KEYED_FORMATS), source=_rules.GITLEAKS,
+    )
+
+
+# The generic row: a name that holds a secret, an assignment operator, a literal value.
+_SECRET_WORDS = ("pass", "pwd", "pw", "secret", "token", "key", "auth", "cred", "dsn")
+_ASSIGNMENT = (
+    rf"(?P<key>{_KEY_START}(?P<kq>\\?[\"'`])?(?P<name>[A-Za-z_$@][\w.-]{{0,80}}+)"
+    r"(?:\\?[\"'`])?(?:[ \t]*\])?)"
+    rf"(?P<sep>[ \t]*{_OPERATOR}[ \t]*)"
+    r"(?:(?P<q>\\?(?P<qc>[\"'`]))(?P<qv>[^\"'`\\" + _NO_BREAK + r"]*)(?=\\?(?P=qc))"
+    r"BARE)"
+)
+_BARE_VALUE = r"|(?P<bv>[^\s\"'`\\,;()\[\]{}]++)(?![(\[{])"
+
+
+def _assignment_replace(code: bool) -> Replace:
+    def replace(m: re.Match[str]) -> str | None:
+        name = m.group("name").lstrip("$@")
+        if m.group("sep").strip() in (",", ">") and not m.group("kq"):
+            return None  # "a, b" and "a > b" are not assignments unless the key is quoted
+        quoted = m.group("q") is not None
+        value = m.group("qv") if quoted else m.group("bv")
+        if value is None or masked_already(value) or not secret_name(name) or names_itself(name, value):
+            return None
+        if code:
+            ok = quoted and code_literal_secret(value)
+        else:
+            ok = data_literal_secret(value.strip()) if quoted else data_literal_secret(value)
+        if not ok:
+            return None
+        start = m.start("qv") if quoted else m.start("bv")
+        return m.group(0)[: start - m.start()] + MARKER
+
+    return replace
+
+
+# ------------------------------------------------------------------------------- the table
+
+
+def _token_rule(number: int, fmt: _rules.TokenFormat) -> MaskRule:
+    check = random_enough if fmt.check == "random" else None
+    scope: Literal["text", "lines", "starts"] = "starts" if fmt.anchored else "lines"
+    if not fmt.needles:
+        scope = "text"
+    return MaskRule(
+        number, fmt.label, re.compile(fmt.regex, re.ASCII), _keep_group(check), needles=fmt.needles,
+        scope=scope,
+        family=fmt.family, formats=fmt.format_ids(), source=fmt.source,
+    )
+
+
+def _build_rules() -> tuple[MaskRule, ...]:
+    """The table in order; rows 1-13 keep the numbers of knowledge §10.1."""
+    spec = _rules.STRUCTURAL_FORMATS
+    head = [
+        MaskRule(1, "private_key_block", _PEM, _private_key_block, needles=("-----begin",),
+                 scope="starts", family="private_key", formats=spec["private_key_block"]),
+        MaskRule(2, "openai_key", re.compile(r"sk-[A-Za-z0-9]{20,}"), _keep_prefix(6),
+                 needles=("sk-",), scope="starts", family="openai", formats=spec["openai_key"]),
+        MaskRule(3, "openai_scoped_key", re.compile(r"sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}"),
+                 _keep_prefix(8), needles=("sk-",), scope="starts", family="openai",
+                 formats=spec["openai_scoped_key"]),
+        MaskRule(4, "github_pat", re.compile(r"ghp_[A-Za-z0-9]{20,}"), _keep_prefix(6),
+                 needles=("ghp_",), scope="starts", family="github", formats=spec["github_pat"]),
+        MaskRule(5, "github_token", re.compile(r"(?:gh[ousr]_|github_pat_)[A-Za-z0-9_]{20,}"),
+                 _keep_prefix(6), needles=("gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+                 scope="starts", family="github", formats=spec["github_token"]),
+        MaskRule(6, "aws_access_key", re.compile(r"AKIA[A-Z0-9]{16}"), _keep_prefix(6),
+                 needles=("akia",), scope="starts", family="aws", formats=spec["aws_access_key"]),
+        MaskRule(7, "slack_token", re.compile(r"xox[abposr]-[A-Za-z0-9-]{10,}"), _keep_prefix(5),
+                 needles=("xox",), scope="starts", family="slack", formats=spec["slack_token"]),
+        MaskRule(8, "stripe_key", re.compile(r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"),
+                 _keep_prefix(8), needles=("sk_live_", "sk_test_", "rk_live_", "rk_test_"),
+                 scope="starts", family="stripe", formats=spec["stripe_key"]),
+        MaskRule(9, "google_api_key", re.compile(r"AIza[0-9A-Za-z_-]{35}"), _keep_prefix(4),
+                 needles=("aiza",), scope="starts", family="google", formats=spec["google_api_key"]),
+        MaskRule(10, "jwt",
+                 re.compile(r"eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{10,}"),
+                 _keep_prefix(3), needles=("eyj",), scope="starts", family="jwt", formats=spec["jwt"]),
+    ]
+    number = 13
+    tokens = []
+    for fmt in _rules.TOKEN_FORMATS:
+        number += 1
+        tokens.append(_token_rule(number, fmt))
+
+    def row(label: str, pattern: re.Pattern[str], replace: Replace, needles: tuple[str, ...],
+            scope: Literal["text", "lines", "starts"], family: str, **kw: Any) -> MaskRule:
+        nonlocal number
+        number += 1
+        return MaskRule(number, label, pattern, replace, needles=needles, scope=scope,
+                        family=family, formats=spec.get(label, ()), **kw)
+
+    structural = [
+        row("putty_private_key", _PUTTY, _putty_key, ("private-lines:",), "starts", "private_key"),
+        row("authorization_header", _AUTH_HEADER, _keep_until_value(_header_value), ("authorization",),
+            "lines", "http_auth"),
+        row("bearer_token", _BEARER, _keep_until_value(random_enough), ("bearer",), "starts", "http_auth"),
+        row("curl_user", _CURL_USER, _keep_until_value(_curl_password), ("-u ", "-u\t", "-u=", "--user"),
+            "lines", "http_auth", requires="curl"),
+        row("netrc_password", _NETRC, _keep_until_value(_plain_value), ("machine",), "starts", "netrc"),
+        row("kubernetes_secret", _K8S_DATA, _kubernetes_secret, ("data:",), "line_starts",
+            "kubernetes"),
+        row("xml_secret", _XML_SECRET, _keep_until_value(_plain_value), ("</",), "lines", "xml"),
+        row("xml_add_key", _XML_ADD_KEY, _keep_until_value(_plain_value), ("<add",), "lines", "xml",
+            source=_rules.GITLEAKS),
+    ]
+    urls = [
+        MaskRule(11, "url_password", _URL_PASSWORD, _url_password, needles=("://",), scope="lines",
+                 family="url", formats=spec["url_password"], line_also="@"),
+        row("url_empty_user_password", _URL_EMPTY_USER, _url_password, ("://:",), "lines", "url",
+            line_also="@"),
+        row("dsn_password", _DSN_PASSWORD, _keep_until_value(_plain_value), ("password", "pwd", "passwd"),
+            "starts", "connection_string"),
+    ]
+    number += 1
+    keyed = _keyed_rule(number)
+    kv = [
+        MaskRule(
+            12, "env_secret", re.compile(_ENV_SECRET.replace("QUOTE", _OPTIONAL_QUOTE)), _env_secret,
+            needles=("SECRET", "TOKEN", "PASSWORD", "KEY"), scope="lines",
+            code_pattern=re.compile(_ENV_SECRET.replace("QUOTE", _REQUIRED_QUOTE)),
+            code_replace=_env_secret_code, family="assignment", exact_case=True,
+        ),
+        MaskRule(
+            13, "kv_secret", re.compile(_KV_SECRET.replace("QUOTE", _OPTIONAL_QUOTE)), _kv_secret,
+            needles=("api_key", "api-key", "apikey", "token", "secret"), scope="starts",
+            code_pattern=re.compile(_KV_SECRET.replace("QUOTE", _REQUIRED_QUOTE)),
+            code_replace=_kv_secret_code, family="assignment",
+        ),
+    ]
+    number += 1
+    generic = MaskRule(
+        number, "secret_assignment",
+        re.compile(_ASSIGNMENT.replace("BARE", _BARE_VALUE)), _assignment_replace(code=False),
+        needles=_SECRET_WORDS, scope="assign",
+        code_pattern=re.compile(_ASSIGNMENT.replace("BARE", "")), code_replace=_assignment_replace(code=True),
+        family="assignment", formats=spec["secret_assignment"],
+    )
+    return (*head, *tokens, *structural, *urls, keyed, *kv, generic)
+
+
+def _header_value(value: str) -> bool:
+    """An Authorization header value, not code that reads one (``request.headers.get``)."""
+    return not not_a_literal(value) and random_enough(value)
+
+
+def _curl_password(value: str) -> bool:
+    """``-u user:password``, not ``-u 1000:1000`` (a uid:gid pair)."""
+    return _plain_value(value) and not value.isdigit()
+
+
+def _plain_value(value: str) -> bool:
+    return not (masked_already(value) or is_template(value) or is_placeholder(value)
+                or is_reference(value))
+
+
+RULES: tuple[MaskRule, ...] = _build_rules()
+
+
+# ------------------------------------------------------------------------------- the gate
+#
+# Three cheap pre-scans decide which rows run, so that text without secrets costs a handful of
+# C-speed passes instead of one regex pass per row:
+#
+# * runs: a provider token is a long run of token characters. The text is mapped to bytes of
+#   "a" (token character) or " " (any other), runs of at least _RUN_MIN are found with one
+#   literal search, and one trie regex over those runs alone (a tenth of ordinary code) tells
+#   which token needles occur. A row is gated this way only when ``_run_width`` proves that
+#   every match is a run of at least _RUN_MIN characters.
+# * gate words: every other needle is reduced to the shortest gate word it contains ("pass"
+#   for "password"); each gate word is tested once with ``in``.
+# * keyed: ``provider_keyed`` runs only on lines holding an assignment operator followed by a
+#   value of _KEYED_MIN or more value characters and one of its provider keywords.
+
+_RUN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.+/=~:%$@|?&-")
+_RUN_MIN = 20
+_RUN_TABLE = bytes(0x61 if chr(i) in _RUN_CHARS else 0x20 for i in range(256))
+_RUN = re.compile(b"a" * (_RUN_MIN - 1) + b"a+")
+_GATE_WORDS = ("pass", "pw", "secret", "token", "key", "auth", "cred", "dsn", "://", "bearer",
+               "-----begin", "private-lines:", "machine", "data:", "curl")
+# Characters re's IGNORECASE folds onto ASCII letters that str.lower() leaves alone (or, for
+# U+0130, lowers to two characters): mapped first, so needles are found where re matches.
+_FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
+_FOLD_CHARS = ("\u0130", "\u0131", "\u017f")
+
+
+def _run_width(pattern: re.Pattern[str]) -> int | None:
+    """Minimum match length of ``pattern`` when every character a match consumes is in
+    ``_RUN_CHARS`` (lookarounds consume none); None when that cannot be shown."""
+    try:
+        from re import _parser as sre_parse  # type: ignore[attr-defined]
+
+        tree = sre_parse.parse(pattern.pattern, pattern.flags)
+    except Exception:  # pragma: no cover - another Python's private parser
+        return None
+    ascii_only = bool(pattern.flags & re.ASCII)
+
+    def char_ok(code: int) -> bool:
+        ch = chr(code)
+        return ch in _RUN_CHARS and (ch.swapcase() in _RUN_CHARS or not ch.isalpha())
+
+    def set_ok(items: list) -> bool:
+        for op, av in items:
+            name = str(op)
+            if name == "LITERAL" and char_ok(av):
+                continue
+            if name == "RANGE" and all(char_ok(c) for c in range(av[0], av[1] + 1)):
+                continue
+            if name == "CATEGORY" and (str(av) == "CATEGORY_DIGIT" or (ascii_only and str(av) == "CATEGORY_WORD")):
+                continue
+            return False
+        return True
+
+    def seq_ok(items: Iterable[tuple[Any, Any]]) -> bool:
+        for op, av in items:
+            name = str(op)
+            if name in ("ASSERT", "ASSERT_NOT", "AT"):
+                continue
+            if name == "LITERAL":
+                ok = char_ok(av)
+            elif name == "IN":
+                ok = set_ok(av)
+            elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+                ok = seq_ok(av[2])
+            elif name == "SUBPATTERN":
+                ok = seq_ok(av[3])
+            elif name == "BRANCH":
+                ok = all(seq_ok(branch) for branch in av[1])
+            else:
+                ok = False
+            if not ok:
+                return False
+        return True
+
+    return tree.getwidth()[0] if seq_ok(tree) else None
+
+
+def _trie_pattern(words: Iterable[str]) -> str:
+    """A regex alternation of ``words`` as a trie: each position costs one branch per letter."""
+    trie: dict[str, Any] = {}
+    for word in words:
+        node = trie
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def build(node: dict[str, Any]) -> str:
+        alts = [re.escape(ch) + build(sub) for ch, sub in sorted(node.items()) if ch]
+        if not alts:
+            return ""
+        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+        return f"(?:{body})?" if "" in node else body
+
+    return build(trie)
+
+
+def _gate_word(needle: str) -> str:
+    covering = [word for word in _GATE_WORDS if word in needle]
+    return min(covering, key=len) if covering else needle
+
+
+_RUN_GATED = frozenset(
+    i for i, rule in enumerate(RULES)
+    if rule.family not in ("keyed",) and rule.code_pattern is None
+    and (width := _run_width(rule.pattern)) is not None and width >= _RUN_MIN
+)
+def _starts_a_token(pattern: re.Pattern[str]) -> bool:
+    """Does every match start after a character that is not a letter or digit (the
+    lookarounds before the ``keep`` group rule them out)? Then its needle only needs looking
+    for at token starts."""
+    head, sep, _ = pattern.pattern.partition("(?P<keep>")
+    if not sep or not head.startswith("(?"):
+        return False
+    try:
+        probe = re.compile(head, pattern.flags)
+    except re.error:  # pragma: no cover
+        return False
+    return all(probe.match("x" + ch, 1) is None for ch in "azAZ09n")
+
+
+_RUN_NEEDLES = frozenset(n for i in _RUN_GATED for n in RULES[i].needles)
+# Needles of rows whose matches start a token, and start with a letter or digit: looked for
+# only after a non-alphanumeric character (4x cheaper); every other needle anywhere in a run.
+_TOKEN_START_NEEDLES = frozenset(
+    n for n in _RUN_NEEDLES if n[0].isalnum()
+    and all(_starts_a_token(RULES[i].pattern) and RULES[i].scope == "starts"
+            for i in _RUN_GATED if n in RULES[i].needles)
+)
+_ANYWHERE_NEEDLES = _RUN_NEEDLES - _TOKEN_START_NEEDLES
+_RUN_TRIE = re.compile("[^a-z0-9](" + _trie_pattern(_TOKEN_START_NEEDLES) + ")") if _TOKEN_START_NEEDLES else None
+_RUN_TRIE_ANYWHERE = re.compile(_trie_pattern(_ANYWHERE_NEEDLES)) if _ANYWHERE_NEEDLES else None
+_UNGATED = tuple(i for i in range(len(RULES)) if i not in _RUN_GATED)
+_RUN_NEEDLELESS = frozenset(i for i in _RUN_GATED if not RULES[i].needles)
+_RUN_RULES_BY_NEEDLE: dict[str, tuple[int, ...]] = {
+    n: tuple(i for i in sorted(_RUN_GATED) if n in RULES[i].needles) for n in _RUN_NEEDLES
+}
+_NEEDLE_GATE = {n: _gate_word(n) for i, rule in enumerate(RULES)
+                if i not in _RUN_GATED and rule.family != "keyed" and not rule.exact_case
+                for n in rule.needles}
+
+_KEYED_MIN = 14  # the shortest provider value shape (tests/unit/test_masking.py checks it)
+# The keyed pre-scan works on a byte map of the text: "v" value characters, "o" characters
+# that are operators or value characters (= : |), "c" comma, "g" greater-than, "s" blanks and
+# backslash, "q" quotes, "b" an opening bracket, newline kept, "x" anything else. A keyed value
+# is at least _KEYED_MIN value characters after an operator (in code mode: after a quote), not
+# followed by an opening bracket (that would be a call or a subscript).
+_KEYED_TABLE = bytes(
+    ord("v") if chr(i).isascii() and (chr(i).isalnum() or chr(i) in "_+/.%~-")
+    else ord("o") if chr(i) in "=:|" else ord("c") if chr(i) == "," else ord("g") if chr(i) == ">"
+    else ord("s") if chr(i) in " \t\\" else ord("q") if chr(i) in "\"'`" else ord("b") if chr(i) in "([{"
+    else ord("\n") if i == 10 else ord("x")
+    for i in range(256)
+)
+_KEYED_GATE = re.compile(rb"[ocg][sq]*[vo]{" + str(_KEYED_MIN).encode() + rb",}+(?!b)[^\n]*")
+_KEYED_GATE_CODE = re.compile(rb"[ocg]s*q[vo]{" + str(_KEYED_MIN).encode() + rb",}+(?!b)[^\n]*")
+_KEYWORDS = re.compile(_trie_pattern({kw for fmt in _rules.KEYED_FORMATS for kw in fmt.keywords}))
+
+
+@lru_cache(maxsize=4096)
+def _implied(found: str) -> frozenset[str]:
+    """Run needles a trie match stands for: those inside it, and those that start inside it
+    and run past its end (the scan resumes after a match, so those were not reported)."""
+    return frozenset(
+        n for n in _ANYWHERE_NEEDLES
+        if n in found or any(n.startswith(found[i:]) for i in range(1, len(found)))
+    )
+
+
+@lru_cache(maxsize=4096)
+def _implied_at_start(found: str) -> frozenset[str]:
+    """Token-start needles a match of ``_RUN_TRIE`` stands for: its prefixes, and needles that
+    start after a non-alphanumeric character inside it (hidden by the non-overlapping scan)."""
+    out = {n for n in _TOKEN_START_NEEDLES if found.startswith(n)}
+    for j in range(1, len(found)):
+        if not found[j - 1].isalnum():
+            tail = found[j:]
+            out.update(n for n in _TOKEN_START_NEEDLES if n.startswith(tail) or tail.startswith(n))
+    return frozenset(out)
+
+
+class _Runs:
+    """The runs of at least ``_RUN_MIN`` token characters of a text, joined by NULs (lower-
+    cased, as needles are), and which run needles they hold."""
+
+    __slots__ = ("text", "spans", "offsets", "joined", "present")
+
+    def __init__(self, text: str, lowered: str) -> None:
+        self.text = text
+        mapped = text.encode("ascii", "replace").translate(_RUN_TABLE)  # one byte per character
+        spans = [m.span() for m in _RUN.finditer(mapped)] if len(text) >= _RUN_MIN else []
+        if "\\" in text:  # a run right after an escape ("\nghp_...") also starts one later
+            spans = [v for s, e in spans for v in (
+                ((s, e), (s + 1, e)) if s and text[s - 1] == "\\" and lowered[s] in "nrt" and e - s > _RUN_MIN
+                else ((s, e),))]
+        self.spans = spans
+        self.offsets: list[int] = []
+        at = 0
+        for s, e in self.spans:
+            self.offsets.append(at)
+            at += e - s + 1
+        self.joined = "\x00".join(lowered[s:e] for s, e in self.spans)
+        self.present: set[str] = set()
+        if self.spans:
+            if _RUN_TRIE is not None:
+                for found in set(_RUN_TRIE.findall("\x00" + self.joined)):
+                    self.present |= _implied_at_start(found)
+            if _RUN_TRIE_ANYWHERE is not None:
+                for found in set(_RUN_TRIE_ANYWHERE.findall(self.joined)):
+                    self.present |= _implied(found)
+
+    def _to_text(self, at: int) -> int:
+        k = bisect_right(self.offsets, at) - 1
+        return self.spans[k][0] + at - self.offsets[k]
+
+    def starts(self, needles: tuple[str, ...]) -> list[int]:
+        """Sorted text positions of every needle occurrence inside a run."""
+        return sorted({self._to_text(at) for at in _occurrences(self.joined, needles)})
+
+    def spans_with(self, needles: tuple[str, ...]) -> list[tuple[int, int]]:
+        """The runs holding a needle, each with the character after it (for lookaheads)."""
+        hit = sorted({bisect_right(self.offsets, at) - 1 for at in _occurrences(self.joined, needles)})
+        return [(self.spans[k][0], min(len(self.text), self.spans[k][1] + 1)) for k in hit]
+
+    def scan(self, pattern: re.Pattern[str]) -> Iterator[re.Match[str]]:
+        """``pattern`` over the runs only, re-matched in the text. Exact for a pattern whose
+        matches are runs and whose lookarounds test token characters only (NUL and any
+        character outside a run answer alike)."""
+        original = "\x00".join(self.text[s:e] for s, e in self.spans)
+        end = 0
+        for m in pattern.finditer(original):
+            at = self._to_text(m.start())
+            if at >= end and (real := pattern.match(self.text, at)) is not None:
+                yield real
+                end = real.end()
+
+
+def _keyed_lines(text: str, lowered: str, code: bool) -> list[tuple[int, int]]:
+    """Lines that hold an operator followed by a long value, and a provider keyword."""
+    mapped = text.encode("ascii", "replace").translate(_KEYED_TABLE)
+    lines = []
+    for m in (_KEYED_GATE_CODE if code else _KEYED_GATE).finditer(mapped):  # a match runs to the end of its line
+        lines.append((mapped.rfind(b"\n", 0, m.start()) + 1, m.end()))
+    if not lines:
+        return []
+    offsets = []
+    at = 0
+    for s, e in lines:
+        offsets.append(at)
+        at += e - s + 1
+    joined = "\x00".join(lowered[s:e] for s, e in lines)
+    hit = sorted({bisect_right(offsets, m.start()) - 1 for m in _KEYWORDS.finditer(joined)})
+    return [lines[k] for k in hit]
+
+
+class _Gate:
+    """What the pre-scans found in the current text; rebuilt after the text changes."""
+
+    __slots__ = ("text", "lowered", "_runs", "_words")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        folded = text.translate(_FOLD) if any(ch in text for ch in _FOLD_CHARS) else text
+        self.lowered = folded.lower()
+        self._runs: _Runs | None = None
+        self._words: dict[str, bool] = {}
+
+    def runs(self) -> _Runs:
+        if self._runs is None:
+            self._runs = _Runs(self.text, self.lowered)
+        return self._runs
+
+    def has(self, needle: str, exact_case: bool = False) -> bool:
+        """Does the text hold ``needle`` (its gate word, case-insensitively; or, for an
+        ``exact_case`` needle, the needle as written, looked for only when its lower-case form
+        is there)?"""
+        if exact_case:
+            if not self.has(needle.lower()):
+                return False
+            key = needle + "\x00"
+            found = self._words.get(key)
+            if found is None:
+                found = self._words[key] = needle in self.text
+            return found
+        word = _NEEDLE_GATE.get(needle, needle)
+        found = self._words.get(word)
+        if found is None:
+            found = self._words[word] = word in self.lowered
+        return found
+
+
+# ---------------------------------------------------------------------------- the engine
+
+
+def code_mode(path: str, kind: str) -> bool:
+    """Knowledge §10.1 code mode for a document: ``code`` kind, except data and config files
+    (JSON, YAML, TOML, INI, ``.env``, XML, shell assignments), whose unquoted values are
+    literals and are masked."""
+    if kind != "code":
+        return False
+    name = path.rsplit("/", 1)[-1].lower()
+    if name.startswith(".env") or name.endswith(".env") or name in _DATA_NAMES:
+        return False
+    return name.rpartition(".")[2] not in _DATA_SUFFIXES if "." in name else True
+
+
+_DATA_SUFFIXES = frozenset({
+    "json", "jsonl", "ndjson", "json5", "yaml", "yml", "toml", "ini", "cfg", "conf", "config",
+    "properties", "env", "xml", "plist", "tfvars", "hcl", "npmrc", "pypirc", "netrc", "pgpass",
+    "sh", "bash", "zsh", "ksh", "fish", "ps1", "bat", "cmd", "envrc", "secret", "secrets",
+    "pem", "key", "crt", "asc", "ppk", "csv", "tsv", "log", "sql",
+})
+_DATA_NAMES = frozenset({"dockerfile", "makefile", "procfile", "containerfile", "credentials",
+                         "config", "netrc", "_netrc", "pgpass", "htpasswd"})
 
 
 def mask_text(text: str, *, code: bool = False) -> MaskResult:
     """Apply every rule in order, each to the previous rule's output.
 
-    ``code=True`` is §10.1's code mode: rows 12 and 13 only mask quoted literals, so ordinary
-    code such as ``token = request.headers["Authorization"]`` stays readable.
+    ``code=True`` is §10.1's code mode (see ``code_mode``): assignment rows only mask quoted
+    literals that look like credentials, so ordinary code such as
+    ``token = request.headers["Authorization"]`` stays readable.
     """
+    return _mask(text, code, None)
+
+
+def trace_masks(text: str, *, code: bool = False) -> list[tuple[str, int, str]]:
+    """Which rule masked what: (rule label, 1-based line, matched text) per masked match.
+    For the benchmark and for debugging a false mask; ``mask_text`` is the same pass."""
+    trace: list[tuple[str, int, str]] = []
+    _mask(text, code, trace)
+    return trace
+
+
+def _mask(text: str, code: bool, trace: list[tuple[str, int, str]] | None) -> MaskResult:
+    if not text:
+        return MaskResult(text, 0)
+    gate = _Gate(text)
     count = 0
-    for rule in RULES:
+    todo = _active(gate)
+    while todo:
+        i = todo.pop(0)
+        rule = RULES[i]
         pattern, replace = rule.pattern, rule.replace
         if code and rule.code_pattern is not None and rule.code_replace is not None:
             pattern, replace = rule.code_pattern, rule.code_replace
-        text, hits = _apply(text, _matches(rule, pattern, text), replace)
-        count += hits
+        matches = _rule_matches(i, rule, pattern, gate)
+        if matches is None:
+            continue
+        text, hits = _apply(text, matches, replace, rule.label, trace)
+        if hits:
+            count += hits
+            gate = _Gate(text)
+            todo = [j for j in _active(gate) if j > i]
     return MaskResult(text, count)
 
 
-def _matches(rule: MaskRule, pattern: re.Pattern[str], text: str) -> Iterable[re.Match[str]]:
+def _active(gate: _Gate) -> list[int]:
+    """Indices of the rows that may match, in table order: every row outside the run gate,
+    and the run-gated rows whose needles the runs hold."""
+    runs = gate.runs()
+    if not runs.spans:
+        return list(_UNGATED)
+    hit = {i for n in runs.present for i in _RUN_RULES_BY_NEEDLE[n]}
+    return sorted(hit.union(_UNGATED, _RUN_NEEDLELESS))
+
+
+def _rule_matches(i: int, rule: MaskRule, pattern: re.Pattern[str], gate: _Gate) -> Iterable[re.Match[str]] | None:
+    """The rule's matches in ``gate.text`` (as a full ``finditer`` would give them), or None
+    when the pre-scans show it has none."""
+    text, lowered = gate.text, gate.lowered
+    if rule.family == "keyed":
+        lines = _keyed_lines(text, lowered, pattern is rule.code_pattern)
+        return (m for start, end in lines for m in pattern.finditer(text, start, end)) if lines else None
+    if rule.requires and rule.requires not in lowered:
+        return None
+    if i in _RUN_GATED:
+        runs = gate.runs()
+        if not runs.spans:
+            return None
+        if not rule.needles:
+            return runs.scan(pattern)
+        needles = tuple(n for n in rule.needles if n in runs.present)
+        if not needles:
+            return None
+        if rule.scope == "starts":
+            return _matches_at(pattern, text, runs.starts(needles))
+        return (m for start, end in runs.spans_with(needles) for m in pattern.finditer(text, start, end))
+    if not rule.needles:
+        return pattern.finditer(text)
+    needles = tuple(n for n in rule.needles if gate.has(n, rule.exact_case))
+    if not needles:
+        return None
+    return _matches(rule, needles, pattern, text, text if rule.exact_case else lowered)
+
+
+def _matches(rule: MaskRule, needles: tuple[str, ...], pattern: re.Pattern[str], text: str,
+             lowered: str) -> Iterable[re.Match[str]]:
     """Every match ``pattern.finditer(text)`` would give, looking only where ``rule.scope`` says."""
-    if rule.scope == "lines":
-        return (m for start, end in _needle_lines(text, rule.needles)
-                for m in pattern.finditer(text, start, end))
-    if rule.scope == "starts":
-        if any(ch in text for ch in _FOLD_MISMATCH):
-            return pattern.finditer(text)
-        return _matches_at(pattern, text, _occurrences(text.lower(), rule.needles))
-    if rule.needles and not any(needle in text for needle in rule.needles):
-        return ()
-    return pattern.finditer(text)
+    scope = rule.scope
+    if scope == "text":
+        return pattern.finditer(text)
+    if scope == "starts":
+        return _matches_at(pattern, text, _occurrences(lowered, needles))
+    if scope == "assign":
+        lines = _assign_lines(lowered, needles)
+    else:
+        lines = _needle_lines(lowered, needles)
+    if rule.line_also:
+        lines = [(s, e) for s, e in lines if lowered.find(rule.line_also, s, e) >= 0]
+    if scope == "line_starts":
+        return _matches_at(pattern, text, [s for s, _ in lines])
+    return (m for start, end in lines for m in pattern.finditer(text, start, end))
+
+
+# From a secret word inside a name: the rest of the name, a closing quote or bracket, an operator.
+_NAME_TAIL = re.compile(r"[\w.-]*+(?:\\?[\"'`])?(?:[ \t]*\])?[ \t]*(?::=|=>|\?=|\|\|=|=|:|,|>)")
+
+
+def _assign_lines(lowered: str, needles: tuple[str, ...]) -> list[tuple[int, int]]:
+    """Sorted spans of the lines where a needle is followed by the rest of a name and an
+    assignment operator."""
+    spans = set()
+    for at in _occurrences(lowered, needles):
+        if _NAME_TAIL.match(lowered, at):
+            end = lowered.find("\n", at)
+            spans.add((lowered.rfind("\n", 0, at) + 1, len(lowered) if end < 0 else end))
+    return sorted(spans)
 
 
 def _occurrences(haystack: str, needles: tuple[str, ...]) -> list[int]:
@@ -246,24 +986,32 @@ def _matches_at(pattern: re.Pattern[str], text: str, starts: list[int]) -> Itera
     for start in starts:
         if start >= end and (m := pattern.match(text, start)) is not None:
             yield m
-            end = m.end()
+            end = m.end() if m.end() > start else start + 1
 
 
-def _apply(text: str, matches: Iterable[re.Match[str]], replace: Replace) -> tuple[str, int]:
+def _apply(text: str, matches: Iterable[re.Match[str]], replace: Replace, label: str,
+           trace: list[tuple[str, int, str]] | None) -> tuple[str, int]:
     """Rewrite the matches that are not already masked; return (text, how many were)."""
     parts: list[str] = []
     last = hits = 0
     for m in matches:
+        if m.start() < last:
+            continue  # overlaps a match rewritten just before (line-scoped rows)
         new = replace(m)
         if new is None or new == m.group(0):
             continue
         parts += (text[last:m.start()], new)
         last = m.end()
         hits += 1
+        if trace is not None:
+            trace.append((label, text.count("\n", 0, m.start()) + 1, m.group(0)))
     if not hits:
         return text, 0
     parts.append(text[last:])
     return "".join(parts), hits
+
+
+# ------------------------------------------------------------------------- JSON-like values
 
 
 def mask_value(value: Any, *, path: str = "", code: bool = False) -> tuple[Any, int, list[str]]:
@@ -329,5 +1077,5 @@ def masked_error(error: "RagitError") -> "RagitError":
     argument must not come back in the failure (knowledge §10.2); CLI and MCP both report it."""
     from ..errors import RagitError
 
-    recovery = mask_text(error.recovery).text if error.recovery else error.recovery
+    recovery = mask_value(error.recovery)[0] if error.recovery else error.recovery
     return RagitError(error.code, mask_text(error.message).text, mask_value(error.details)[0], recovery)
