@@ -395,8 +395,9 @@ BAD_CLI_BUDGETS = [("0", "out_of_range"), ("-1", "out_of_range"), ("1.5", "not_i
                    ("inf", "not_integer"), ("nan", "not_integer"), ("", "not_integer")]
 BAD_JSON_BUDGETS = [("0", "out_of_range"), ("-1", "out_of_range"), ("1.5", "not_integer"),
                     (str(2**53), "out_of_range"), ("9007199254740992.0", "out_of_range"),
-                    ("Infinity", "not_integer"), ("-Infinity", "not_integer"), ("NaN", "not_integer"),
-                    ("1e400", "not_integer"), ("true", "not_integer"), ('"12"', "not_integer"),
+                    # cli-contract §3.3: the literals (and 1e400, which parses to infinity) are hostile input
+                    ("Infinity", "non_finite_number"), ("-Infinity", "non_finite_number"), ("NaN", "non_finite_number"),
+                    ("1e400", "non_finite_number"), ("true", "not_integer"), ('"12"', "not_integer"),
                     ("null", "not_integer"), ("[1]", "not_integer")]
 
 

@@ -74,7 +74,7 @@ def test_doctor_healthy_and_broken(indexed_repo, cli):
     names = [c["name"] for c in r.json["data"]["checks"]]
     assert names == ["git.repository", "ragit.structure", "ragit.config", "embedder.runtime", "store.runtime",
                      "store.schema", "store.embedding", "ragit.manifests", "ragit.manifest-consistency",
-                     "ragit.legacy-json-store", "git.hooks"]
+                     "store.hygiene", "ragit.legacy-json-store", "git.hooks"]
     head = indexed_repo.head()
     (indexed_repo.root / ".ragit" / "manifest" / f"{head}.json").write_text("{broken")
     r = cli("doctor", "--cwd", str(indexed_repo.root), "--format", "json")

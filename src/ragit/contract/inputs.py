@@ -1,12 +1,12 @@
 """Validation of every user input (cli-contract §3): typed ``INPUT_INVALID`` before any work.
 
 These helpers never touch git, the store or the embedder; ``load_input`` only reads the named
-file (or stdin).
+file (or stdin). The size, depth and hostile-value limits live in :mod:`ragit.contract.limits`,
+shared with the Python API and the MCP server.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -15,9 +15,11 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from ..errors import RagitError, input_invalid
+from .limits import FILE_LIMIT_BYTES, PAYLOAD_LIMIT_BYTES, check_text, check_value, parse_json
 
 MAX_SAFE_INTEGER = 2**53 - 1
-_CONTROL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+CONTROL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_CONTROL_RE = CONTROL_RE
 
 
 class Validator:
@@ -32,9 +34,11 @@ class Validator:
     # ---- generic values
 
     def text(self, value: Any, field: str, *, allow_empty: bool = False) -> str:
-        """A trimmed, non-empty string without control characters."""
+        """A trimmed, non-empty string without control characters or lone surrogates, within
+        the size limits (64 KB for a question or goal)."""
         if not isinstance(value, str):
             raise self.fail(field, "not_string", f"{field} must be a string")
+        check_text(value, self, field)
         if _CONTROL_RE.search(value):
             raise self.fail(field, "control_character", f"{field} contains a control character")
         value = value.strip()
@@ -100,17 +104,11 @@ class Validator:
 
 
 def check_control_characters(value: Any, field: str, validator: Validator) -> None:
-    """Reject control characters in every string of a parsed JSON value, recursively."""
-    if isinstance(value, str):
-        if _CONTROL_RE.search(value):
-            raise validator.fail(field, "control_character", f"{field} contains a control character")
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            check_control_characters(item, f"{field}[{i}]", validator)
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            check_control_characters(key, field, validator)
-            check_control_characters(item, f"{field}.{key}", validator)
+    """Reject control characters in every string of a parsed JSON value, and every hostile
+    value of cli-contract §3.3 (deep nesting, lone surrogates, NaN/Infinity, a question or
+    goal over 64 KB): the check of a payload that did not come through :func:`load_json_input`
+    (a Python API call, an MCP tool call)."""
+    check_value(value, validator, field, budget=None)
 
 
 def resolve_input_path(spec: str, root: Path, validator: Validator, *, field: str = "--input",
@@ -130,30 +128,35 @@ def resolve_input_path(spec: str, root: Path, validator: Validator, *, field: st
 
 
 def read_text_input(spec: str, root: Path, validator: Validator, *, field: str = "--input",
-                    allow_outside: bool = False) -> str:
-    """The raw text of ``--input`` (``-`` = stdin)."""
+                    allow_outside: bool = False, limit: int = FILE_LIMIT_BYTES) -> str:
+    """The raw text of ``--input`` (``-`` = stdin); more than ``limit`` bytes is ``too_large``,
+    found without reading past the limit."""
     if spec == "-":
-        data = sys.stdin.buffer.read()
+        data = sys.stdin.buffer.read(limit + 1)
     else:
         path = resolve_input_path(spec, root, validator, field=field, allow_outside=allow_outside)
-        if not path.is_file():
-            raise validator.fail(field, "file_not_found", f"{spec} does not exist", value=spec)
-        data = path.read_bytes()
+        try:
+            if not path.is_file():
+                raise validator.fail(field, "file_not_found", f"{spec} does not exist", value=spec)
+            with path.open("rb") as fh:
+                data = fh.read(limit + 1)
+        except OSError as exc:  # a name too long, a permission: no file this command can read
+            raise validator.fail(field, "file_not_found", f"{spec} cannot be read: {exc.strerror}",
+                                 value=spec) from None
+    if len(data) > limit:
+        raise validator.fail(field, "too_large", f"{field} is larger than {limit} bytes")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         raise validator.fail(field, "invalid_format", f"{spec} is not UTF-8 text", value=spec) from None
 
 
-def load_json_input(spec: str, root: Path, validator: Validator, *, allow_outside: bool = False) -> Any:
-    """Read, parse and control-character-check a ``--input`` payload."""
-    text = read_text_input(spec, root, validator, allow_outside=allow_outside)
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise validator.fail("--input", "invalid_json", f"--input is not valid JSON: {exc.msg}") from None
-    check_control_characters(value, "input", validator)
-    return value
+def load_json_input(spec: str, root: Path, validator: Validator, *, allow_outside: bool = False,
+                    limit: int = PAYLOAD_LIMIT_BYTES) -> Any:
+    """Read, parse and check a ``--input`` payload: invalid JSON, the limits of
+    :mod:`ragit.contract.limits` (``limit`` bytes of text at most) and control characters."""
+    text = read_text_input(spec, root, validator, allow_outside=allow_outside, limit=limit)
+    return parse_json(text, validator, budget=None)
 
 
 def validate_glob_list(text: str, validator: Validator, field: str) -> list[str]:

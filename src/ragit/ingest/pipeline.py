@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
@@ -47,6 +48,20 @@ STORE_REPLACED_WARNING = ("the store could not be used and was created afresh; `
                           "the other snapshots")
 
 Progress = Callable[[str, int, int], None]
+
+# git paths are decoded with surrogateescape (ragit.gitsnap.git.decode_path): a surrogate in a
+# path means its bytes are not UTF-8
+_UNDECODABLE = re.compile("[\udc80-\udcff]")
+
+
+def utf8_name(path: str) -> bool:
+    """Whether a tree path is valid UTF-8 (else it is skipped as ``path_not_utf8``, knowledge §8.1)."""
+    return _UNDECODABLE.search(path) is None
+
+
+def display_name(path: str) -> str:
+    """A tree path as outputs show it: undecodable bytes as ``\\xNN`` (readable, valid UTF-8)."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 @dataclass
@@ -240,26 +255,49 @@ def _run(
     else:
         head = commit
         head_parent = functools.cache(lambda: first_parent(git, head))  # one git process at most
+    # An invalid --since (not a commit, not an ancestor) fails before the lock is touched: a
+    # rejected input leaves the store as it was (cli-contract §3.3).
+    since_sha = _resolve_since(git, request, head, head_parent, at_sha) if request.mode == "since" else None
     # An apply holds the write lock, recording `head`, from here on rather than only while it
     # writes: a read of `head` that finds no manifest then waits for this run (knowledge §5.7).
     # Only when the store exists: a failing first ingest must not create `.ragit/`.
     locked = not request.dry_run and store_dir(root, config).is_dir()
     with write_lock(store_dir(root, config), target=head) if locked else nullcontext():
-        return _ingest_commit(root, git, config, request, head, head_parent, at_sha, check_dirty=check_dirty,
-                              embedder=embedder, progress=progress, locked=locked)
+        return _ingest_commit(root, git, config, request, head, head_parent, at_sha, since_sha,
+                              check_dirty=check_dirty, embedder=embedder, progress=progress, locked=locked)
+
+
+def _resolve_since(git: "Git", request: IngestRequest, head: str, head_parent: Callable[[], str | None],
+                   at_sha: str | None) -> str:
+    """The commit of ``--since``, which must be ``head``, its parent or an ancestor."""
+    from ..gitsnap.history import is_ancestor
+    from ..gitsnap.refs import FULL_SHA, resolve_revision
+
+    assert request.since is not None
+    # a hook's --since is HEAD's parent: already known to be a commit and an ancestor;
+    # anything else is any revision (HEAD~1, a branch, a tag), resolved once (knowledge §7.1)
+    since = request.since.lower()
+    since_sha = (since if FULL_SHA.fullmatch(since) and since == head_parent()
+                 else resolve_revision(git, request.since))
+    if since_sha not in (head, head_parent()) and not is_ancestor(git, since_sha, head):
+        target = "HEAD" if at_sha is None else f"{request.at} ({head})"
+        raise RagitError(
+            "INGEST_BASE_NOT_ANCESTOR", f"{request.since} ({since_sha}) is not an ancestor of {target}",
+            {"since": request.since, "resolvedSha": since_sha, "head": head}, _full_ingest(at_sha),
+        )
+    return since_sha
 
 
 def _ingest_commit(root: Path, git: "Git", config, request: IngestRequest, head: str,
-                   head_parent: Callable[[], str | None], at_sha: str | None, *, check_dirty: bool,
-                   embedder: "Embedder | None", progress: Progress | None, locked: bool) -> IngestResult:
-    """The body of :func:`_run` for the resolved commit ``head``; ``locked`` tells whether the
-    caller already holds the write lock."""
+                   head_parent: Callable[[], str | None], at_sha: str | None, since_sha: str | None, *,
+                   check_dirty: bool, embedder: "Embedder | None", progress: Progress | None,
+                   locked: bool) -> IngestResult:
+    """The body of :func:`_run` for the resolved commit ``head`` (and ``since_sha``, the
+    resolved ``--since``); ``locked`` tells whether the caller already holds the write lock."""
     from contextlib import nullcontext
 
     from ..embed import embedder_id_for
     from ..gitsnap.dirty import dirty_paths
-    from ..gitsnap.history import is_ancestor
-    from ..gitsnap.refs import FULL_SHA, resolve_revision
     from ..gitsnap.tree import changed_paths, list_tree
     from .discovery import GITIGNORE, gitignore_changed, matches_filter, select_candidates
 
@@ -273,18 +311,7 @@ def _ingest_commit(root: Path, git: "Git", config, request: IngestRequest, head:
     base: LoadedManifest | None = None
     changed: set[str] | None = None
     if mode == "since":
-        assert request.since is not None
-        # a hook's --since is HEAD's parent: already known to be a commit and an ancestor;
-        # anything else is any revision (HEAD~1, a branch, a tag), resolved once (knowledge §7.1)
-        since = request.since.lower()
-        since_sha = (since if FULL_SHA.fullmatch(since) and since == head_parent()
-                     else resolve_revision(git, request.since))
-        if since_sha not in (head, head_parent()) and not is_ancestor(git, since_sha, head):
-            target = "HEAD" if at_sha is None else f"{request.at} ({head})"
-            raise RagitError(
-                "INGEST_BASE_NOT_ANCESTOR", f"{request.since} ({since_sha}) is not an ancestor of {target}",
-                {"since": request.since, "resolvedSha": since_sha, "head": head}, _full_ingest(at_sha),
-            )
+        assert since_sha is not None
         base = _load_base(root, config, since_sha, "since", stored, at_sha)
         changed = set(changed_paths(git, since_sha, head)) if since_sha != head else set()
     elif mode in ("files", "paths"):
@@ -331,7 +358,7 @@ def _ingest_commit(root: Path, git: "Git", config, request: IngestRequest, head:
             assert base_lines is not None  # --files/--path always have a base
             scope_paths = ({p for p in base_lines.paths() if selected(p)} | {c.path for c in evaluated}
                            | set(request.paths))
-        planned = sorted(c.path for c in evaluated)
+        planned = sorted(display_name(c.path) for c in evaluated)
 
         # ---- dirty candidates (knowledge §7.3)
         blocking: list[str] = []
@@ -340,8 +367,8 @@ def _ingest_commit(root: Path, git: "Git", config, request: IngestRequest, head:
             # --since asks git about its changed paths only; --files/--path select by pattern
             in_scope = _selector(request) if mode in ("files", "paths") else None
             for path in dirty_paths(git, only=scope_paths if in_scope is None else None, untracked=False):
-                if in_scope is not None and not in_scope(path):
-                    continue
+                if (in_scope is not None and not in_scope(path)) or not utf8_name(path):
+                    continue  # a name that is not UTF-8 is never indexed, so it never blocks
                 kind = matches_filter(path, config)
                 if kind == "markdown":
                     blocking.append(path)
@@ -419,7 +446,9 @@ def _ingest_commit(root: Path, git: "Git", config, request: IngestRequest, head:
                     dims=outcome.dims,
                     fts_paths=None if base is None else sorted({e.path for e in outcome.evaluated if e.doc}),
                     base_sha=base.manifest.commit_sha if delta else None,
-                    replaced_paths=sorted(scope_paths) if delta and scope_paths is not None else None,
+                    # a path that is not UTF-8 was never indexed: nothing of it to replace
+                    replaced_paths=(sorted(p for p in scope_paths if utf8_name(p))
+                                    if delta and scope_paths is not None else None),
                 )
                 store.write_snapshot(write)
                 publish_manifest(root, config, manifest, data)
@@ -498,6 +527,11 @@ def _result(mode, outcome, head, base_sha, manifest_path, ready, planned, delete
     if missing:
         warnings = [*warnings, f"{missing} file(s) skipped: their git objects are missing from this clone"
                                " (partial or shallow clone); fetch them to index them"]
+    unnamed = [e.path for e in outcome.evaluated if e.skip == "path_not_utf8"]
+    if unnamed:
+        shown = ", ".join(unnamed[:5]) + (", …" if len(unnamed) > 5 else "")
+        warnings = [*warnings, f"{len(unnamed)} file(s) skipped: their names are not valid UTF-8 ({shown});"
+                               " rename them to index them"]
     processed = [e for e in outcome.evaluated if e.doc is not None]
     return IngestResult(
         mode=mode,
@@ -536,7 +570,7 @@ class _Outcome:
 def _evaluate(candidates, config, params: ManifestParams, store: "Store | None", reader, embedder,
               progress: Progress | None, *, dry_run: bool) -> _Outcome:
     """Reuse, or read + mask + chunk, every evaluated candidate; embed what is new."""
-    from ..security.masking import mask_text
+    from ..security.masking import code_mode, mask_text
     from ..store.base import BlobRecord, NewChunk, StoredChunk
     from .code import chunk_code
     from .doctypes import TypeHints, resolve_doc_type, type_hints
@@ -576,6 +610,9 @@ def _evaluate(candidates, config, params: ManifestParams, store: "Store | None",
     pending = []
     for c, key in zip(candidates, keys):
         record = known.get(key)
+        if not utf8_name(c.path):  # cannot be written to a manifest or cited: skipped, reported readably
+            evaluated.append(_Evaluated(display_name(c.path), c.blob_id, c.kind, skip="path_not_utf8"))
+            continue
         path_reason = "missing_object" if c.missing else path_skip(c.path)
         if path_reason is not None:
             evaluated.append(_Evaluated(c.path, c.blob_id, c.kind, skip=path_reason))
@@ -606,7 +643,7 @@ def _evaluate(candidates, config, params: ManifestParams, store: "Store | None",
             if skip:
                 record = BlobRecord(c.blob_id, key[1], "none", "", None, None, 0, skip, ())
             else:
-                masked = mask_text(text, code=(c.kind == "code")) if masking_on else None
+                masked = mask_text(text, code=code_mode(c.path, c.kind)) if masking_on else None
                 masked_text = masked.text if masked else text
                 if c.kind == "code":
                     chunker, chunks = chunk_code(c.path, text, masked_text, params.chunker_version)

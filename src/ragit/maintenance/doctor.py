@@ -110,6 +110,7 @@ def run_doctor(cwd: Path) -> tuple[Path, dict[str, Any]]:
         ok = missing == 0
         checks.append(_check("ragit.manifest-consistency", ok,
                              f"manifests={len(loaded)}, missingChunkIds={missing}" + ("" if ok else "; run ragit migrate rebuild")))
+        checks.append(_hygiene_check(base, config, store))
     finally:
         if store is not None:
             store.close()
@@ -125,6 +126,40 @@ def run_doctor(cwd: Path) -> tuple[Path, dict[str, Any]]:
         checks.append(_check("git.hooks", True, "no repository"))
     has_failure = any(not c["ok"] for c in checks)
     return base, {"checks": checks, "hasFailure": has_failure}
+
+
+def _hygiene_check(base: Path, config, store) -> dict[str, Any]:
+    """``store.hygiene``: what interrupted writes left behind (knowledge §4.3, §16): temp files
+    of atomic writes whose writer is gone, and vector heap files no store row names. Only
+    reported here (doctor is read-only); the next write removes both."""
+    from ..fsutil import stale_temps
+    from ..ingest.manifest import manifest_dir
+    from ..store import store_dir, store_exists
+
+    temps: set[Path] = set()
+    for top in (Path(base) / ".ragit", manifest_dir(base, config), store_dir(base, config)):
+        if top.is_dir():
+            temps.update(stale_temps(top))
+            for directory in (d for d in top.rglob("*") if d.is_dir() and not d.is_symlink()):
+                temps.update(stale_temps(directory))
+    orphans: list[Path] = []
+    if store is not None:
+        try:
+            orphans = store.orphan_heaps()
+        except Exception:  # noqa: BLE001 - an unreadable store is reported by store.runtime
+            orphans = []
+    elif not store_exists(base, config):  # no store at all: every heap file is an orphan
+        from ..store.sqlite import orphan_heap_files
+
+        orphans = orphan_heap_files(store_dir(base, config), set())
+    ok = not temps and not orphans
+    detail = f"tempFiles={len(temps)}, orphanVectors={len(orphans)}"
+    if not ok:
+        names = sorted(p.relative_to(base).as_posix() if p.is_relative_to(base) else str(p)
+                       for p in [*temps, *orphans])
+        detail += ("; " + ", ".join(names)
+                   + "; the next write into their directory (ragit ingest for manifests and vectors) removes them")
+    return _check("store.hygiene", ok, detail)
 
 
 def doctor_text(data: dict[str, Any]) -> str:

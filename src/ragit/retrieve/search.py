@@ -143,13 +143,20 @@ def _question_vectors(embedder: "Embedder", masked_question: str, passage_words:
 def question_cosines(matrix: "np.ndarray", embedder: "Embedder", masked_question: str,
                      passage_words: int = 0) -> "np.ndarray":
     """float64 cosine of each row of ``matrix`` with the question: with its best passage when
-    the question is split into passages, else with the question's one vector."""
+    the question is split into passages, else with the question's one vector.
+
+    ``einsum``, not BLAS: a BLAS matrix product rounds a row's float32 dot product differently
+    depending on where the row sits in the matrix (its blocking and SIMD tails), and a snapshot
+    built incrementally orders its rows differently from a clean build of the same commit. Each
+    row's product computed on its own gives the same bits wherever it sits, so the same question
+    at the same commit scores the same whatever the store holds (cli-contract §9).
+    """
     import numpy as np
 
     qvecs = _question_vectors(embedder, masked_question, passage_words)
     if len(qvecs) == 1:
-        return (matrix @ qvecs[0]).astype(np.float64)
-    return (matrix @ qvecs.T).max(axis=1).astype(np.float64)
+        return np.einsum("ij,j->i", matrix, qvecs[0]).astype(np.float64)
+    return np.einsum("ij,kj->ik", matrix, qvecs).max(axis=1).astype(np.float64)
 
 
 # Weight of the file cosine in the vector score under ``vector_normalization = "file_blend"``

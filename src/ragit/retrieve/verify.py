@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import posixpath
 import re
 import sqlite3
 from collections.abc import Iterator
@@ -32,7 +33,7 @@ from ..gitsnap.refs import resolve_at
 from ..ingest.ids import citation_id
 from ..ingest.manifest import Manifest, list_manifest_shas, load_manifest
 from ..ingest.text import decode_blob, normalize_newlines, split_lines
-from ..security.masking import mask_text
+from ..security.masking import code_mode, mask_text
 from .query import DIRTY_WARNING
 
 CITATION_ID = re.compile(r"cite-[a-f0-9]{24}")
@@ -78,7 +79,12 @@ class Outcome:
 
 
 def parse_citation(citation: str) -> str | Handle:
-    """A citation id (returned as is) or a :class:`Handle`; anything else is INPUT_INVALID."""
+    """A citation id (returned as is) or a :class:`Handle`; anything else is INPUT_INVALID, and
+    so is a handle over the size limit or holding a lone surrogate (cli-contract §3.3)."""
+    from ..contract.inputs import Validator
+    from ..contract.limits import check_text
+
+    check_text(citation, Validator("verify"), "citation")
     text = citation.strip()
     if CITATION_ID.fullmatch(text):
         return text
@@ -104,6 +110,8 @@ def verify_citation(root: Path, git: Git, config, citation: str) -> dict[str, An
     """Check one citation against the HEAD commit; returns the ``data`` of knowledge §20."""
     target = parse_citation(citation)
     if isinstance(target, Handle):  # the caller's ref fails before anything else is read
+        if outside_repo(target.path):  # git would refuse it too, as an internal error
+            raise _not_found(citation, "path_outside_repo", f"{target.path} is not a path inside the repository")
         target = replace(target, ref=resolve_at(git, target.ref))
     context = read_context(git)
     # An unborn HEAD fails as ``--at HEAD`` does: SNAPSHOT_REF_INVALID.
@@ -132,6 +140,13 @@ def verify_citation(root: Path, git: Git, config, citation: str) -> dict[str, An
     }
 
 
+def outside_repo(path: str) -> bool:
+    """Whether a handle's path is absolute or climbs out of the repository (``..``)."""
+    norm = posixpath.normpath(path.replace("\\", "/"))
+    return path.startswith(("/", "\\")) or norm == ".." or norm.startswith("../") or bool(
+        re.match(r"^[A-Za-z]:[\\/]", path))
+
+
 def _not_found(citation: str, reason: str, message: str) -> RagitError:
     return RagitError("CITATION_NOT_FOUND", message, {"citation": citation, "reason": reason}, "ragit doctor")
 
@@ -155,7 +170,7 @@ def _cite_handle(root: Path, git: Git, config, h: Handle, citation: str) -> tupl
     ranges = zip(manifest.chunk_ids(doc), doc.chunks)
     chunk = next((c for c, lines in ranges if lines == (h.start, h.end)), None)
     cid = citation_id("document", chunk, blob) if chunk is not None else None
-    return replace(cited, citation_id=cid), doc.doc_type == "code"
+    return replace(cited, citation_id=cid), code_mode(doc.path, doc.doc_type)
 
 
 def _find_chunk(root: Path, git: Git, config, citation: str, head: str) -> tuple[Cited, bool] | None:
@@ -171,7 +186,7 @@ def _find_chunk(root: Path, git: Git, config, citation: str, head: str) -> tuple
                 if citation_id("document", chunk, doc.blob_id) == citation:
                     start, end = doc.chunks[ordinal]
                     cited = Cited(doc.path, manifest.commit_sha, start, end, doc.blob_id, citation)
-                    return cited, doc.doc_type == "code"
+                    return cited, code_mode(doc.path, doc.doc_type)
     return None
 
 

@@ -38,11 +38,12 @@ def write_lock(store_dir: Path, timeout: float = 30.0, *, target: str | None = N
     lock is held (and cleared before release) for :func:`running_writer`.
     """
     store_dir = Path(store_dir)
-    from ..fsutil import ensure_ragit_gitignore
+    from ..fsutil import ensure_ragit_gitignore, writing
 
     ensure_ragit_gitignore(store_dir)  # knowledge §2.1: never let `git add -A` stage the store
-    store_dir.mkdir(parents=True, exist_ok=True)
-    fd = os.open(store_dir / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+    with writing(store_dir / LOCK_NAME):  # a read-only or full store fails here, typed
+        store_dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(store_dir / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
     started = time.monotonic()
     acquired = False
     try:

@@ -78,6 +78,54 @@ CREATE TABLE IF NOT EXISTS snapshot_docs(
 """
 
 
+HEAP_PREFIX, HEAP_SUFFIX = "vectors-", ".f32"
+
+
+def _is_heap_name(name: str) -> bool:
+    return name.startswith(HEAP_PREFIX) and name.endswith(HEAP_SUFFIX)
+
+
+def orphan_heap_files(store_dir: Path, known: set[str]) -> list[Path]:
+    """Heap files in ``store_dir`` whose names are not in ``known`` (the embedders' heaps)."""
+    try:
+        names = os.listdir(store_dir)
+    except OSError:
+        return []
+    return sorted(Path(store_dir) / n for n in names if _is_heap_name(n) and n not in known)
+
+
+def connect_read(path: Path) -> sqlite3.Connection:
+    """A query-only connection to an existing database, also on read-only storage.
+
+    Read-write at the SQLite level when possible, so that closing it removes the WAL side files
+    again; else read-only; and when the directory cannot hold the WAL index (a read-only mount,
+    no write permission) and no WAL is pending, ``immutable``: nothing can change the file
+    then, and the last published snapshots keep answering (knowledge §4.3).
+    """
+    wal = Path(f"{path}-wal")
+    attempts = [f"file:{path}?mode=rw", f"file:{path}?mode=ro"]
+    if not (wal.exists() and wal.stat().st_size):
+        attempts.append(f"file:{path}?mode=ro&immutable=1")
+    failure: sqlite3.Error | None = None
+    for uri in attempts:
+        try:
+            conn = sqlite3.connect(uri, uri=True, timeout=30, check_same_thread=False, isolation_level=None)
+        except sqlite3.Error as exc:
+            failure = exc
+            continue
+        try:
+            conn.execute("PRAGMA query_only = 1")
+            conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            return conn
+        except sqlite3.Error as exc:
+            conn.close()
+            if (getattr(exc, "sqlite_errorcode", 0) & 0xFF) not in (8, 14):  # only READONLY, CANTOPEN retry
+                raise
+            failure = exc
+    assert failure is not None
+    raise failure
+
+
 class StoreMissing(Exception):
     """The store file does not exist."""
 
@@ -138,6 +186,7 @@ class SqliteStore:
         self.path = path
         self.writable = writable
         self.replaced: str | None = None  # why open_write created the store afresh, if it did
+        self._heap_undo: list[tuple[Path, int | None]] = []  # (heap, size before this write | None: new)
 
     # ------------------------------------------------------------ opening
 
@@ -152,12 +201,9 @@ class SqliteStore:
         if not path.is_file():
             raise StoreMissing(str(path))
         try:
-            conn = sqlite3.connect(f"file:{path}?mode=rw", uri=True, timeout=30, check_same_thread=False, isolation_level=None)
-        except sqlite3.OperationalError:
-            try:
-                conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30, check_same_thread=False, isolation_level=None)
-            except sqlite3.Error as exc:
-                raise StoreUnreadable(str(exc)) from exc
+            conn = connect_read(path)
+        except sqlite3.Error as exc:
+            raise StoreUnreadable(str(exc)) from exc
         store = cls(conn, path, writable=False)
         try:
             conn.execute("PRAGMA query_only = 1")
@@ -175,25 +221,33 @@ class SqliteStore:
         version cannot use (knowledge §11.5: a layout change rebuilds the store): its files are
         removed and the store is created afresh; ``replaced`` then says why.
         """
+        from ..fsutil import writing
+
         try:
             return cls._open_write(store_dir)
         except StoreUnreadable as exc:
-            for name in os.listdir(store_dir):
-                if name.startswith(DB_NAME) or (name.startswith("vectors-") and name.endswith(".f32")):
-                    os.unlink(Path(store_dir) / name)
+            with writing(store_dir):
+                for name in os.listdir(store_dir):
+                    if name.startswith(DB_NAME) or _is_heap_name(name):
+                        os.unlink(Path(store_dir) / name)
             store = cls._open_write(store_dir)
             store.replaced = str(exc)
             return store
 
     @classmethod
     def _open_write(cls, store_dir: Path) -> "SqliteStore":
+        """Open or create the database; a store that cannot be written (full, read-only, not
+        permitted) is ``STORE_WRITE_FAILED``, never mistaken for an unreadable one (which
+        :meth:`open_write` would replace)."""
         store_dir = Path(store_dir)
-        from ..fsutil import ensure_ragit_gitignore
+        from ..errors import storage_write_error
+        from ..fsutil import ensure_ragit_gitignore, writing
 
         ensure_ragit_gitignore(store_dir)  # knowledge §2.1: never let `git add -A` stage the store
-        store_dir.mkdir(parents=True, exist_ok=True)
         path = store_dir / DB_NAME
-        conn = sqlite3.connect(path, timeout=30, check_same_thread=False, isolation_level=None)
+        with writing(path):
+            store_dir.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(path, timeout=30, check_same_thread=False, isolation_level=None)
         try:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
@@ -209,6 +263,9 @@ class SqliteStore:
                 conn.execute("COMMIT")
         except sqlite3.DatabaseError as exc:
             conn.close()
+            failure = storage_write_error(exc, path)
+            if failure is not None:
+                raise failure from exc
             raise StoreUnreadable(str(exc)) from exc
         return cls(conn, path, writable=True)
 
@@ -334,11 +391,61 @@ class SqliteStore:
         return out
 
     def write_snapshot(self, write: SnapshotWrite) -> None:
-        """Publish one snapshot's rows atomically (knowledge §4.3 step 1)."""
+        """Publish one snapshot's rows atomically (knowledge §4.3 step 1).
+
+        On any failure the transaction is rolled back and the vector heap cut back to its size
+        before this write, so nothing of it remains; a storage refusal (full, read-only, not
+        permitted) is ``STORE_WRITE_FAILED``. Heap files left by a writer that died before
+        committing are removed first (the caller holds the write lock).
+        """
+        from ..errors import storage_write_error
+
+        self._heap_undo = []
+        try:
+            self._write_snapshot(write)
+        except BaseException as exc:
+            self._rollback()
+            self._undo_heap()
+            failure = storage_write_error(exc, self.path) if isinstance(exc, Exception) else None
+            if failure is not None:
+                raise failure from exc
+            raise
+
+    def _rollback(self) -> None:
+        """Roll back the open transaction, if SQLite has not already (a failed COMMIT on a full
+        disk may have); a rollback error never hides the failure that caused it."""
+        try:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
+
+    def _undo_heap(self) -> None:
+        """Cut each heap this write appended to back to its old size (remove one it created)."""
+        for path, size in reversed(self._heap_undo):
+            try:
+                if size is None:
+                    path.unlink(missing_ok=True)
+                else:
+                    os.truncate(path, size)
+            except OSError:  # a heap left longer only holds unreferenced rows (never reused)
+                pass
+        self._heap_undo = []
+
+    def orphan_heaps(self) -> list[Path]:
+        """Vector heap files in the store directory that no embedder row names: left by a
+        writer that died between appending vectors and committing them."""
+        known = {r[0] for r in self.conn.execute("SELECT heap FROM embedders")}
+        return orphan_heap_files(self.path.parent, known)
+
+    def _write_snapshot(self, write: SnapshotWrite) -> None:
         conn = self.conn
         cur = conn.cursor()
         cur.execute("BEGIN IMMEDIATE")
         try:
+            # inside the transaction: no other writer can be between its heap append and its commit
+            for orphan in self.orphan_heaps():
+                orphan.unlink(missing_ok=True)
             cur.executemany(
                 "INSERT OR REPLACE INTO blobs VALUES(?,?,?,?,?,?,?,?,?)",
                 [
@@ -370,7 +477,7 @@ class SqliteStore:
             )
             cur.execute("COMMIT")
         except BaseException:
-            cur.execute("ROLLBACK")
+            self._rollback()
             raise
 
     def _index_rows(self, cur: sqlite3.Cursor, write: SnapshotWrite) -> None:
@@ -432,7 +539,7 @@ class SqliteStore:
         """
         row = cur.execute("SELECT dims, heap FROM embedders WHERE embedder_id = ?", (embedder_id,)).fetchone()
         if row is None:
-            heap = "vectors-" + hashlib.sha1(embedder_id.encode("utf-8")).hexdigest()[:16] + ".f32"
+            heap = HEAP_PREFIX + hashlib.sha1(embedder_id.encode("utf-8")).hexdigest()[:16] + HEAP_SUFFIX
             cur.execute("INSERT INTO embedders VALUES(?,?,?)", (embedder_id, dims, heap))
         else:
             if row[0] != dims:
@@ -446,8 +553,10 @@ class SqliteStore:
         known = cur.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         next_slot = int(known[0]) if known else cur.execute(
             "SELECT COALESCE(MAX(slot) + 1, 0) FROM vectors WHERE embedder_id = ?", (embedder_id,)).fetchone()[0]
+        existed = path.exists()
         with open(path, "ab") as fh:
             size = fh.seek(0, os.SEEK_END)
+            self._heap_undo.append((path, size if existed else None))
             first = max(-(-size // row_bytes), next_slot)  # a torn tail is skipped, never reused
             if first * row_bytes != size:
                 fh.write(b"\0" * (first * row_bytes - size))
@@ -596,15 +705,18 @@ class SqliteStore:
         shas = list(commit_shas)
         if not shas:
             return
-        self.conn.execute("BEGIN IMMEDIATE")
-        try:
-            self.conn.executemany("DELETE FROM snapshot_docs WHERE commit_sha = ?", ((s,) for s in shas))
-            self.conn.executemany("DELETE FROM snapshot_rows WHERE commit_sha = ?", ((s,) for s in shas))
-            self.conn.executemany("DELETE FROM snapshots WHERE commit_sha = ?", ((s,) for s in shas))
-            self.conn.execute("COMMIT")
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
+        from ..fsutil import writing
+
+        with writing(self.path):
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                self.conn.executemany("DELETE FROM snapshot_docs WHERE commit_sha = ?", ((s,) for s in shas))
+                self.conn.executemany("DELETE FROM snapshot_rows WHERE commit_sha = ?", ((s,) for s in shas))
+                self.conn.executemany("DELETE FROM snapshots WHERE commit_sha = ?", ((s,) for s in shas))
+                self.conn.execute("COMMIT")
+            except BaseException:
+                self._rollback()
+                raise
 
     # ------------------------------------------------------------ read side
 
@@ -645,9 +757,7 @@ class SqliteStore:
     def warm_postings(self) -> PostingsReader:
         """A postings reader with its own connection and a term cache, for a long-lived process;
         drop it when ``current()`` turns false (any write changes the index)."""
-        conn = sqlite3.connect(f"file:{self.path}?mode=rw", uri=True, timeout=30, check_same_thread=False,
-                               isolation_level=None)
-        conn.execute("PRAGMA query_only = 1")
+        conn = connect_read(self.path)
         return PostingsReader(conn, "chunks_vocab", "chunks_fts_data", cache=True, owns_connection=True)
 
     def row_paths(self, rowids: Sequence[int]) -> dict[int, str]:
