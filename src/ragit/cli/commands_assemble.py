@@ -128,7 +128,9 @@ def assemble_cmd(input_, window, model, format_, cwd) -> Output:
 
     from ..config import load_config
     from ..contract.inputs import load_json_input
+    from ..contract.limits import FILE_LIMIT_BYTES
     from ..contract.render import header
+    from ..security.masking import mask_value
     from ..window.assembly import build_prompt
     from ..window.usage import breakdown
 
@@ -137,7 +139,9 @@ def assemble_cmd(input_, window, model, format_, cwd) -> Output:
         raise v.fail("--input", "required", "context assemble needs --input <path|->")
     policy = resolve_policy(window, model, v)
     root, _ = resolve_root(cwd)
-    payload = v.allowed_keys(load_json_input(input_, root, v), PAYLOAD_KEYS)
+    # its messages are a transcript: the file limit, not the request payload limit
+    payload = v.allowed_keys(load_json_input(input_, root, v, limit=FILE_LIMIT_BYTES), PAYLOAD_KEYS)
+    payload = mask_value(payload)[0]  # caller text becomes prompt output: secrets masked (knowledge §10.2)
     static_layers, dynamic_layers = _layers(payload, policy.route, v)
     memory_ids = _memory_ids(v, payload)
     messages = _messages(v, payload["messages"]) if "messages" in payload else None

@@ -90,7 +90,7 @@ def pack_cmd(goal, input_, budget, scope, at, paths, exclude_tests, budget_unit,
 @common
 def packet_cmd(input_, evidence, format_, cwd) -> Output:
     """Assemble an inspectable context packet: selected, pointers, excluded, unknowns, refresh."""
-    from ..context.bridge import packet_text
+    from ..context.bridge import check_request, packet_text
     from ..contract.inputs import Validator, load_json_input
 
     v = Validator("context packet")
@@ -98,6 +98,7 @@ def packet_cmd(input_, evidence, format_, cwd) -> Output:
         raise v.fail("--input", "required", "context packet needs --input <path|->")
     place = resolve_root(cwd)
     payload = load_json_input(input_, place[0], v)
+    check_request(payload, evidence)  # the whole request is validated before any Git work (§3.3)
     repo = open_repo(cwd, place)
     outcome = repo.packet(payload, evidence=evidence)
     data = outcome.to_dict()

@@ -50,6 +50,7 @@ def load_transcript(input_: str | None, from_: str | None, session: str | None, 
     it, so artifacts written from this list line up with the mirrored rows.
     """
     from ..contract.inputs import read_text_input
+    from ..contract.limits import check_json_text, check_value
     from ..sessions.importers import import_transcript
     from ..sessions.transcripts import int_or_none
 
@@ -57,6 +58,7 @@ def load_transcript(input_: str | None, from_: str | None, session: str | None, 
         raise v.fail("--input", "required", f"{v.command} needs --input <path|->")
     fmt = v.choice(from_, "--from", FROM_FORMATS) if from_ is not None else "auto"
     text = read_text_input(input_, root, v, allow_outside=True)
+    check_json_text(text, v)  # cli-contract §3.3 in every record, kept or not, before parsing
     try:
         transcript = import_transcript(text, fmt, session)
     except RagitError as exc:
@@ -65,6 +67,8 @@ def load_transcript(input_: str | None, from_: str | None, session: str | None, 
         details = dict(exc.details)
         field = _IMPORT_FIELDS.get(details.pop("field"), "--input")
         raise v.fail(field, details.pop("reason"), exc.message, **details) from None
+    # lone surrogates and NaN/Infinity in what is kept (control characters are data here)
+    check_value(transcript.messages, v, "input", budget=None, control=False, text_keys=False)
     for index, message in enumerate(transcript.messages):
         if isinstance(message, dict) and int_or_none(message.get("seq")) is None:
             message["seq"] = index

@@ -69,10 +69,15 @@ def configured_counter(config: Config) -> tuple[TokenCounter, str, list[str]]:
 def window_messages(input_: str | None, from_: str | None, session: str | None, root: Path,
                     v: Validator) -> list[dict[str, Any]]:
     """The transcript's messages; an entry that is not a message object makes it malformed."""
+    from ..window.messages import shape_problem
+
     transcript = load_transcript(input_, from_, session or _UNNAMED_SESSION, root, v)
     for index, message in enumerate(transcript.messages):
         if not isinstance(message, dict):
             raise v.fail("--input", "invalid_format", f"transcript entry {index} is not a message object")
+        problem = shape_problem(message)
+        if problem is not None:
+            raise v.fail("--input", "invalid_format", f"transcript entry {index}: {problem}")
     return transcript.messages
 
 

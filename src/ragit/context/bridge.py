@@ -154,10 +154,9 @@ def retrieved_candidates(pack: PackOutput, commit_time: str, kind: str | None) -
     return out
 
 
-def assemble_packet(root: Path, git: "Git", payload: Any, evidence: Sequence[str] = (), *, pack: PackRunner,
-                    evidence_outside: bool = True) -> PacketOutcome:
-    """Validate the request, gather candidates, and run the pure ``build_packet``; ``pack`` is
-    called only when the request has a ``retrieve`` block, after the evidence files are read."""
+def check_request(payload: Any, evidence: Sequence[str] = ()) -> tuple[dict[str, Any], "PackInput | None", str | None]:
+    """Validate a packet request without any I/O (cli-contract §3.3: before Git or store work):
+    the caller's part, the ``retrieve`` block as a pack input, and its forced kind."""
     from ..contract.inputs import Validator
     from ..contract.payloads import PackInput
 
@@ -179,7 +178,14 @@ def assemble_packet(root: Path, git: "Git", payload: Any, evidence: Sequence[str
         PacketRequest.from_dict(base)  # validates the caller's part with its own field paths
     except PacketInputError as exc:
         raise _input_error(exc) from None
+    return base, pack_input, forced_kind
 
+
+def assemble_packet(root: Path, git: "Git", payload: Any, evidence: Sequence[str] = (), *, pack: PackRunner,
+                    evidence_outside: bool = True) -> PacketOutcome:
+    """Validate the request, gather candidates, and run the pure ``build_packet``; ``pack`` is
+    called only when the request has a ``retrieve`` block, after the evidence files are read."""
+    base, pack_input, forced_kind = check_request(payload, evidence)
     candidates = [_label(c, "evidence") for c in base["candidates"]]
     candidates += [evidence_candidate(spec, root, evidence_outside) for spec in evidence]
     packed = None

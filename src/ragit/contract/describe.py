@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import RagitError
+from .limits import describe_limits
 
 _FMT = {"name": "--format", "type": "enum",
         "description": "Output format (absent: text on a terminal, defaultFormat when piped).",
@@ -57,6 +58,7 @@ def _spec(path: str, description: str, *, related: list[str], mutating: bool, dr
         "errorCodes": errors,
         "defaultFormat": formats[0],
         "failureFormat": formats[1],
+        "limits": describe_limits(),  # cli-contract §3.3: the same for every command and for MCP
     }
 
 
@@ -300,4 +302,8 @@ def describe_text(data: dict[str, Any]) -> str:
     lines += [f"- {r}" for r in spec["relatedCommands"]] or ["- none"]
     lines += ["", "## Examples"]
     lines += [f"- {e}" for e in spec["examples"]] or ["- none"]
+    limits = spec["limits"]
+    lines += ["", "## Limits", f"- question/goal bytes: {limits['textBytes']} ({', '.join(limits['textFields'])})",
+              f"- payload bytes: {limits['payloadBytes']}", f"- file bytes: {limits['fileBytes']}",
+              f"- nesting depth: {limits['depth']}"]
     return "\n".join(lines) + "\n"

@@ -5,17 +5,20 @@ from __future__ import annotations
 
 import json
 import math
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_HALF_UP, Context, Decimal
 from typing import Any
 
 _QUANT = Decimal("0.000001")
+# Digits enough for any float (up to ~1.8e308) plus six decimals: the default 28 would raise
+# InvalidOperation on 1e22 and above (a transcript's number echoed by `window compact`).
+_CONTEXT = Context(prec=330, rounding=ROUND_HALF_UP)
 
 
 def round6(value: float) -> float | int:
     """Round the shortest decimal form of ``value`` to 6 places, half away from zero."""
     if not math.isfinite(value):
         raise ValueError("NaN and infinities are never emitted")
-    rounded = Decimal(repr(float(value))).quantize(_QUANT, rounding=ROUND_HALF_UP)
+    rounded = Decimal(repr(float(value))).quantize(_QUANT, rounding=ROUND_HALF_UP, context=_CONTEXT)
     if rounded == rounded.to_integral_value():
         return int(rounded)
     return float(rounded)

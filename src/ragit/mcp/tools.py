@@ -211,7 +211,10 @@ def _context_pack(ws: Workspace, args: dict[str, Any], v: Validator) -> Any:
 
 
 def _context_packet(ws: Workspace, args: dict[str, Any], v: Validator) -> Any:
+    from ..context.bridge import check_request
+
     evidence = _evidence(args, v)
+    check_request(args, evidence)  # the request is validated before a lease needs git (cli-contract §3.3)
     # over MCP a model chooses the paths: evidence files must lie inside the repository
     with ws.lease() as repo:
         return repo.packet(args, evidence=evidence, evidence_outside=False).to_dict()

@@ -23,6 +23,7 @@ import io
 import json
 import logging
 import os
+import re
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -111,6 +112,34 @@ def _json_type(value: Any) -> str:
     return {str: "a string", list: "an array", dict: "an object"}.get(type(value), "null")
 
 
+# A JSON string literal (unrolled: no backtracking per character), a bracket, or a run of neither.
+_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]|[^"\[\]{}]+', re.S)
+SHALLOW_DEPTH = 200  # deeper than any argument limit (64), far below the parser's recursion limit
+
+
+def _shallow(line: str) -> Any:
+    """``line`` parsed with every container nested deeper than :data:`SHALLOW_DEPTH` left empty,
+    or None when that is not JSON either."""
+    out: list[str] = []
+    depth = 0
+    for match in _TOKENS.finditer(line):
+        token = match.group()
+        if token in ("[", "{"):
+            depth += 1
+            if depth <= SHALLOW_DEPTH + 1:
+                out.append(token)
+        elif token in ("]", "}"):
+            if depth <= SHALLOW_DEPTH + 1:
+                out.append(token)
+            depth -= 1
+        elif depth <= SHALLOW_DEPTH:
+            out.append(token)
+    try:
+        return json.loads("".join(out))
+    except (ValueError, RecursionError):
+        return None
+
+
 def screen(line: str) -> SessionMessage | None:
     """A line as the message to pass on, or the error response to send back instead.
 
@@ -119,7 +148,14 @@ def screen(line: str) -> SessionMessage | None:
         return None
     try:
         obj = json.loads(line)
-    except (ValueError, RecursionError) as exc:
+    except RecursionError:
+        # Too deep for Python's parser, yet it may be a request whose id must be answered: parse
+        # it with its deepest containers emptied. What remains still nests deeper than any limit,
+        # so a tool call fails typed (INPUT_INVALID, too_deep) and the client gets its answer.
+        obj = _shallow(line)
+        if obj is None:
+            return _error(None, PARSE_ERROR, "Parse error: the message nests too deeply to be read")
+    except ValueError as exc:
         return _error(None, PARSE_ERROR, f"Parse error: {str(exc)[:200]}")
     if not isinstance(obj, dict):
         return _error(None, INVALID_REQUEST, "Invalid Request: a message must be a JSON object (no batches)")

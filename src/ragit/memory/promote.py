@@ -70,7 +70,11 @@ def _evidence(value: Any, v: Validator, field: str) -> list[str]:
 
 def _supersedes(value: Any, v: Validator, field: str, root: Path) -> str:
     path = validate_repo_path(value, v, field)
-    if not (Path(root) / path).is_file():
+    try:
+        exists = (Path(root) / path).is_file()
+    except OSError:  # a name too long for the file system (ENAMETOOLONG) names no file either
+        exists = False
+    if not exists:
         raise v.fail(field, "file_not_found", f"{field}: {path} does not exist", value=path)
     return path
 
@@ -131,12 +135,19 @@ class PromoteInput:
 
 # ---------------------------------------------------------------- documents
 
+SLUG_BYTES = 100  # file systems cap a name at 255 bytes; room is left for "-<n>.md"
+
+
 def slugify(text: str) -> str:
-    """File-name slug: lower-case, NFKD without combining marks, word characters joined by ``-``."""
+    """File-name slug: lower-case, NFKD without combining marks, word characters joined by ``-``,
+    cut to :data:`SLUG_BYTES` of UTF-8 (a long title or id is valid input, an over-long file
+    name is not a valid file)."""
     decomposed = unicodedata.normalize("NFKD", text.lower())
     plain = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
     spaced = re.sub(r"[^\w\s-]", " ", plain)
     slug = re.sub(r"-{2,}", "-", re.sub(r"\s+", "-", spaced.strip())).strip("-")
+    if len(slug.encode("utf-8")) > SLUG_BYTES:
+        slug = slug.encode("utf-8")[:SLUG_BYTES].decode("utf-8", "ignore").rstrip("-")
     return slug or "memory-artifact"
 
 

@@ -57,6 +57,8 @@ def _parse(text: str) -> tuple[list[Any], dict[str, Any] | None]:
             document = json.loads(stripped)
         except ValueError:
             document = None
+        except RecursionError:
+            raise input_invalid("input", "too_deep", "transcript nests too deeply", command=_COMMAND) from None
         if isinstance(document, list):
             return document, None
         if isinstance(document, dict):
@@ -69,6 +71,9 @@ def _parse(text: str) -> tuple[list[Any], dict[str, Any] | None]:
             continue
         try:
             records.append(json.loads(line))
+        except RecursionError:
+            raise input_invalid("input", "too_deep", f"transcript line {number} nests too deeply",
+                                command=_COMMAND, line=number) from None
         except ValueError as exc:
             raise input_invalid(
                 "input", "invalid_json", f"transcript line {number} is not JSON: {exc}", command=_COMMAND, line=number
@@ -81,13 +86,14 @@ def detect_format(records: list[Any]) -> str:
     for record in records:
         if not isinstance(record, dict):
             continue
-        kind = record.get("type")
+        kind = _name(record.get("type"))
         if kind in _CODEX_ENVELOPES or kind in _CODEX_CALLS or kind in _CODEX_OUTPUTS:
             return "codex"
         if kind in ("user", "assistant") and isinstance(record.get("message"), dict):
             return "claude-code"
-        if kind == "message" and any(
-            isinstance(b, dict) and b.get("type") in ("input_text", "output_text") for b in record.get("content") or []
+        content = record.get("content")
+        if kind == "message" and isinstance(content, list) and any(
+            isinstance(b, dict) and b.get("type") in ("input_text", "output_text") for b in content
         ):
             return "codex"
     return "messages"
@@ -198,13 +204,19 @@ def _codex_output(output: Any) -> Any:
     if isinstance(output, str):
         try:
             parsed = json.loads(output)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON (or too deep to be a shell result): text
             return output
     if isinstance(parsed, dict):
         for key in ("output", "content"):
             if isinstance(parsed.get(key), str):
                 return parsed[key]
     return output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+
+
+def _name(value: Any) -> str | None:
+    """A record's ``type`` (or an id) when it is a string; anything else (an object, an array, a
+    number in a hand-edited or hostile file) names nothing and must not reach a set lookup."""
+    return value if isinstance(value, str) else None
 
 
 def _codex_call(item: dict[str, Any]) -> dict[str, Any]:
@@ -215,8 +227,8 @@ def _codex_call(item: dict[str, Any]) -> dict[str, Any]:
         arguments = json.dumps(item.get("action", {}), ensure_ascii=False)
     else:
         arguments = item.get("arguments", "")
-    name = item.get("name") or ("local_shell" if kind == "local_shell_call" else "")
-    call_id = item.get("call_id") or item.get("id") or ""
+    name = _name(item.get("name")) or ("local_shell" if kind == "local_shell_call" else "")
+    call_id = _name(item.get("call_id")) or _name(item.get("id")) or ""
     if not isinstance(arguments, str):
         arguments = json.dumps(arguments, ensure_ascii=False)
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
@@ -229,10 +241,10 @@ def _codex(records: list[Any]) -> tuple[str | None, list[dict[str, Any]]]:
     for entry in records:
         if not isinstance(entry, dict):
             continue
-        kind = entry.get("type")
+        kind = _name(entry.get("type"))
         if kind == "session_meta":
-            payload = entry.get("payload") or {}
-            if session_id is None and isinstance(payload.get("id"), str):
+            payload = entry.get("payload")
+            if session_id is None and isinstance(payload, dict) and isinstance(payload.get("id"), str):
                 session_id = payload["id"]
             continue
         if kind is None and "id" in entry and "timestamp" in entry:  # old header line
@@ -242,10 +254,11 @@ def _codex(records: list[Any]) -> tuple[str | None, list[dict[str, Any]]]:
         if not isinstance(item, dict):
             continue
         timestamp = entry.get("timestamp")
-        item_type = item.get("type")
+        item_type = _name(item.get("type"))
         previous = messages[-1] if messages else None
         if item_type == "message":
-            role = {"developer": "system"}.get(item.get("role"), item.get("role"))
+            role = item.get("role")
+            role = "system" if role == "developer" else role
             content = _text_only(_as_blocks(_content(item.get("content"))))
             if role == "assistant" and previous is not None and _reasoning_only(previous):
                 previous["content"] = previous["content"] + _as_blocks(content)  # the round's answer
@@ -265,7 +278,7 @@ def _codex(records: list[Any]) -> tuple[str | None, list[dict[str, Any]]]:
                 continue
             message = {"role": "assistant", "content": "", "tool_calls": [call]}
         elif item_type in _CODEX_OUTPUTS:
-            call_id = item.get("call_id") or ""
+            call_id = _name(item.get("call_id")) or ""
             message = {"role": "tool", "tool_call_id": call_id, "content": _codex_output(item.get("output"))}
             if call_id in names:
                 message["name"] = names[call_id]

@@ -71,19 +71,20 @@ class SessionStore:
             return self._conn
         if not create and not self.path.is_file():
             return None
-        from ..fsutil import ensure_ragit_gitignore
+        from ..fsutil import ensure_ragit_gitignore, writing
 
         ensure_ragit_gitignore(self.path.parent)  # raw transcripts stay out of `git add -A`
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
-        conn.row_factory = sqlite3.Row
-        try:
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
-            self.trigram_available = fts.ensure_schema(conn)
-        except BaseException:
-            conn.close()
-            raise
+        with writing(self.path):  # full, read-only or forbidden storage: STORE_WRITE_FAILED
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
+            conn.row_factory = sqlite3.Row
+            try:
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("PRAGMA synchronous = NORMAL")
+                self.trigram_available = fts.ensure_schema(conn)
+            except BaseException:
+                conn.close()
+                raise
         self._conn = conn
         return conn
 

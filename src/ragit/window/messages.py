@@ -61,6 +61,30 @@ def parse_args(raw: Any) -> dict[str, Any]:
     return {}
 
 
+def shape_problem(message: Message) -> str | None:
+    """Why a message's fields have types no transcript format uses (the window toolkit reads them
+    as such), or None. A wrong type is malformed input, not something to guess around."""
+    for key in ("role", "tool_call_id", "name"):
+        if key in message and message[key] is not None and not isinstance(message[key], str):
+            return f"{key} must be a string"
+    content = message.get("content")
+    if isinstance(content, list):
+        for j, block in enumerate(content):
+            if not isinstance(block, dict):
+                if isinstance(block, str):
+                    continue
+                return f"content[{j}] must be an object or a string"
+            if "type" in block and not isinstance(block["type"], str):
+                return f"content[{j}].type must be a string"
+    elif content is not None and not isinstance(content, (str, dict)):
+        return "content must be a string, an array of blocks or null"
+    calls = message.get("tool_calls")
+    if calls is not None:
+        if not isinstance(calls, list) or not all(isinstance(c, dict) for c in calls):
+            return "tool_calls must be an array of objects"
+    return None
+
+
 def tool_calls(message: Message) -> list[ToolCall]:
     """Tool calls an assistant message makes, in order, in either shape."""
     if message.get("role") != "assistant":

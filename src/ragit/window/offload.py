@@ -84,10 +84,11 @@ class OffloadStore:
         self.threshold = threshold
         self.ttl_seconds = ttl_hours * 3600
         self.directory = Path(base_dir) / session_id
-        from ..fsutil import ensure_ragit_gitignore
+        from ..fsutil import ensure_ragit_gitignore, writing
 
         ensure_ragit_gitignore(self.directory)  # offloaded tool results stay out of `git add -A`
-        self.directory.mkdir(parents=True, exist_ok=True)
+        with writing(self.directory):  # full, read-only or forbidden storage: STORE_WRITE_FAILED
+            self.directory.mkdir(parents=True, exist_ok=True)
 
     def path_for(self, ref_id: str) -> Path:
         return self.directory / f"{ref_id}.json"
