@@ -1,0 +1,71 @@
+"""Warm ``Repo.query`` latency on a real repository: the number issue 12 bounds (+20 %) and issue 15
+targets (≤ 1 ms at ≤ 10k chunks).
+
+One process opens the repository, answers every question once (warm-up: embedder, snapshot
+matrix, postings), then answers them ``--rounds`` more times and reports p50/p95. Pointing
+PYTHONPATH at another checkout's ``src`` measures that version on its own index (an A/B needs two
+clones, each ingested by its own version):
+
+    python bench/warm_query.py /path/to/gin-clone --rounds 20 [--profile] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import json
+import os
+import pstats
+import statistics
+import time
+from pathlib import Path
+
+# Questions a developer asks of a Go web framework (gin) and of most web code alike.
+QUESTIONS = (
+    "how are routes matched", "context abort with status", "render JSON response", "middleware recovery panic",
+    "bind query parameters to struct", "RouterGroup", "trusted proxies client ip", "static file serving",
+    "HandlerFunc", "graceful shutdown server", "cookie set", "multipart form upload", "tree node insert child",
+    "ShouldBindJSON", "logger format", "write header status code",
+)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("repo", type=Path)
+    ap.add_argument("--rounds", type=int, default=20)
+    ap.add_argument("--top-k", type=int, default=10)
+    ap.add_argument("--profile", action="store_true", help="print the 30 costliest functions of one more round")
+    ap.add_argument("--json", type=Path, default=None)
+    args = ap.parse_args()
+
+    from ragit.api import Repo
+
+    repo = Repo.open(args.repo)
+    for q in QUESTIONS:
+        repo.query(q, top_k=args.top_k)
+    times = []
+    for _ in range(args.rounds):
+        for q in QUESTIONS:
+            started = time.perf_counter()
+            repo.query(q, top_k=args.top_k)
+            times.append((time.perf_counter() - started) * 1000)
+    times.sort()
+    result = {"repo": str(args.repo), "queries": len(times), "p50_ms": round(statistics.median(times), 3),
+              "p95_ms": round(times[int(len(times) * 0.95)], 3), "load_average": list(os.getloadavg())}
+    print("| metric | value |\n|---|---|")
+    print(f"| warm `Repo.query` p50 ({len(times)} queries) | {result['p50_ms']:.2f} ms |")
+    print(f"| warm `Repo.query` p95 | {result['p95_ms']:.2f} ms |")
+    print(f"| load average | {' / '.join(f'{x:.2f}' for x in result['load_average'])} |")
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    if args.profile:
+        prof = cProfile.Profile()
+        prof.enable()
+        for q in QUESTIONS:
+            repo.query(q, top_k=args.top_k)
+        prof.disable()
+        pstats.Stats(prof).sort_stats("cumulative").print_stats(30)
+
+
+if __name__ == "__main__":
+    main()
