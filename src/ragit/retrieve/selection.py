@@ -184,7 +184,7 @@ def _await_announced(root: Path, store: Path, sha: str, wait: float,
     import time
 
     from ..hooks.script import PENDING_RELPATH
-    from ..store.lock import await_writer
+    from ..store.lock import POLL_SECONDS, await_writer, ms_since
 
     marker = root / PENDING_RELPATH
 
@@ -203,16 +203,16 @@ def _await_announced(root: Path, store: Path, sha: str, wait: float,
     deadline = started + wait
     while True:
         if published():
-            return False, int((time.monotonic() - started) * 1000)
+            return False, ms_since(started)
         left = deadline - time.monotonic()
         held = await_writer(store, sha, max(left, 0.0), published)
         if held is not None:
-            return held[0], int((time.monotonic() - started) * 1000)
+            return held[0], ms_since(started)
         if not announced():  # the job ended (or another commit's job took over): look again
-            return False, int((time.monotonic() - started) * 1000)
+            return False, ms_since(started)
         if left <= 0:
-            return True, int((time.monotonic() - started) * 1000)
-        time.sleep(min(0.025, left))
+            return True, ms_since(started)
+        time.sleep(min(POLL_SECONDS, left))
 
 
 def ingest_wait_seconds(config) -> float:

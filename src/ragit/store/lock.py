@@ -140,15 +140,16 @@ def await_writer(store_dir: Path, commit_sha: str, limit_seconds: float,
     deadline = started + limit_seconds
     while True:
         if published():
-            return False, _ms_since(started)
+            return False, ms_since(started)
         writer = running_writer(store_dir)
         if writer is None or writer.commit_sha != commit_sha:
-            return False, _ms_since(started)
+            return False, ms_since(started)
         now = time.monotonic()
         if now >= deadline:
-            return True, _ms_since(started)
+            return True, ms_since(started)
         time.sleep(min(POLL_SECONDS, deadline - now))
 
 
-def _ms_since(started: float) -> int:
+def ms_since(started: float) -> int:
+    """Whole milliseconds since the monotonic clock read ``started`` (a wait's ``waitedMs``)."""
     return int((time.monotonic() - started) * 1000)

@@ -205,8 +205,7 @@ class SqliteStore:
         except sqlite3.Error as exc:
             raise StoreUnreadable(str(exc)) from exc
         store = cls(conn, path, writable=False)
-        try:
-            conn.execute("PRAGMA query_only = 1")
+        try:  # connect_read already made the connection query-only
             store.schema_version()
         except sqlite3.DatabaseError as exc:
             conn.close()
