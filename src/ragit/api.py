@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .contract.views import QueryResult
     from .retrieve.query import Retrieval
     from .retrieve.search import VectorCache
+    from .store.held import HeldStore
 
 
 @dataclass
@@ -87,16 +88,32 @@ class Repo:
     def _watch(self) -> "WorktreeWatch":
         return self._read_caches()[2]
 
+    @property
+    def _held(self) -> "HeldStore":
+        return self._read_caches()[3]
+
     def _read_caches(self) -> tuple:
-        """What a warm process keeps between reads (vectors, manifests, worktree watch); made on
-        the first read, so a one-shot ingest does not import the retrieval modules."""
+        """What a warm process keeps between reads (vectors, manifests, worktree watch, the open
+        read store); made on the first read, so a one-shot ingest does not import the retrieval
+        modules."""
         if self._read_state is None:
             from .gitsnap.watch import WorktreeWatch
             from .ingest.manifest import ManifestCache
             from .retrieve.search import VectorCache
+            from .store.held import HeldStore
 
-            self._read_state = (VectorCache(), ManifestCache(), WorktreeWatch(self.root))
+            self._read_state = (VectorCache(), ManifestCache(), WorktreeWatch(self.root), HeldStore())
         return self._read_state
+
+    def close(self) -> None:
+        """Close the read connections this Repo keeps open between reads (the store and the
+        keyword readers; the next read reopens them)."""
+        if self._read_state is not None:
+            self._held.close()
+            readers = self._cache.readers
+            for reader in readers.values():
+                reader.close()
+            readers.clear()
 
     @classmethod
     def open(cls, path: str | Path = ".") -> "Repo":
@@ -185,7 +202,7 @@ class Repo:
         return retrieve(self.root, self.git, self.config, text, top_k=top_k, scope=scope, at=at,
                         cache=self._cache, embedder=self._lazy_embedder(), manifests=self._manifests,
                         watch=self._watch, row_filter=RowFilter(tuple(paths), exclude_tests),
-                        overlay_source=overlay_source, ingest_wait=ingest_wait)
+                        overlay_source=overlay_source, ingest_wait=ingest_wait, held=self._held)
 
     def _lazy_embedder(self):
         return _LazyEmbedder(self)

@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..embed.base import Embedder
     from ..gitsnap.git import Git
     from ..ingest.manifest import ManifestCache
+    from ..store.held import HeldStore
     from .sources import OverlaySource
 
 DIRTY_WARNING = "working tree has uncommitted changes; results exclude them"
@@ -67,6 +68,7 @@ def retrieve(
     row_filter: "RowFilter | None" = None,
     overlay_source: "OverlaySource | None" = None,
     ingest_wait: float | None = None,
+    held: "HeldStore | None" = None,
 ) -> Retrieval:
     """Run selection, checks and hybrid retrieval for already-validated inputs; ``row_filter``
     (``--path``, ``--exclude-tests``) limits which snapshot chunks are candidates.
@@ -74,11 +76,12 @@ def retrieve(
     A non-durable ``scope`` adds the candidates that ``overlay_source`` gives for it (the caller
     owns where they are kept); without a source only the snapshot is ranked. ``ingest_wait``
     (seconds; None = ``retrieval.ingest_wait_seconds``, 0 = ``--no-wait``) bounds the wait for a
-    snapshot a running ingest is publishing (knowledge §5.7)."""
+    snapshot a running ingest is publishing (knowledge §5.7). ``held`` is a warm process's kept
+    read store (ragit.store.held); without it the store is opened and closed for this read."""
     from ..embed import embedder_id_for, load_embedder
     from ..security.masking import mask_text
 
-    early = try_open_store(root, config)
+    early, owned = held.get(root, config) if held is not None else (try_open_store(root, config), True)
     selection: Selection | None = None
     try:
         trusted = None
@@ -95,9 +98,13 @@ def retrieve(
         assert selection.loaded is not None
         sha = selection.loaded.manifest.commit_sha
         store = open_checked_store(root, config, selection.loaded, embedder_id, early)
+        if store is not early:
+            owned = True
     except BaseException:
-        if early is not None:
+        if early is not None and owned:
             early.close()
+        elif held is not None:
+            held.close()
         if selection is not None:
             selection.pending.cancel()
         raise
@@ -138,9 +145,12 @@ def retrieve(
                          row_filter=row_filter)
     except BaseException:
         selection.pending.cancel()
+        if not owned and held is not None:
+            held.close()
         raise
     finally:
-        store.close()
+        if owned:
+            store.close()
     remask_hits(hits)
     label_hits(hits)
     if selection.worktree_dirty:

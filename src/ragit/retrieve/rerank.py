@@ -294,13 +294,15 @@ def rerank(question: str, inp: RerankInput, weights: RerankWeights, top: int) ->
 
     # definitions and path matches (facts about a path are computed once per file)
     path_boost: dict[str, float] = {}
-    for i in range(n):
-        sure = defines(inp.titles[i], inp.texts[i], names) if weights.definition and names else 0.0
-        if sure:
-            boost = weights.definition * sure * unit
-            adjusted[i] += boost
-            factors[i] = {"definition": boost}
-        p = paths[i]
+    if weights.definition and names:
+        titles, texts = inp.titles, inp.texts
+        for i in range(n):
+            sure = defines(titles[i], texts[i], names)
+            if sure:
+                boost = weights.definition * sure * unit
+                adjusted[i] += boost
+                factors[i] = {"definition": boost}
+    for i, p in enumerate(paths):
         boost = path_boost.get(p)
         if boost is None:
             boost = 0.0
@@ -337,8 +339,7 @@ def rerank(question: str, inp: RerankInput, weights: RerankWeights, top: int) ->
 
     # roles
     role_factor: dict[str, float] = {}
-    for i in range(n):
-        p = paths[i]
+    for i, p in enumerate(paths):
         factor = role_factor.get(p)
         if factor is None:
             factor = role_factor[p] = _role_factor(path_role(p), q.asks, weights)
@@ -347,12 +348,11 @@ def rerank(question: str, inp: RerankInput, weights: RerankWeights, top: int) ->
             _note(factors, i, "role", factor)
 
     # diversity: in order of the adjusted score, a file's k-th chunk is multiplied by diversity^k
-    order = sorted(range(n), key=adjusted.__getitem__, reverse=True)
     seen: dict[str, int] = {}
     final = adjusted
     if weights.diversity != 1.0:
         final = list(adjusted)
-        for i in order:
+        for i in sorted(range(n), key=adjusted.__getitem__, reverse=True):
             p = paths[i]
             k = seen.get(p, 0)
             seen[p] = k + 1
