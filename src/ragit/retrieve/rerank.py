@@ -283,7 +283,7 @@ def rerank(question: str, inp: RerankInput, weights: RerankWeights, top: int) ->
     n = len(inp.paths)
     if not n:
         return RerankResult([], {})
-    hybrid = [float(h) for h in inp.hybrid]
+    hybrid = inp.hybrid.tolist() if hasattr(inp.hybrid, "tolist") else [float(h) for h in inp.hybrid]
     best = max(hybrid)
     unit = best if best > 0 else 1.0
     paths = inp.paths
