@@ -253,8 +253,11 @@ def pool_indices(hybrid, keyword, vector, size: int, top: int):
     import numpy as np
 
     keyword = np.where(keyword > 0, keyword, -np.inf)
-    chosen = [_top(hybrid, max(size, 2 * top)), _top(keyword, size), _top(vector, size)]
-    return np.unique(np.concatenate(chosen)).astype(np.int64)
+    chosen = np.sort(np.concatenate([_top(hybrid, max(size, 2 * top)), _top(keyword, size), _top(vector, size)]))
+    # np.unique without its import of numpy.ma (≈ 16 ms of a cold query)
+    keep = np.ones(len(chosen), dtype=bool)
+    keep[1:] = chosen[1:] != chosen[:-1]
+    return chosen[keep].astype(np.int64)
 
 
 def _note(factors: list, i: int, name: str, value: float) -> None:
