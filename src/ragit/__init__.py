@@ -6,7 +6,7 @@ The public API is small: :class:`Repo` (open a repository, ingest, query, pack, 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+TYPE_CHECKING = False  # not ``typing``: the CLI's forwarding client must start without it
 
 from ._version import __version__
 
@@ -24,7 +24,7 @@ def open_repo(path: str = ".") -> "Repo":
     return Repo.open(path)
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name == "Repo":
         from .api import Repo
 

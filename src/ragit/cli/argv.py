@@ -14,7 +14,7 @@ VALUE_OPTIONS = frozenset({
     "--format", "--output", "--cwd", "--input", "--view", "--top-k", "--scope", "--at", "--budget",
     "--since", "--files", "--path", "--mode", "--strategy", "--evidence", "--window", "--model",
     "--keep-recent", "--session", "--from", "--limit", "--artifact-kind", "--count", "--ext", "--out",
-    "--repo", "--seed", "--limit-messages", "--by", "--status", "--kind", "--budget-unit",
+    "--repo", "--seed", "--limit-messages", "--by", "--status", "--kind", "--budget-unit", "--idle-timeout",
 })
 
 # command path -> (success default format, failure default format); cli-contract §1.1

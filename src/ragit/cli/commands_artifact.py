@@ -12,7 +12,7 @@ import click
 
 from ..contract.describe import _CWD, _DRY, _FMT, _INPUT, _spec, register
 from .common import common, dry_run_option, existing_root, input_option
-from .main import cli
+from .app import cli
 from .output import Output
 
 _SCOPES = ["session", "harness", "evidence"]

@@ -6,7 +6,7 @@ import click
 
 from ..errors import RagitError
 from .common import check_mixed_input, check_view, common, input_option, open_repo, resolve_root, view_option
-from .main import cli
+from .app import cli
 from .output import Output
 
 

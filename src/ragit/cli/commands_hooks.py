@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .common import common, dry_run_option, git_root
-from .main import cli
+from .app import cli
 from .output import Output
 
 def _output(sub: str, data: dict) -> Output:

@@ -17,7 +17,7 @@ from .common import (
     resolve_root,
     view_option,
 )
-from .main import cli
+from .app import cli
 from .output import Output
 
 

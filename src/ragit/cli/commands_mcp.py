@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..contract.describe import _CWD, _spec, register
 from .common import cwd_option, existing_root
-from .main import cli
+from .app import cli
 
 # The tools of ragit.mcp.tools.TOOLS, in listing order (a test keeps the two equal).
 TOOL_NAMES = ("query", "context_pack", "context_packet", "memory_recall", "memory_wrap", "artifact_capture",

@@ -7,7 +7,7 @@ import os
 import click
 
 from .common import common, format_option, resolve_root
-from .main import cli
+from .app import cli
 from .output import Output
 
 

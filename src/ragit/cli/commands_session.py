@@ -18,7 +18,7 @@ from ..contract.inputs import Validator
 from ..errors import RagitError
 from ..sessions.importers import FORMATS as FROM_FORMATS
 from .common import common, resolve_root
-from .main import cli
+from .app import cli
 from .output import Output
 
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ import click
 
 from ..contract.describe import _CWD, _DRY, _FMT, _spec, register
 from .common import common, dry_run_option, existing_root
-from .main import cli
+from .app import cli
 from .output import Output
 
 COMMAND = "setup"

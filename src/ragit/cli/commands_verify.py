@@ -12,7 +12,7 @@ import click
 
 from ..contract.describe import _CWD, _FMT, _spec, register
 from .common import common, open_repo
-from .main import cli
+from .app import cli
 from .output import Output
 
 

@@ -25,7 +25,7 @@ from .commands_session import (
     transcript_option,
 )
 from .common import common, resolve_root
-from .main import cli
+from .app import cli
 from .output import Output
 
 if TYPE_CHECKING:

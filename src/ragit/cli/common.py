@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import click
 
@@ -96,17 +96,26 @@ def git_root(cwd: str | None, place: tuple[Path, bool] | None = None):
     return Path(root), Git(root)
 
 
+# Set by a warm process (``ragit serve``): called with (root, config, git) instead of building a
+# new Repo, so commands it runs reuse its long-lived Repo (vectors, manifests, embedder).
+repo_provider: Callable[[Path, Any, Any], Any] | None = None
+
+
 def open_repo(cwd: str | None, place: tuple[Path, bool] | None = None, config=None):
     """A :class:`ragit.api.Repo`, or GIT_REPOSITORY_REQUIRED outside git.
 
     ``place`` (from :func:`resolve_root`) and ``config`` spare a command that already has them
     a second ``git rev-parse`` and config parse.
     """
-    from ..api import Repo
     from ..config import load_config
 
     root, git = git_root(cwd, place)
-    return Repo(root, config if config is not None else load_config(root), git)
+    config = config if config is not None else load_config(root)
+    if repo_provider is not None:
+        return repo_provider(root, config, git)
+    from ..api import Repo
+
+    return Repo(root, config, git)
 
 
 def check_mixed_input(v, flags: list[tuple[str, bool]], scope: str | None) -> None:
