@@ -25,6 +25,12 @@ def main(args: list[str] | None = None) -> None:
     drive the CLI in-process (the Claude Code hook, tests) always run it here.
     """
     raw = list(sys.argv[1:] if args is None else args)
+    if args is None:
+        # ragit's vector math is einsum (no BLAS), and on small matrices BLAS threads only add
+        # contention: one thread spares OpenBLAS its thread pool (≈ 17 % of numpy's import CPU)
+        import os
+
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     if raw == ["--version"]:  # click's version_option prints exactly this; spare its import
         from .._version import __version__
 
