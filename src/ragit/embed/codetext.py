@@ -23,21 +23,31 @@ import re
 # base64Encode -> base64 Encode) and after a capital followed by capital + lower-case
 # (HTTPServer -> HTTP Server, parseXMLHttpRequest -> parse XML Http Request).
 _BOUNDARY = re.compile(r"([a-z0-9](?=[A-Z])|[A-Z](?=[A-Z][a-z]))")
-_UNDERSCORE = str.maketrans("_", " ")
 # An ASCII word with a camelCase or ACRONYMWord boundary in it (underscores allowed).
 _CAMEL_WORD = re.compile(r"\b(?=[A-Za-z0-9_]*?(?:[a-z0-9][A-Z]|[A-Z][A-Z][a-z]))[A-Za-z0-9_]+\b")
 
 
+# The same places as zero-width matches: a literal replacement, no template expanded per match.
+_BOUNDARY_AT = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+# Any place _BOUNDARY would split (its two cases without the look-ahead): text without one has
+# no camelCase word either, so one scan proves both other passes would find nothing (prose).
+_ANY_BOUNDARY = re.compile(r"[a-z0-9][A-Z]|[A-Z][A-Z][a-z]")
+
+
 def split_identifiers(text: str) -> str:
     """``text`` with camelCase/PascalCase/ACRONYMWord boundaries and underscores made spaces."""
-    return _BOUNDARY.sub(r"\1 ", text).translate(_UNDERSCORE)
+    if _ANY_BOUNDARY.search(text) is None:
+        return text.replace("_", " ")
+    return _BOUNDARY_AT.sub(" ", text).replace("_", " ")
 
 
 def code_words(text: str) -> str:
     """:func:`split_identifiers`, then a newline and every camelCase word of ``text`` as written
     (nothing appended when there is none)."""
+    if _ANY_BOUNDARY.search(text) is None:
+        return text.replace("_", " ")
     compounds = _CAMEL_WORD.findall(text)
-    split = _BOUNDARY.sub(r"\1 ", text).translate(_UNDERSCORE)
+    split = _BOUNDARY_AT.sub(" ", text).replace("_", " ")
     return split + "\n" + " ".join(compounds) if compounds else split
 
 

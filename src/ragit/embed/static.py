@@ -95,6 +95,7 @@ class StaticEmbedder:
         self._array: numpy.ndarray | None = None  # numpy view of the mapping, made on first need
         self._hf: Any = None
         self._py: WordPieceEncoder | None = None
+        self._pieces: Any = None  # ragit.embed.pieces.PieceTokenizer, made on first batch
         self._tokens_seen = 0
         try:
             self._py = load_wordpiece(self._tokenizer_path)
@@ -108,6 +109,9 @@ class StaticEmbedder:
     def embed(self, texts: Sequence[str]) -> numpy.ndarray:
         """Embed ``texts``: one L2-normalised float32 row each, zeros for token-less input."""
         texts = self._prepared(texts)
+        if self._py is not None and self._dtype == "F16":  # order-free sums: each piece tokenised once
+            return self._pool_batches((self._encode_pieces(texts[start:start + ENCODE_BATCH])
+                                       for start in range(0, len(texts), ENCODE_BATCH)), len(texts))
         encoder = self._python_encoder(texts)
         return self._pool_batches((self._encode(texts[start:start + ENCODE_BATCH], encoder)
                                    for start in range(0, len(texts), ENCODE_BATCH)), len(texts))
@@ -146,6 +150,31 @@ class StaticEmbedder:
                 return ids  # type: ignore[return-value]
         encodings = self._hf_tokenizer().encode_batch(list(texts), add_special_tokens=False)
         return [encoding.ids for encoding in encodings]
+
+    def _encode_pieces(self, texts: Sequence[str]) -> list[list[int]]:
+        """Each text's token ids as a multiset (:mod:`ragit.embed.pieces`); a text the piece
+        tokeniser declines, or longer than ``EXACT_F16_TOKENS`` (whose sum is only exact in
+        order), is encoded in order by ``tokenizers``."""
+        if self._pieces is None:
+            from .pieces import PieceTokenizer
+
+            assert self._py is not None
+            self._pieces = PieceTokenizer(
+                self._py, lambda piece: self._hf_tokenizer().encode(piece, add_special_tokens=False).ids,
+                lambda words: [e.ids for e in self._encode_fast(words)])
+        out = self._pieces.ids_many(list(texts))
+        redo = [i for i, ids in enumerate(out) if ids is None or len(ids) > EXACT_F16_TOKENS]
+        if redo:
+            encodings = self._hf_tokenizer().encode_batch([texts[i] for i in redo], add_special_tokens=False)
+            for i, encoding in zip(redo, encodings):
+                out[i] = encoding.ids
+        return out  # type: ignore[return-value]
+
+    def _encode_fast(self, texts: list[str]) -> list[Any]:
+        """``tokenizers`` encodings without offsets when the installed version can (same ids)."""
+        tokenizer = self._hf_tokenizer()
+        encode = getattr(tokenizer, "encode_batch_fast", tokenizer.encode_batch)
+        return encode(texts, add_special_tokens=False)
 
     def _matrix(self) -> numpy.ndarray:
         """The matrix as a numpy array: a view of the mapping, widened to float32 once busy."""

@@ -18,17 +18,22 @@ from pathlib import Path
 _PUNCTUATION = frozenset(string.punctuation)
 # ASCII control characters BERT's clean_text drops (tab, newline and carriage return become spaces).
 _DROP = {c: None for c in range(32) if chr(c) not in "\t\n\r"} | {127: None}
+_SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 _SPACES = str.maketrans({"\t": " ", "\n": " ", "\r": " "})
 
 
 class WordPieceEncoder:
     """Token ids of an ASCII text, identical to ``Tokenizer.encode(text, add_special_tokens=False)``."""
 
-    def __init__(self, vocab: dict[str, int], unk_id: int, prefix: str = "##", max_chars: int = 100):
+    def __init__(self, vocab: dict[str, int], unk_id: int, prefix: str = "##", max_chars: int = 100,
+                 specials: tuple[str, ...] = ()):
         self.vocab = vocab
         self.unk_id = unk_id
         self.prefix = prefix
         self.max_chars = max_chars
+        # added tokens, matched in raw text before normalisation: text holding one is left to ``tokenizers``
+        self.specials = tuple(dict.fromkeys((*_SPECIALS, *specials)))
+        self._longest: int | None = None  # characters of the longest entry without its prefix
 
     @classmethod
     def from_tokenizer_json(cls, data: dict) -> "WordPieceEncoder | None":
@@ -45,18 +50,20 @@ class WordPieceEncoder:
             return None
         # added tokens are matched before normalisation; with any beyond [PAD]/[UNK]-style
         # specials that cannot occur in plain text, defer to ``tokenizers``
+        specials = []
         for token in data.get("added_tokens") or []:
             content = token.get("content", "")
             if not (content.startswith("[") and content.endswith("]") and token.get("special")):
                 return None
+            specials.append(content)
         return cls(vocab, vocab[unk], model.get("continuing_subword_prefix", "##"),
-                   model.get("max_input_chars_per_word", 100))
+                   model.get("max_input_chars_per_word", 100), tuple(specials))
 
     def encode(self, text: str) -> list[int] | None:
         """Ids of ``text``, or None when it is not ASCII (the caller uses ``tokenizers``)."""
         if not text.isascii():
             return None
-        for special in ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"):
+        for special in self.specials:
             if special in text:
                 return None  # added tokens are split out before normalisation: leave it to tokenizers
         clean = text.translate(_DROP).translate(_SPACES).lower()
@@ -75,15 +82,25 @@ class WordPieceEncoder:
                 self._wordpiece("".join(word), ids)
         return ids
 
+    def word_ids(self, word: str) -> list[int]:
+        """Ids of one pre-tokenised word (lower-case, no space, punctuation alone)."""
+        out: list[int] = []
+        self._wordpiece(word, out)
+        return out
+
     def _wordpiece(self, word: str, out: list[int]) -> None:
         if len(word) > self.max_chars:
             out.append(self.unk_id)
             return
         vocab = self.vocab
+        longest = self._longest
+        if longest is None:  # no vocabulary entry is longer: a longer slice is never looked up
+            longest = self._longest = max((len(k) - (len(self.prefix) if k.startswith(self.prefix) else 0)
+                                           for k in vocab), default=0)
         pieces: list[int] = []
         start = 0
         while start < len(word):
-            end = len(word)
+            end = min(len(word), start + longest)
             found = None
             while start < end:
                 piece = word[start:end] if start == 0 else self.prefix + word[start:end]

@@ -1,0 +1,109 @@
+"""Token ids of many texts for a static WordPiece model, each whitespace-separated piece tokenised once.
+
+A static model sums its tokens' rows, so a text needs only the multiset of its token ids, not
+their order. BERT's normaliser and pre-tokeniser act on each run of non-space characters alone
+(control characters dropped, ``\\t \\n \\r`` made spaces, lower-casing and accents character by
+character, punctuation split inside the run), so a text's ids are the concatenation of its
+space-separated pieces' ids. Code and prose repeat their pieces endlessly; caching each piece's
+ids turns tokenisation into one C-level ``split`` and one ``map`` over a dict per text, about
+ten times cheaper than ``tokenizers`` (which also builds offsets and strings for every token).
+
+Exactness: with a float16 matrix the float64 sum of up to ``EXACT_F16_TOKENS`` rows is exact in
+any order (:mod:`ragit.embed.static`), so the vectors are the bits of the in-order ids. The caller
+re-encodes in order any text longer than that, and a text holding an added token (``[UNK]``…,
+matched before normalisation) is given back as None for ``tokenizers``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from itertools import chain
+from typing import Any
+
+from .wordpiece import WordPieceEncoder
+
+# BERT's clean_text and lower-casing for ASCII, as one ``bytes.translate``: control characters
+# dropped, tab/newline/return made spaces, A-Z made a-z. What is left splits on spaces alone.
+_DROP = bytes(c for c in range(32) if chr(c) not in "\t\n\r") + b"\x7f"
+_TABLE = bytes.maketrans(b"\t\n\rABCDEFGHIJKLMNOPQRSTUVWXYZ", b"   abcdefghijklmnopqrstuvwxyz")
+# BERT's pre-tokenisation of a cleaned, lower-cased ASCII piece: runs of letters and digits, and
+# each punctuation character alone (string.punctuation is exactly these four ranges).
+_WORDS = re.compile(rb"[a-z0-9]+|[!-/:-@\[-`{-~]")
+# The only separators that are separators in every text: other Unicode spaces are left inside the
+# piece, where the fallback tokeniser treats them exactly as it would in the whole text.
+_ASCII_SPACE = re.compile(r"[ \t\n\r]+")
+# From this many new words in one batch, ``tokenizers`` encodes them (~10x faster a word than the
+# Python WordPiece, after ~30 ms to load); fewer stay in Python.
+BATCH_MIN_WORDS = 2000
+# Pieces remembered at most; past it the cache starts again (memory stays bounded on huge repositories).
+MAX_PIECES = 400_000
+
+
+class PieceTokenizer:
+    """Order-free token ids of a text: the ids of its pieces, each piece tokenised once."""
+
+    def __init__(self, encoder: WordPieceEncoder, fallback: Callable[[str], list[int]],
+                 batch: Callable[[list[str]], list[list[int]]] | None = None) -> None:
+        """``fallback`` tokenises one non-ASCII piece and ``batch`` many words at once (both
+        ``tokenizers``, loaded on first need)."""
+        self._encoder = encoder
+        self._fallback = fallback
+        self._batch = batch
+        self._specials = tuple(encoder.specials)
+        self._ascii: dict[bytes, tuple[int, ...]] = _Cache(self._encode_ascii)
+        self._words: dict[bytes, tuple[int, ...]] = _Cache(self._encode_word)
+        self._other: dict[str, tuple[int, ...]] = _Cache(self._encode_any)
+
+    def ids_many(self, texts: list[str]) -> list[list[int] | None]:
+        """:meth:`ids` of every text. New words of the batch are tokenised together first: by
+        ``tokenizers`` when there are many (a new repository's identifiers), else in Python."""
+        if self._batch is not None and len(self._ascii) < MAX_PIECES:
+            pieces = set(chain.from_iterable(
+                text.encode("ascii").translate(_TABLE, _DROP).split() for text in texts if text.isascii()))
+            pieces.difference_update(self._ascii)
+            words = set(chain.from_iterable(map(_WORDS.findall, pieces)))
+            words.difference_update(self._words)
+            if len(words) >= BATCH_MIN_WORDS:
+                todo = list(words)
+                for word, ids in zip(todo, self._batch([w.decode("ascii") for w in todo])):
+                    self._words[word] = tuple(ids)
+        return [self.ids(text) for text in texts]
+
+    def ids(self, text: str) -> list[int] | None:
+        """The token ids of ``text`` in piece order; None when it holds an added token."""
+        if "[" in text and any(special in text for special in self._specials):
+            return None
+        if text.isascii():
+            cache: dict = self._ascii
+            pieces: list = text.encode("ascii").translate(_TABLE, _DROP).split()
+        else:
+            cache = self._other
+            pieces = [p for p in _ASCII_SPACE.split(text) if p]
+        if len(cache) > MAX_PIECES:
+            cache.clear()
+            self._words.clear()
+        return list(chain.from_iterable(map(cache.__getitem__, pieces)))
+
+    def _encode_ascii(self, piece: bytes) -> tuple[int, ...]:
+        """A cleaned, lower-cased ASCII piece: its words' ids (a piece is seldom new, a word rarer)."""
+        return tuple(chain.from_iterable(map(self._words.__getitem__, _WORDS.findall(piece))))
+
+    def _encode_word(self, word: bytes) -> tuple[int, ...]:
+        return tuple(self._encoder.word_ids(word.decode("ascii")))
+
+    def _encode_any(self, piece: str) -> tuple[int, ...]:
+        ids = self._encoder.encode(piece) if piece.isascii() else None
+        return tuple(ids if ids is not None else self._fallback(piece))
+
+
+class _Cache(dict):
+    """A dict that computes a missing key's value (``map(cache.__getitem__, …)`` stays in C)."""
+
+    def __init__(self, compute: Callable[[Any], tuple[int, ...]]) -> None:
+        super().__init__()
+        self._compute = compute
+
+    def __missing__(self, key: Any) -> tuple[int, ...]:
+        value = self[key] = self._compute(key)
+        return value

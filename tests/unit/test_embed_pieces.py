@@ -1,0 +1,163 @@
+"""The piece tokeniser and the batch embedding path give the bits of in-order ``tokenizers`` ids."""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+from tokenizers import Tokenizer
+
+from ragit.embed import CODE_DIR, pieces, static
+from ragit.embed.codetext import code_words, split_identifiers
+from ragit.embed.pieces import PieceTokenizer
+from ragit.embed.static import StaticEmbedder
+from ragit.embed.wordpiece import load_wordpiece
+
+from tokenizers import models, normalizers, pre_tokenizers
+
+VOCAB = {"[PAD]": 0, "[UNK]": 1, "a": 2, "b": 3, "ab": 4, "##b": 5, "##c": 6, "abc": 7, "c": 8,
+         "x": 9, ".": 10, "(": 11, ")": 12, "_": 13, "##x": 14, "send": 15, "##file": 16, "file": 17}
+ALPHABET = ["a", "b", "c", "x", "A", "B", "ab", "abc", "sendfile", "file", ".", "(", ")", "_", "-", " ", "  ",
+            "\t", "\n", "\r", "\x00", "\x07", "\x7f", "[UNK]", "[PAD]", "z", "1", "é", "😀", "ß"]
+
+
+def _tokenizer() -> Tokenizer:
+    """A tiny BERT-style tokenizer (as in test_embed_static)."""
+    tok = Tokenizer(models.WordPiece(dict(VOCAB), unk_token="[UNK]", max_input_chars_per_word=12))
+    tok.normalizer = normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=True, lowercase=True)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok.add_special_tokens(["[PAD]", "[UNK]"])
+    return tok
+
+
+def _write_safetensors(path: Path, name: str, matrix: np.ndarray) -> Path:
+    import json
+
+    dtype = {np.dtype(np.float16): "F16", np.dtype(np.float32): "F32"}[matrix.dtype]
+    data = np.ascontiguousarray(matrix).astype(matrix.dtype.newbyteorder("<")).tobytes()
+    header = json.dumps({"__metadata__": {"format": "np"},
+                         name: {"dtype": dtype, "shape": list(matrix.shape), "data_offsets": [0, len(data)]}})
+    path.write_bytes(len(header).to_bytes(8, "little") + header.encode() + data)
+    return path
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "ordinary_code"
+# separators BERT does not treat as separators (controls are dropped, Unicode spaces split
+# inside a piece), CJK, Unicode punctuation, accents
+EXTRA = ["\x0b", "\x0c", "\x1c", "\x1f", "\x85", "\u00a0", "\u3000", "\u2028", "中", "—", "É", "e\u0301", "’", "…"]
+
+
+def _real_code(limit: int = 400) -> list[str]:
+    texts = []
+    for path in sorted(FIXTURES.rglob("*")):
+        if path.is_file() and path.suffix in (".py", ".go", ".ts", ".js", ".rs", ".java", ".md"):
+            text = path.read_text(encoding="utf-8", errors="replace")
+            texts += [text[i:i + 900] for i in range(0, min(len(text), 9000), 900)]
+        if len(texts) >= limit:
+            break
+    return texts
+
+
+def _random_texts(count: int, seed: int, alphabet) -> list[str]:
+    rng = random.Random(seed)
+    return ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30))) for _ in range(count)]
+
+
+def _pieces_for(tok_path: Path, tok: Tokenizer, batch: bool = False) -> PieceTokenizer:
+    encoder = load_wordpiece(tok_path)
+    assert encoder is not None
+    return PieceTokenizer(encoder, lambda p: tok.encode(p, add_special_tokens=False).ids,
+                          (lambda words: [e.ids for e in tok.encode_batch(words, add_special_tokens=False)])
+                          if batch else None)
+
+
+def test_piece_ids_are_the_multiset_of_tokenizers_ids(tmp_path):
+    tok = _tokenizer()
+    path = tmp_path / "tokenizer.json"
+    tok.save(str(path))
+    tokenizer = _pieces_for(path, tok)
+    texts = _random_texts(3000, seed=11, alphabet=ALPHABET + EXTRA) + ["x" * 13, "a" * 12 + " " + "b", "AB.c(x)"]
+    checked = 0
+    for text, encoding in zip(texts, tok.encode_batch(texts, add_special_tokens=False)):
+        got = tokenizer.ids(text)
+        if "[UNK]" in text or "[PAD]" in text:
+            assert got is None  # an added token: the caller encodes the text in order
+            continue
+        assert Counter(got) == Counter(encoding.ids), repr(text)
+        checked += 1
+    assert checked > 1000
+
+
+@pytest.mark.parametrize("batch_words", [False, True])
+def test_piece_ids_on_real_code_with_the_bundled_model(batch_words, monkeypatch):
+    tok_path = CODE_DIR / "tokenizer.json"
+    tok = Tokenizer.from_file(str(tok_path))
+    monkeypatch.setattr(pieces, "BATCH_MIN_WORDS", 1)  # new words go through ``tokenizers`` in one call
+    tokenizer = _pieces_for(tok_path, tok, batch=batch_words)
+    texts = [code_words(t) for t in _real_code()] + _random_texts(300, seed=5, alphabet=ALPHABET + EXTRA)
+    got = tokenizer.ids_many(texts)
+    for text, ids, encoding in zip(texts, got, tok.encode_batch(texts, add_special_tokens=False)):
+        if ids is not None:
+            assert Counter(ids) == Counter(encoding.ids), repr(text[:80])
+
+
+def test_piece_cache_is_bounded(tmp_path, monkeypatch):
+    tok = _tokenizer()
+    path = tmp_path / "tokenizer.json"
+    tok.save(str(path))
+    monkeypatch.setattr(pieces, "MAX_PIECES", 5)
+    tokenizer = _pieces_for(path, tok)
+    for text in _random_texts(200, seed=3, alphabet=["a", "b", "x", " ", "ab", "."]):
+        tokenizer.ids(text)
+        assert len(tokenizer._ascii) <= 5 + 30  # cleared once past the bound (plus one text's pieces)
+
+
+def test_batch_embedding_is_bit_identical_to_in_order_ids(monkeypatch):
+    """The bundled float16 model: pieces + any batch size give the bits of ``tokenizers`` ids pooled
+    in order, long texts (re-encoded in order) and texts with an added token included."""
+    texts = [t for t in _real_code()] + ["[UNK] sendFile", "é" * 40, ""]
+    monkeypatch.setattr(static, "EXACT_F16_TOKENS", 200)  # some texts take the in-order path
+    embedder = StaticEmbedder("code:test", CODE_DIR / "tokenizer.json", CODE_DIR / "embeddings.safetensors",
+                              preprocess="code")
+    got = embedder.embed(texts)
+    prepared = embedder._prepared(texts)
+    reference = StaticEmbedder("code:ref", CODE_DIR / "tokenizer.json", CODE_DIR / "embeddings.safetensors")
+    in_order = reference._pool_batches([reference._encode(prepared, None)], len(texts))
+    assert np.array_equal(got.view(np.uint32), in_order.view(np.uint32))
+    monkeypatch.setattr(static, "ENCODE_BATCH", 7)
+    again = StaticEmbedder("code:test", CODE_DIR / "tokenizer.json", CODE_DIR / "embeddings.safetensors",
+                           preprocess="code").embed(texts)
+    assert np.array_equal(got.view(np.uint32), again.view(np.uint32))
+
+
+def test_float32_models_keep_the_in_order_path(tmp_path):
+    tok = _tokenizer()
+    tok_path = tmp_path / "tokenizer.json"
+    tok.save(str(tok_path))
+    matrix = np.random.default_rng(1).standard_normal((18, 8)).astype(np.float32)
+    embedder = StaticEmbedder("t", tok_path, _write_safetensors(tmp_path / "m.safetensors", "w", matrix))
+    embedder.embed(["a b c"] * 3)
+    assert embedder._pieces is None  # float32 sums depend on order: never the piece path
+
+
+# ---------------------------------------------------------------- code_words: same text, cheaper
+
+_BOUNDARY = re.compile(r"([a-z0-9](?=[A-Z])|[A-Z](?=[A-Z][a-z]))")
+_CAMEL_WORD = re.compile(r"\b(?=[A-Za-z0-9_]*?(?:[a-z0-9][A-Z]|[A-Z][A-Z][a-z]))[A-Za-z0-9_]+\b")
+
+
+def _code_words_reference(text: str) -> str:
+    compounds = _CAMEL_WORD.findall(text)
+    split = _BOUNDARY.sub(r"\1 ", text).translate(str.maketrans("_", " "))
+    return split + "\n" + " ".join(compounds) if compounds else split
+
+
+def test_code_words_equals_the_reference_regexes():
+    alphabet = ["a", "b", "Z", "Q", "x1", "9", "_", " ", ".", "HTTP", "Server", "getUser", "é", "Ü", "\n", "ab"]
+    texts = _random_texts(5000, seed=9, alphabet=alphabet) + _real_code() + ["", "plain prose only", "parseXMLHttp"]
+    for text in texts:
+        assert code_words(text) == _code_words_reference(text), repr(text)
+        assert split_identifiers(text) == _BOUNDARY.sub(r"\1 ", text).replace("_", " "), repr(text)
