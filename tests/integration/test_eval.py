@@ -115,7 +115,13 @@ def test_mine_then_run_is_deterministic_and_reuses_the_store(history, tmp_path):
     assert run1.returncode == 0, run1.stdout + run1.stderr
     result = envelope(run1)["data"]
     assert list(result) == ["tasksFile", "tasks", "evaluated", "skipped", "embedderId", "modes", "comparisons",
-                            "warnings"]
+                            "timing", "warnings"]
+    timing = result["timing"]
+    assert timing["ingestedCommits"] == 3 and timing["ingestSeconds"] > 0 and timing["querySeconds"] > 0
+    assert [t["id"] for t in timing["perTask"]] == [t["id"] for t in tasks]
+    for t in timing["perTask"]:
+        parts = t["load"] + t["vector"] + t["keyword"] + t["rank"]
+        assert abs(t["seconds"] - parts) < 1e-5 and min(t["load"], t["rank"]) > 0
     assert result["evaluated"] == 3 and result["skipped"] == []
     assert [m["mode"] for m in result["modes"]] == ["keyword", "vector", "hybrid"]
     for m in result["modes"]:
@@ -144,13 +150,16 @@ def test_mine_then_run_is_deterministic_and_reuses_the_store(history, tmp_path):
         data = json.loads(json.dumps(normalize_numbers(data)))
         for m in data["modes"]:
             m.pop("secondsPerTask")
+        data.pop("timing")
         return data
 
     assert without_seconds(second.data) == without_seconds(result)
     run3 = ragit("eval", "run", str(out), "--format", "json", cwd=root)
     assert without_seconds(envelope(run3)["data"]) == without_seconds(result)
     def strip(text: str) -> list[str]:
-        return [line for line in text.splitlines() if '"secondsPerTask"' not in line]
+        data = json.loads(text)
+        data["data"] = without_seconds(data["data"])
+        return json.dumps(data, indent=2).splitlines()
 
     assert strip(run3.stdout) == strip(run1.stdout)
 
@@ -160,6 +169,8 @@ def test_mine_then_run_is_deterministic_and_reuses_the_store(history, tmp_path):
     assert lines[:4] == ["# ragit eval run", "- tasks: 3", "- evaluated: 3", "- skipped: 0"]
     assert lines[5].startswith("| mode | R@1 | R@5 | R@10 | Acc@5 | Acc@10 | MRR | NDCG@10 | pack@800 | tokens@800 | s/task |")
     assert lines[7].startswith("| hybrid | ")
+    assert lines[-1].startswith("timing: ingest ") and "(0 commit(s) indexed); queries " in lines[-1]
+    assert lines[-1].endswith(" s CPU per task)")
 
 
 def test_run_skips_tasks_whose_commit_no_repository_holds(history, tmp_path):
@@ -392,6 +403,69 @@ def test_a_changed_task_set_indexes_only_its_new_commits(history, tmp_path):
         return m
 
     assert metrics(again) == metrics(a)  # the extra snapshot in the store changed nothing
+    assert again.data["timing"]["ingestedCommits"] == 0
+
+
+def test_keyword_reads_shared_by_a_batch_change_no_score(history, tmp_path, monkeypatch):
+    """Tasks are keyword-scored in batches that read each term once: batches of one task, one
+    batch, and keyword_raw's own reading per task give the same scores and the same report."""
+    import numpy as np
+
+    from ragit.config import load_config
+    from ragit.embed import load_embedder
+    from ragit.evaluation import measure
+    from ragit.evaluation.run import EvalRequest, eval_config, open_repository, run_eval
+    from ragit.evaluation.tasks import load_tasks
+    from ragit.ingest.manifest import load_manifest
+    from ragit.retrieve.readiness import open_checked_store
+    from ragit.retrieve.search import RetrievalParams, keyword_raw, load_matrix
+
+    commits = history.git("rev-list", "--first-parent", "main").split()
+    path = tmp_path / "tasks.jsonl"
+    path.write_text("".join(_task(i, sha, q, ["src/app/auth.py"]) + "\n" for i, (sha, q) in enumerate([
+        (commits[0], "session token login"), (commits[1], "database record session"),
+        (commits[3], "login token refresh"), (commits[1], "token token token sign"), (commits[2], "zebra quantum"),
+    ])))
+    config = load_config(history.root)
+    request = EvalRequest(str(path), load_tasks(path, str(path)), [open_repository(history.root, "r")],
+                          ["keyword", "vector", "hybrid"], [600])
+    seen: list[tuple[str, bytes]] = []
+    from ragit.store import bm25  # measure imports snapshot_scores when it runs: spy on the module
+
+    real = bm25.snapshot_scores
+
+    def spy(postings, terms, rowids, lengths, extra=()):
+        out = real(postings, terms, rowids, lengths, extra)
+        seen.append((" ".join(terms), out[0].tobytes()))
+        return out
+
+    monkeypatch.setattr(bm25, "snapshot_scores", spy)
+    one_batch = run_eval(history.root, config, request).data
+    batched_scores = list(seen)
+    monkeypatch.setattr(measure, "BATCH_ROWS", 1)  # every task its own batch
+    seen.clear()
+    singles = run_eval(history.root, config, request).data
+    assert seen == batched_scores and len(seen) == 5
+
+    for data in (one_batch, singles):
+        data.pop("timing")
+        for m in data["modes"]:
+            m.pop("secondsPerTask")
+    assert one_batch == singles
+
+    monkeypatch.setattr(bm25, "snapshot_scores", real)
+    embedder = load_embedder(config)
+    econfig = eval_config(config, embedder.id)
+    params = RetrievalParams.from_config(config)
+    for task, (_, got) in zip(request.tasks, batched_scores):
+        store = open_checked_store(history.root, econfig, load_manifest(history.root, econfig, task.commit),
+                                   embedder.id)
+        try:
+            snap = load_matrix(store, task.commit, embedder.id)
+            raw = keyword_raw(store, snap, task.query, term_repeats=params.term_repeats)[0]
+        finally:
+            store.close()
+        assert raw.tobytes() == got and (np.count_nonzero(raw) > 0) == (task.id != "t4")
 
 
 def test_missing_git_objects_are_skipped_with_a_warning(history, tmp_path):
@@ -426,3 +500,4 @@ def test_missing_git_objects_are_skipped_with_a_warning(history, tmp_path):
     data = envelope(proc)["data"]
     assert data["evaluated"] == 1
     assert any("missing from the clone" in w for w in data["warnings"])
+

@@ -126,7 +126,8 @@ def run_cmd(tasks_file, repos, mode, budget, seed, format_, cwd) -> Output:
 
 
 _RUN_OUTPUTS = ["tasksFile", "tasks", "evaluated", "skipped", "embedderId", "modes", "modes[].packRecall",
-                "modes[].tokensPerTask", "modes[].secondsPerTask", "comparisons", "warnings"]
+                "modes[].tokensPerTask", "modes[].secondsPerTask", "comparisons", "timing", "timing.perTask",
+                "warnings"]
 
 register(_spec(
     "eval mine", "Mine file-localisation tasks (query = commit message, gold = modified files) from HEAD's history.",

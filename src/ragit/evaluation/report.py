@@ -55,4 +55,18 @@ def run_text(data: dict[str, Any]) -> str:
                  "none" if c["ci95"] is None else f"[{_num(c['ci95'][0])}, {_num(c['ci95'][1])}]"]
                 for c in data["comparisons"]]
         lines += [""] + _table(["a", "b", "metric", "diff (b − a)", "95% CI"], comp)
+    timing = data.get("timing")
+    if timing:
+        lines += ["", timing_text(timing)]
     return "\n".join(lines) + "\n"
+
+
+def timing_text(t: dict[str, Any]) -> str:
+    """One line: indexing, then the queries in wall and CPU seconds, in total and per task."""
+    ingest = (f"ingest {_num(t['ingestSeconds'])} s wall, {_num(t['ingestCpuSeconds'])} s CPU"
+              f" ({t['ingestedCommits']} commit(s) indexed)")
+    query = f"queries {_num(t['querySeconds'])} s wall, {_num(t['queryCpuSeconds'])} s CPU"
+    if t["querySecondsPerTask"] is not None:
+        query += (f" ({_num(t['querySecondsPerTask'])} s wall, {_num(t['queryCpuSecondsPerTask'])} s CPU"
+                  " per task)")
+    return f"timing: {ingest}; {query}"

@@ -9,7 +9,6 @@ A re-run, or a task set that changed by one task, indexes only the commits not y
 from __future__ import annotations
 
 import copy
-import dataclasses
 import hashlib
 import json
 import time
@@ -19,16 +18,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import RagitError
+from .measure import ModeResult, TaskResult, evaluate_tasks
 from .metrics import (
     ACC_KS,
     RECALL_KS,
-    file_ranking,
     grouped_mean,
     mean,
-    ndcg_at_k,
-    pack_recall,
     paired_difference,
-    rank_metrics,
     resample_indices,
 )
 from .tasks import Task
@@ -39,7 +35,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..gitsnap.git import Git
 
 MODES = ("keyword", "vector", "hybrid")
-TOP_K = 100
 DEFAULT_BUDGETS = (600, 1200, 2400)
 EVAL_DIR = ".ragit/cache/eval"
 COMPARED = ("recallAt5", "recallAt10", "mrr", "ndcgAt10")
@@ -75,6 +70,20 @@ class _ModeTotals:
     pack: dict[int, list[float]] = field(default_factory=dict)
     tokens: dict[int, list[float]] = field(default_factory=dict)
     seconds: list[float] = field(default_factory=list)
+
+    def add(self, result: ModeResult) -> None:
+        """Append one task's measurements (tasks are added in task order)."""
+        for k in RECALL_KS:
+            self.recall[k].append(result.ranked.recall[k])
+        for k in ACC_KS:
+            self.acc[k].append(result.ranked.acc[k])
+        self.mrr.append(result.ranked.mrr)
+        self.ndcg.append(result.ndcg)
+        for budget, value in result.pack.items():
+            self.pack[budget].append(value)
+        for budget, value in result.tokens.items():
+            self.tokens[budget].append(value)
+        self.seconds.append(result.seconds)
 
 
 def mode_alpha(mode: str, config: Config) -> float:
@@ -151,7 +160,8 @@ def _indexed(root: Path, config: Config, sha: str, params, store) -> bool:
     if store is None:
         return False
     try:
-        loaded = load_manifest(root, config, sha)
+        # a manifest the store published is read by its header (the document list is not needed)
+        loaded = load_manifest(root, config, sha, trusted=lambda s, digest: store.snapshot_hash(s) == digest)
     except RagitError:
         return False
     return loaded.manifest.params == params and store.snapshot_hash(sha) == loaded.sha256
@@ -159,9 +169,13 @@ def _indexed(root: Path, config: Config, sha: str, params, store) -> bool:
 
 def index_commits(root: Path, config: Config, commits: list[tuple[str, Git]], embedder: Embedder,
                   progress: Progress | None, warnings: list[str] | None = None) -> tuple[int, int]:
-    """Ingest every commit not yet in the evaluation store; returns (ingested, embedded chunks).
-    A commit whose clone lacks some blobs (a partial clone) is indexed without them and named in
-    ``warnings``."""
+    """Ingest every commit not yet in the evaluation store, in the given order; returns (ingested,
+    embedded chunks). A commit whose clone lacks some blobs (a partial clone) is indexed without
+    them and named in ``warnings``.
+
+    The order is kept on purpose: it decides the store's row numbering, and the re-rank pool
+    breaks ties among equal scores by row position, so another order can move a tied row in or
+    out of a pool."""
     from ..ingest.pipeline import IngestRequest, current_params, run_ingest
     from ..store import open_store_read, store_exists
 
@@ -204,65 +218,6 @@ def index_roots(root: Path, config: Config, tasks: list[Task], located: dict[str
     return configs, ingested, embedded
 
 
-def _evaluate_task(root: Path, config: Config, task: Task, embedder: Embedder, modes: list[str],
-                   alphas: dict[str, float], budgets: list[int], totals: dict[str, _ModeTotals]) -> None:
-    """Score the task's query once, then rank, measure and pack it under every mode."""
-    import numpy as np
-
-    from ..context.pack import select_hits
-    from ..contract.payloads import PACK_TOP_K
-    from ..retrieve.remask import remask_hits
-    from ..ingest.manifest import load_manifest
-    from ..retrieve.readiness import open_checked_store
-    from ..retrieve.search import RetrievalParams, SnapshotScores, keyword_raw, load_matrix, rank_hits, vector_scores
-    from ..security.masking import mask_text
-
-    loaded = load_manifest(root, config, task.commit)
-    store = open_checked_store(root, config, loaded, embedder.id)
-    try:
-        started = time.perf_counter()
-        masked = mask_text(task.query).text
-        snap = load_matrix(store, task.commit, embedder.id)
-        shared = time.perf_counter() - started
-        n = len(snap.rowids)
-        zeros = np.zeros(n, dtype=np.float64)
-        started = time.perf_counter()
-        needs_vector = n > 0 and any(alphas[m] > 0 for m in modes)
-        base = RetrievalParams.from_config(config)
-        vector = vector_scores(snap, embedder, masked, base.file_blend, base.passage_words) if needs_vector else zeros
-        vector_seconds = time.perf_counter() - started
-        started = time.perf_counter()
-        keyword_enabled = config["retrieval"]["keyword_enabled"]
-        needs_keyword = n > 0 and keyword_enabled and any(alphas[m] < 1 for m in modes)
-        raw = keyword_raw(store, snap, masked, term_repeats=base.term_repeats)[0] if needs_keyword else zeros
-        keyword_seconds = time.perf_counter() - started
-        scores = SnapshotScores(snap.rowids, vector, raw)
-        rows: dict = {}
-        for mode in modes:
-            alpha = alphas[mode]
-            started = time.perf_counter()
-            params = dataclasses.replace(base, alpha=alpha)
-            hits = rank_hits(store, task.commit, scores, (), params, TOP_K, masked, rows_cache=rows)
-            ranked = rank_metrics(file_ranking(hits), task.gold)
-            totals[mode].ndcg.append(ndcg_at_k(hits, task.targets))
-            candidates = hits[:PACK_TOP_K]
-            remask_hits(candidates)
-            t = totals[mode]
-            for budget in budgets:
-                selection = select_hits(candidates, budget)
-                t.pack[budget].append(pack_recall(selection.hits, task.gold))
-                t.tokens[budget].append(float(selection.used_tokens))
-            for k in RECALL_KS:
-                t.recall[k].append(ranked.recall[k])
-            for k in ACC_KS:
-                t.acc[k].append(ranked.acc[k])
-            t.mrr.append(ranked.mrr)
-            t.seconds.append(shared + (vector_seconds if alpha > 0 else 0.0)
-                             + (keyword_seconds if alpha < 1 else 0.0) + time.perf_counter() - started)
-    finally:
-        store.close()
-
-
 def run_eval(root: Path, config: Config, request: EvalRequest, *, embedder: Embedder | None = None,
              progress: Progress | None = None) -> EvalRun:
     """Evaluate ``request`` with the evaluation store under ``root``; returns the JSON ``data``."""
@@ -272,15 +227,19 @@ def run_eval(root: Path, config: Config, request: EvalRequest, *, embedder: Embe
     skipped = [{"id": t.id, "reason": "commit_not_found"} for t in request.tasks if t.commit not in located]
     if embedder is None:
         embedder = load_eval_embedder(config, request.modes, warnings)
+    clock = _Clock()
     configs, ingested, embedded = index_roots(root, config, runnable, located, embedder, progress, warnings)
+    ingest_time = clock.lap()
 
     alphas = {m: mode_alpha(m, config) for m in request.modes}
+    done = (lambda n: progress("evaluate", n, len(runnable))) if progress else None
+    results = evaluate_tasks(root, configs, runnable, embedder, request.modes, alphas, request.budgets, done)
+    query_time = clock.lap()
     totals = {m: _ModeTotals(pack={b: [] for b in request.budgets}, tokens={b: [] for b in request.budgets})
               for m in request.modes}
-    for n, task in enumerate(runnable, 1):
-        _evaluate_task(root, configs[task.root], task, embedder, request.modes, alphas, request.budgets, totals)
-        if progress:
-            progress("evaluate", n, len(runnable))
+    for result in results:
+        for mode in request.modes:
+            totals[mode].add(result.modes[mode])
     if not runnable:
         warnings.append("no task was evaluated; every metric is undefined")
 
@@ -292,6 +251,7 @@ def run_eval(root: Path, config: Config, request: EvalRequest, *, embedder: Embe
         "embedderId": embedder.id,
         "modes": [_mode_row(m, alphas[m], totals[m], request.budgets, runnable) for m in request.modes],
         "comparisons": _comparisons(request.modes, totals, len(runnable), request.seed),
+        "timing": _timing(ingest_time, ingested, query_time, runnable, results),
         "warnings": warnings,
     }
     return EvalRun(data, ingested, embedded)
@@ -349,3 +309,36 @@ def _comparisons(modes: list[str], totals: dict[str, _ModeTotals], n: int, seed:
                 diff, ci = result if result is not None else (None, None)
                 out.append({"a": a, "b": b, "metric": metric, "diff": diff, "ci95": ci})
     return out
+
+
+class _Clock:
+    """Wall and CPU seconds since the last lap (CPU: this process's, not its git children's)."""
+
+    def __init__(self) -> None:
+        self._wall, self._cpu = time.perf_counter(), time.process_time()
+
+    def lap(self) -> tuple[float, float]:
+        wall, cpu = time.perf_counter(), time.process_time()
+        spent = (wall - self._wall, cpu - self._cpu)
+        self._wall, self._cpu = wall, cpu
+        return spent
+
+
+def _timing(ingest: tuple[float, float], ingested: int, query: tuple[float, float], tasks: list[Task],
+            results: list[TaskResult]) -> dict[str, Any]:
+    """Where the run's time went: indexing the commits not yet in the store, then the queries
+    (scoring, ranking and measuring every mode of every task), wall and CPU seconds, with each
+    task's wall seconds split into loading its snapshot, vector scores, keyword scores (its
+    share of the batch's postings reads) and ranking (measured, never compared)."""
+    n = len(tasks)
+    return {
+        "ingestSeconds": ingest[0],
+        "ingestCpuSeconds": ingest[1],
+        "ingestedCommits": ingested,
+        "querySeconds": query[0],
+        "queryCpuSeconds": query[1],
+        "querySecondsPerTask": query[0] / n if n else None,
+        "queryCpuSecondsPerTask": query[1] / n if n else None,
+        "perTask": [{"id": task.id, **{k: r.timing[k] for k in ("seconds", "load", "vector", "keyword", "rank")}}
+                    for task, r in zip(tasks, results)],
+    }

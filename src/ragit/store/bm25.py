@@ -142,14 +142,30 @@ class PostingsReader:
             self._conn.close()
 
     def __call__(self, term: str) -> Postings:
-        import numpy as np
-
         if self._cache is not None:
             hit = self._cache.get(term)
             if hit is not None:
                 return hit
-        text = self._conn.execute(f"SELECT group_concat({self._code_sql}) FROM {self._vocab} WHERE term = ?",
-                                  (term,)).fetchone()[0]
+        hit = self._decode(self._conn.execute(
+            f"SELECT group_concat({self._code_sql}) FROM {self._vocab} WHERE term = ?", (term,)).fetchone()[0])
+        if self._cache is not None:
+            if len(self._cache) >= MAX_CACHED_TERMS:
+                self._cache.pop(next(iter(self._cache)))
+            self._cache[term] = hit
+        return hit
+
+    def within(self, term: str, first: int, last: int) -> Postings:
+        """The postings of ``term`` on rows ``first``..``last`` only (never cached). The index
+        still walks the term's whole doclist, but rows outside the range cost no decoding."""
+        return self._decode(self._conn.execute(
+            f"SELECT group_concat({self._code_sql}) FROM {self._vocab} WHERE term = ? AND doc BETWEEN ? AND ?",
+            (term, first, last)).fetchone()[0])
+
+    @staticmethod
+    def _decode(text: str | None) -> Postings:
+        """Row ids and weighted counts from the ``row · ncols + column`` codes of one doclist."""
+        import numpy as np
+
         if text:
             codes = np.fromstring(text, dtype=np.int64, sep=",")  # text mode: 8x faster than split()
             docs = codes // len(FIELDS)
@@ -159,14 +175,66 @@ class PostingsReader:
                 docs, weights = docs[order], weights[order]
             starts = np.flatnonzero(np.concatenate(([True], docs[1:] != docs[:-1])))
             # Σ weight per row, summed in occurrence order (small integers times 1 or 2: exact)
-            hit = (docs[starts], np.add.reduceat(weights, starts))
-        else:
-            hit = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
-        if self._cache is not None:
-            if len(self._cache) >= MAX_CACHED_TERMS:
-                self._cache.pop(next(iter(self._cache)))
-            self._cache[term] = hit
-        return hit
+            return docs[starts], np.add.reduceat(weights, starts)
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+
+
+def restrict(postings: Postings, rowids: "np.ndarray") -> Postings:
+    """The part of ``postings`` on the sorted ``rowids`` (both ascending, so the result is too):
+    exactly the pairs :func:`snapshot_scores` keeps, in the same order."""
+    import numpy as np
+
+    ids, tf = postings
+    if not len(ids) or not len(rowids):
+        return ids[:0], tf[:0]
+    if len(rowids) < len(ids):  # look the fewer values up in the longer array
+        pos = np.minimum(np.searchsorted(ids, rowids), len(ids) - 1)
+        pos = pos[ids[pos] == rowids]
+        return ids[pos], tf[pos]
+    pos = np.minimum(np.searchsorted(rowids, ids), len(rowids) - 1)
+    inside = rowids[pos] == ids
+    return ids[inside], tf[inside]
+
+
+class SharedPostings:
+    """The postings many snapshots' questions ask for, each term read once (``eval run``: one
+    store, many commits, a question per commit).
+
+    A backend's postings cover every row of the store, so for an evaluation store holding dozens
+    of commits a term's doclist is many times a snapshot's share of it, and reading it again for
+    every question costs the store's size each time. Here each distinct term of the batch is
+    read once, for the row range of the snapshots asking for it (``within(term, first, last)``,
+    :meth:`PostingsReader.within`), and cut to each one's rows (:func:`restrict`); as
+    :func:`snapshot_scores` keeps only a snapshot's rows anyway, it finds the same pairs in the
+    same order and returns the same floats. ``seconds[i]`` is snapshot ``i``'s share of the
+    reading (each term's time split evenly among the snapshots asking for it).
+    """
+
+    def __init__(self, within: Callable[[str, int, int], Postings],
+                 asks: Sequence[tuple["np.ndarray", Sequence[str]]]):
+        import time
+
+        self._parts: list[dict[str, Postings]] = [{} for _ in asks]
+        self.seconds = [0.0] * len(asks)
+        users: dict[str, list[int]] = {}
+        for i, (rowids, terms) in enumerate(asks):
+            if len(rowids):
+                for term in dict.fromkeys(terms):
+                    users.setdefault(term, []).append(i)
+        for term, who in users.items():
+            started = time.perf_counter()
+            first = min(int(asks[i][0][0]) for i in who)
+            last = max(int(asks[i][0][-1]) for i in who)
+            whole = within(term, first, last)
+            for i in who:
+                self._parts[i][term] = restrict(whole, asks[i][0])
+            share = (time.perf_counter() - started) / len(who)
+            for i in who:
+                self.seconds[i] += share
+
+    def reader(self, i: int) -> Callable[[str], Postings]:
+        """Postings of snapshot ``i``'s terms (only the terms it asked for; none for no rows)."""
+        return self._parts[i].__getitem__
 
 
 def in_memory_scores(docs: Sequence[tuple[str, str, str]], terms: Sequence[str]) -> list[float]:
