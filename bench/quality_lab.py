@@ -9,10 +9,17 @@ of ragit.
 
     python bench/quality_lab.py codesearch --cwd /tmp/evalroot          # every repository mirror
     python bench/quality_lab.py hist_flask --ablate                        # one row per rule switched off
+    python bench/quality_lab.py hist_flask --cochange --cwd /tmp/evalcode  # + the co-change boost, paired CIs
 
 Task sets are named by their file in ../shared/bench/tasks/; repositories are found under
 /work/.mirror (any directory of bare clones works: --mirrors). The first run indexes the task
 commits into <cwd>/.ragit/cache/eval (as `ragit eval run` does) and writes <cwd>/lab/<set>.pkl.
+
+`--cochange` adds rows with the co-change boost (ragit.retrieve.cochange_boost) over statistics
+mined by ragit.gitsnap.cochange from the history reachable from each task's commit (the snapshot's
+own past: never the fix commit or anything after it), and prints each row's paired bootstrap 95 %
+interval of the per-task difference against `default`. Mined change lists are cached under
+--cochange-cache (one directory per repository).
 """
 
 from __future__ import annotations
@@ -116,12 +123,49 @@ class Variant:
     rerank: dict | None = None  # RerankWeights overrides; None = ragit's defaults
     use_rerank: bool = True
     top: int = 100
+    cochange: dict | None = None  # CochangeWeights overrides (+ "limit", "max_files"); None = no co-change stage
+
+
+class History:
+    """Co-change statistics per (repository, task commit, limit, max_files), mined on first use."""
+
+    def __init__(self, tasks_file: Path, mirrors_root: Path, cache: Path):
+        self.commits = {}
+        for line in tasks_file.read_text().splitlines():
+            if line.strip():
+                t = json.loads(line)
+                self.commits[t["id"]] = t["commit"]
+        self.mirrors_root = mirrors_root
+        self.cache = cache
+        self.changes: dict[tuple[str, str, int], list] = {}
+        self.stats: dict[tuple, object] = {}
+        self.seconds = 0.0
+
+    def get(self, task, limit: int, max_files: int):
+        from ragit.gitsnap import cochange
+        from ragit.gitsnap.cochange import count, load_changes
+        from ragit.gitsnap.git import Git
+
+        cochange.CACHE_KEEP = 1000  # the lab reads snapshots across a whole history: keep every commit
+
+        commit = self.commits[task.id]
+        key = (task.repo, commit, limit, max_files)
+        if key not in self.stats:
+            started = time.perf_counter()
+            ckey = (task.repo, commit, limit)
+            if ckey not in self.changes:
+                git = Git(self.mirrors_root / task.repo.replace("/", "+") / "repo")
+                self.changes[ckey] = load_changes(git, self.cache / task.repo.replace("/", "+"), commit, limit)
+            self.stats[key] = count(self.changes[ckey], max_files)
+            self.seconds += time.perf_counter() - started
+        return self.stats[key]
 
 
 class Lab:
-    def __init__(self, data: LabData, embedder):
+    def __init__(self, data: LabData, embedder, history: History | None = None):
         self.data = data
         self.embedder = embedder
+        self.history = history
         self.indexes: dict[str, KeywordIndex] = {}
         self.qvec: dict[tuple[str, int], np.ndarray] = {}
 
@@ -186,8 +230,16 @@ class Lab:
             hybrid=hybrid[pool], paths=[st.paths[r] for r in rows], titles=[st.titles[r] for r in rows],
             texts=[st.texts[r] for r in rows],
         )
-        result = rerank(q, inp, weights, v.top)
-        return pool[np.array(result.order, dtype=np.int64)], hybrid
+        if v.cochange is None:
+            result = rerank(q, inp, weights, v.top)
+            return pool[np.array(result.order, dtype=np.int64)], hybrid
+        from ragit.gitsnap.cochange import DEFAULT_LIMIT, MAX_FILES
+        from ragit.retrieve.cochange_boost import CochangeWeights, apply_cochange
+
+        opts = dict(v.cochange)
+        stats = self.history.get(task, opts.pop("limit", DEFAULT_LIMIT), opts.pop("max_files", MAX_FILES))
+        result = apply_cochange(rerank(q, inp, weights, len(pool)), inp.paths, stats, CochangeWeights(**opts))
+        return pool[np.array(result.order[: v.top], dtype=np.int64)], hybrid
 
 
 # ---------------------------------------------------------------- metrics
@@ -202,6 +254,15 @@ def ndcg10(hit_paths, hit_lines, targets) -> float:
                 break
     ideal = sum(1 / math.log2(r + 1) for r in range(1, min(10, len(targets)) + 1))
     return dcg / ideal
+
+
+def paired_ci(base: list[dict], other: list[dict], key: str, seed: int = 0) -> tuple[float, float, float]:
+    """Mean per-task difference ``other − base`` of ``key`` and its paired bootstrap 95 % interval
+    (ragit.evaluation.metrics, 1,000 seeded resamples of the tasks)."""
+    from ragit.evaluation.metrics import paired_difference, resample_indices
+
+    got = paired_difference([p[key] for p in base], [p[key] for p in other], resample_indices(len(base), seed))
+    return got[0], got[1][0], got[1][1]
 
 
 def evaluate(lab: Lab, v: Variant) -> dict:
@@ -262,6 +323,10 @@ def main() -> None:
     ap.add_argument("--ablate", action="store_true", help="also score each re-rank rule switched off")
     ap.add_argument("--json", type=Path, default=None, help="write the results here")
     ap.add_argument("--variants", default=None, help="python file defining VARIANTS = [Variant(...), ...]")
+    ap.add_argument("--cochange", action="store_true",
+                    help="also score the co-change boost; print paired bootstrap CIs against default")
+    ap.add_argument("--cochange-cache", type=Path, default=Path("/tmp/ragit-lab-cochange"),
+                    help="where mined change lists are cached (one directory per repository)")
     args = ap.parse_args()
 
     from ragit.config import load_config
@@ -274,29 +339,58 @@ def main() -> None:
         from ragit.retrieve.rerank import ABLATIONS
 
         variants += [Variant(f"without {name}", rerank=dict(off)) for name, off in ABLATIONS.items()]
+    if args.cochange:
+        variants += [Variant("cochange", cochange={})]
     if args.variants:
         scope = {"Variant": Variant}
         exec(Path(args.variants).read_text(), scope)
         variants = scope["VARIANTS"]
     results = {}
+    pooled: dict[str, list[dict]] = {}
     for name in args.sets:
         path = task_set(name)
         started = time.perf_counter()
         data = load(path, mirrors(args.mirrors), args.cwd, args.cwd / "lab" / f"{path.stem}-{tag}.pkl")
-        lab = Lab(data, embedder)
+        history = History(path, args.mirrors, args.cochange_cache) if any(v.cochange is not None for v in variants) \
+            else None
+        lab = Lab(data, embedder, history)
         print(f"\n## {path.stem} ({len(data.tasks)} tasks, loaded in {time.perf_counter() - started:.1f} s)")
         print("| variant | NDCG@10 | R@1 | R@5 | R@10 | MRR | files in top 10 |")
         print("|---|---|---|---|---|---|---|")
         results[path.stem] = {}
+        per: dict[str, list[dict]] = {}
         for v in variants:
             r = evaluate(lab, v)
+            per[v.name] = r["per"]
+            pooled.setdefault(v.name, []).extend(r["per"])
             results[path.stem][v.name] = {k: r[k] for k in r if k != "per"}
             print(f"| {v.name} | {r['ndcg']:.3f} | {r['r1']:.3f} | {r['r5']:.3f} | {r['r10']:.3f} | {r['mrr']:.3f}"
                   f" | {r['distinct10']:.1f} |")
+        if history is not None and "default" in per:
+            print(f"\nco-change statistics: {len(history.stats)} snapshots in {history.seconds:.1f} s")
+            print("| variant − default | NDCG@10 | R@5 | R@10 | MRR |")
+            print("|---|---|---|---|---|")
+            for v in variants:
+                if v.cochange is None:
+                    continue
+                cis = {k: paired_ci(per["default"], per[v.name], k) for k in ("ndcg", "r5", "r10", "mrr")}
+                results[path.stem][v.name]["vs_default"] = cis
+                print(f"| {v.name} | " + " | ".join(f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}]" for d, lo, hi in cis.values())
+                      + " |")
         if data.tasks and data.tasks[0].category:
-            base = results[path.stem][variants[-1].name] if not args.ablate else results[path.stem]["default"]
+            base = results[path.stem]["default" if args.ablate or args.cochange else variants[-1].name]
             print("\n" + "  ".join(f"{k} {v:.3f}" for k, v in base["category"].items()))
             print("  ".join(f"{k} {v:.3f}" for k, v in base["language"].items()))
+    if len(args.sets) > 1 and "default" in pooled and any(v.cochange is not None for v in variants):
+        print(f"\n## pooled over {', '.join(results)} ({len(pooled['default'])} tasks, per-task means)")
+        print("| variant − default | NDCG@10 | R@5 | R@10 | MRR |")
+        print("|---|---|---|---|---|")
+        for v in variants:
+            if v.cochange is not None:
+                cis = {k: paired_ci(pooled["default"], pooled[v.name], k) for k in ("ndcg", "r5", "r10", "mrr")}
+                results.setdefault("pooled", {})[v.name] = {"vs_default": cis}
+                print(f"| {v.name} | " + " | ".join(f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}]" for d, lo, hi in cis.values())
+                      + " |")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1, sort_keys=True))
 

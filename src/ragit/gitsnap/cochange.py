@@ -1,0 +1,204 @@
+"""Co-change statistics: which files changed together in the history a snapshot's commit reaches.
+
+A fix rarely touches one file: ``app.py`` and ``ctx.py`` change together, so a question that finds
+one strongly is likely to need the other. The retrieval re-rank (ragit.retrieve.cochange_boost)
+reads these statistics; this module only mines them from git.
+
+What is counted, and why:
+
+* the last ``limit`` non-merge commits reachable from the snapshot's commit (``git rev-list
+  --no-merges``), newest first: the snapshot's own past and nothing after it, bounded for cost;
+* each commit's changed paths from ``git diff-tree -M`` (plumbing: user configuration cannot
+  change what is read); paths are carried forward through renames, so ``flask/app.py`` of an old
+  commit counts for ``src/flask/app.py`` of the snapshot;
+* a commit with more than ``max_files`` paths (a reformat, a vendored update, a move of the whole
+  package) says nothing about which files belong together: it is skipped (its renames still apply);
+* in a commit of ``k`` paths each pair gets weight ``1 / (k - 1)``, so every commit gives each of
+  its files one unit of co-change mass, shared among its partners; ``P(f | h)`` is the mass ``h``
+  shared with ``f`` over the commits touching ``h`` plus one (a file changed once is weak evidence).
+
+A commit's changed paths never change, so they are cached by commit id in
+``.ragit/cache/cochange/changes.json``: a new snapshot mines only the commits the cache lacks
+(usually the few since the last query), and counting is memoised per process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .git import Git, decode_path
+
+DEFAULT_LIMIT = 2000  # commits mined per snapshot (flask's whole history is about 3,000)
+MAX_FILES = 30  # commits touching more paths are skipped
+PRIOR = 1.0  # added to a file's commit count in P(f | h)
+CACHE_DIR = Path(".ragit") / "cache" / "cochange"
+CACHE_VERSION = 1
+CACHE_KEEP = 4  # the cache holds at most this many × limit commits
+
+
+@dataclass(frozen=True)
+class Change:
+    """One commit's changed paths (as named at that commit) and its renames (old, new)."""
+
+    sha: str
+    paths: tuple[str, ...]
+    renames: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass
+class CoChange:
+    """Co-change counts of one snapshot: ``touched[h]`` commits changed ``h`` (commits within the
+    size bound), ``shared[h][f]`` the co-change mass ``h`` shared with ``f``."""
+
+    commits: int = 0
+    touched: dict[str, int] = field(default_factory=dict)
+    shared: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    def partners(self, path: str) -> dict[str, float]:
+        """``P(f | path)`` for every file ``f`` that changed with ``path`` (empty when none did)."""
+        mass = self.shared.get(path)
+        if not mass:
+            return {}
+        cached = self.__dict__.setdefault("_partners", {})
+        out = cached.get(path)
+        if out is None:
+            denominator = self.touched.get(path, 0) + PRIOR
+            out = cached[path] = {f: m / denominator for f, m in mass.items()}
+        return out
+
+
+# ---------------------------------------------------------------- mining
+
+
+def _parse_diff_tree(raw: bytes) -> list[Change]:
+    """Parse ``git diff-tree --stdin -r -z -M --name-status`` output (commit ids interleaved)."""
+    tokens = raw.split(b"\0")
+    out: list[Change] = []
+    sha: str | None = None
+    paths: list[str] = []
+    renames: list[tuple[str, str]] = []
+    i = 0
+    n = len(tokens)
+    while i < n:
+        tok = tokens[i].lstrip(b"\n")
+        i += 1
+        if not tok:
+            continue
+        if len(tok) in (40, 64) and all(c in b"0123456789abcdef" for c in tok):
+            if sha is not None:
+                out.append(Change(sha, tuple(paths), tuple(renames)))
+            sha, paths, renames = tok.decode(), [], []
+            continue
+        status = tok[:1]
+        if status in (b"R", b"C"):
+            old, new = decode_path(tokens[i]), decode_path(tokens[i + 1])
+            i += 2
+            paths.append(new)
+            if status == b"R":
+                renames.append((old, new))
+        else:
+            paths.append(decode_path(tokens[i]))
+            i += 1
+    if sha is not None:
+        out.append(Change(sha, tuple(paths), tuple(renames)))
+    return out
+
+
+def count(changes: Sequence[Change], max_files: int = MAX_FILES) -> CoChange:
+    """Co-change counts of ``changes`` (newest first), paths named as at the newest commit."""
+    alias: dict[str, str] = {}  # a path of an older commit -> its name at the snapshot
+    touched: dict[str, int] = {}
+    shared: dict[str, dict[str, float]] = {}
+    for change in changes:
+        k = len(change.paths)
+        if 0 < k <= max_files:
+            files = list(dict.fromkeys(alias.get(p, p) for p in change.paths))
+            for f in files:
+                touched[f] = touched.get(f, 0) + 1
+            if len(files) > 1:
+                weight = 1.0 / (len(files) - 1)
+                for h in files:
+                    row = shared.setdefault(h, {})
+                    for f in files:
+                        if f != h:
+                            row[f] = row.get(f, 0.0) + weight
+        for old, new in change.renames:  # older commits name the file by its old path
+            alias[old] = alias.get(new, new)
+    return CoChange(len(changes), touched, shared)
+
+
+# ---------------------------------------------------------------- cache
+
+
+def _cache_file(root: Path) -> Path:
+    return Path(root) / CACHE_DIR / "changes.json"
+
+
+def _read_cache(path: Path) -> dict[str, Change]:
+    """Cached change lists by commit (a commit's changes never change); empty when unreadable."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8", errors="surrogateescape"))
+        if doc.get("version") != CACHE_VERSION:
+            return {}
+        return {sha: Change(sha, tuple(p), tuple((a, b) for a, b in r)) for sha, p, r in doc["changes"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+
+
+def _write_cache(path: Path, changes: dict[str, Change]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    doc = {"version": CACHE_VERSION,
+           "changes": [[c.sha, list(c.paths), [list(r) for r in c.renames]] for c in changes.values()]}
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(doc, separators=(",", ":")), encoding="utf-8", errors="surrogateescape")
+    os.replace(tmp, path)  # atomic: a concurrent reader sees the old or the new file
+
+
+def load_changes(git: Git, cache_root: Path | None, sha: str, limit: int = DEFAULT_LIMIT) -> list[Change]:
+    """The change lists of the last ``limit`` non-merge commits reachable from ``sha``, newest
+    first. Commits already in the cache under ``cache_root`` (the worktree root; None: no cache)
+    are not read again, so a new snapshot mines only the commits since the last one."""
+    shas = git.run("rev-list", "--no-merges", f"--max-count={limit}", sha, "--").decode().split()
+    if not shas:
+        return []
+    path = _cache_file(cache_root) if cache_root is not None else None
+    known = _read_cache(path) if path is not None and path.is_file() else {}
+    missing = [s for s in shas if s not in known]
+    if missing:
+        raw = git.run("diff-tree", "--stdin", "--root", "-r", "-z", "-M", "--name-status", "--no-ext-diff",
+                      input="\n".join(missing).encode() + b"\n")
+        mined = {c.sha: c for c in _parse_diff_tree(raw)}
+        for s in missing:  # an empty commit prints nothing
+            known[s] = mined.get(s) or Change(s, ())
+        if path is not None:
+            if len(known) > CACHE_KEEP * limit:  # keep this snapshot's commits and the newest others
+                wanted = set(shas)
+                others = [s for s in known if s not in wanted]
+                drop = set(others[: len(known) - CACHE_KEEP * limit])
+                known = {s: c for s, c in known.items() if s not in drop}
+            try:
+                _write_cache(path, known)
+            except OSError:
+                pass  # a read-only cache directory costs speed, never an answer
+    return [known[s] for s in shas]
+
+
+_MEMO: dict[tuple[str, str, int, int], CoChange] = {}
+_MEMO_SIZE = 4
+
+
+def cochange_at(git: Git, cache_root: Path | None, sha: str, limit: int = DEFAULT_LIMIT,
+                max_files: int = MAX_FILES) -> CoChange:
+    """Co-change counts of snapshot ``sha`` (memoised per process: a warm query pays nothing)."""
+    key = (str(git.root), sha, limit, max_files)
+    got = _MEMO.get(key)
+    if got is None:
+        got = count(load_changes(git, cache_root, sha, limit), max_files)
+        if len(_MEMO) >= _MEMO_SIZE:
+            _MEMO.pop(next(iter(_MEMO)))
+        _MEMO[key] = got
+    return got
