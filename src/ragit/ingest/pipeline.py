@@ -12,7 +12,7 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from ..clock import now_iso
 from ..errors import RagitError
@@ -42,6 +42,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..store.base import BlobRecord, Store
 
 EMBED_BATCH = 256
+# Stored chunks lacking a vector are read back this many at a time (chunk_texts' own slice).
+REEMBED_SLICE = 500
 PARAMS_DIFFER_WARNING = "base snapshot parameters differ; performed a full ingest"
 BASE_NOT_STORED_WARNING = "base snapshot is not in the store; performed a full ingest"
 STORE_REPLACED_WARNING = ("the store could not be used and was created afresh; `ragit migrate rebuild` restores "
@@ -410,7 +412,8 @@ def _ingest_commit(root: Path, git: "Git", config, request: IngestRequest, head:
             try:
                 if getattr(store, "replaced", None):
                     warnings.append(f"{STORE_REPLACED_WARNING} ({store.replaced})")
-                outcome = _evaluate(evaluated, config, params, store, reader, embedder, progress, dry_run=False)
+                outcome = _evaluate(evaluated, config, params, store, reader, embedder, progress, dry_run=False,
+                                    batched=True)
                 # an incremental ingest carries the base's other documents over as their manifest
                 # lines and store rows, so its cost follows the change, not the repository
                 delta = base is not None and scope_paths is not None
@@ -454,12 +457,15 @@ def _ingest_commit(root: Path, git: "Git", config, request: IngestRequest, head:
                 publish_manifest(root, config, manifest, data)
                 published = set(list_manifest_shas(root, config))
                 store.delete_snapshots([s for s in store.snapshot_shas() if s not in published])
+                from ..store.vectorindex import refresh as refresh_vector_index
+
+                refresh_vector_index(store, embedder_id, head)
             finally:
                 store.close()
         return _result(
             "apply", outcome, head, incremental_base, manifest_relpath(config, head), True, planned,
             _deleted(comparison, new_lines, scope_paths, base_lines), full_eval and request.only is None, blocking, False,
-            len(outcome.vector_ids),
+            outcome.embedded,
             warnings,
         )
 
@@ -565,11 +571,18 @@ class _Outcome:
     vector_ids: list[str]
     vectors: bytes | None
     dims: int = 0
+    embedded: int = 0  # chunks embedded (also those already committed in batches)
 
 
 def _evaluate(candidates, config, params: ManifestParams, store: "Store | None", reader, embedder,
-              progress: Progress | None, *, dry_run: bool) -> _Outcome:
-    """Reuse, or read + mask + chunk, every evaluated candidate; embed what is new."""
+              progress: Progress | None, *, dry_run: bool, batched: bool = False) -> _Outcome:
+    """Reuse, or read + mask + chunk, every evaluated candidate; embed what is new.
+
+    ``batched``: new blobs, chunks and vectors are committed to the store in batches as they are
+    made (:mod:`ragit.ingest.batches`), so memory holds a batch of them, not all; the outcome
+    then carries none of them and the snapshot write only publishes.
+    """
+    from .batches import RowSink
     from ..security.masking import code_mode, mask_text
     from ..store.base import BlobRecord, NewChunk, StoredChunk
     from .code import chunk_code
@@ -588,10 +601,21 @@ def _evaluate(candidates, config, params: ManifestParams, store: "Store | None",
     evaluated: list[_Evaluated] = []
     docs: dict[str, ManifestDoc] = {}
     new_blobs: dict[tuple[str, str], BlobRecord] = {}
-    new_chunks: list[NewChunk] = []
-    to_embed: list[tuple[str, str]] = []  # (chunk id, embedding input)
-    admitted_new: set[str] = set()  # chunk ids of newly chunked blobs that became documents
+    blob_keys: dict[str, list[tuple[str, str]]] = {}  # blob id -> its keys in new_blobs
     reembed: list[str] = []
+
+    def load() -> "Embedder":
+        nonlocal embedder
+        if embedder is None:
+            from ..embed import load_embedder
+
+            embedder = load_embedder(config)
+        return embedder
+
+    write_batch = getattr(store, "write_batch", None) if batched and not dry_run else None
+    sink = None if dry_run else RowSink(
+        load, None if write_batch is None else
+        (lambda b, c, ids, v, d: write_batch(b, c, params.embedder_id, ids, v, d)), EMBED_BATCH, progress)
 
     def admit(c, record: BlobRecord, reused: bool) -> _Evaluated:
         ev = _Evaluated(c.path, c.blob_id, c.kind, masked=record.masked_count, reused=reused)
@@ -627,114 +651,136 @@ def _evaluate(candidates, config, params: ManifestParams, store: "Store | None",
             evaluated.append(None)  # placeholder, filled below in order
             pending.append((len(evaluated) - 1, c, key))
 
-    # 2. read, mask and chunk new blobs (each distinct blob once)
-    ids = list(dict.fromkeys(c.blob_id for _, c, _ in pending))
-    total = len(ids)
-    contents = _read_present(reader, ids, total, progress)
-    for slot, c, key in pending:
-        record = new_blobs.get(key)
-        if record is None and c.blob_id not in contents:  # listed, but absent from this clone
-            evaluated[slot] = _Evaluated(c.path, c.blob_id, c.kind, skip="missing_object")
-            continue
-        if record is None:
-            text, skip = decode_blob(contents[c.blob_id])
-            if not skip:
-                skip = content_skip(text)
-            if skip:
-                record = BlobRecord(c.blob_id, key[1], "none", "", None, None, 0, skip, ())
-            else:
-                masked = mask_text(text, code=code_mode(c.path, c.kind)) if masking_on else None
-                masked_text = masked.text if masked else text
-                if c.kind == "code":
-                    chunker, chunks = chunk_code(c.path, text, masked_text, params.chunker_version)
-                    fm_type = heading_type = None
+    # 2. read, mask and chunk new blobs (each distinct blob once), as git streams them (one
+    # ``cat-file --batch``, overlapping this work); a blob's bytes are dropped after its last
+    # candidate, so memory holds a few blobs, never the whole tree
+    uses: dict[str, int] = {}
+    for _, c, _ in pending:
+        uses[c.blob_id] = uses.get(c.blob_id, 0) + 1
+    stream = _stream_present(reader, list(uses), progress)
+    contents: dict[str, bytes | None] = {}
+
+    def blob_bytes(blob_id: str) -> bytes | None:
+        """The blob's content (None: absent from this clone), read on up to it in stream order."""
+        while blob_id not in contents:
+            oid, data = next(stream)
+            contents[oid] = data
+        uses[blob_id] -= 1
+        return contents[blob_id] if uses[blob_id] else contents.pop(blob_id)
+
+    try:
+        for slot, c, key in pending:
+            record = new_blobs.get(key)
+            data = blob_bytes(c.blob_id)
+            if record is None and data is None:  # listed, but absent from this clone
+                evaluated[slot] = _Evaluated(c.path, c.blob_id, c.kind, skip="missing_object")
+                if not uses[c.blob_id]:
+                    for k in blob_keys.pop(c.blob_id, ()):
+                        del new_blobs[k]
+                    if sink is not None:
+                        sink.settle(c.blob_id)
+                continue
+            if record is None:
+                text, skip = decode_blob(data)
+                if not skip:
+                    skip = content_skip(text)
+                new_chunks: list[NewChunk] = []
+                to_embed: list[tuple[str, str, str]] = []  # (chunk id, title, text): input made per batch
+                if skip:
+                    record = BlobRecord(c.blob_id, key[1], "none", "", None, None, 0, skip, ())
                 else:
-                    front = parse_front_matter(masked_text)  # one parse for chunks and type hints
-                    chunker, chunks = "markdown", chunk_markdown(masked_text, front)
-                    hints = type_hints(masked_text, front)
-                    fm_type, heading_type = hints.front_matter_type, hints.heading_type
-                ckey = make_chunker_key(chunker, params.chunker_version, params.masking_version)
-                stored = []
-                for ch in chunks:
-                    cid = make_chunk_id(c.blob_id, ckey, ch.ordinal)
-                    units = ch.token_count  # a property that splits the text: once per chunk
-                    stored.append(StoredChunk(cid, ch.ordinal, ch.title, ch.start_line, ch.end_line, units))
-                    new_chunks.append(NewChunk(
-                        cid, c.blob_id, ckey, ch.ordinal, ch.title, ch.start_line, ch.end_line, ch.text,
-                        units, make_citation_id("document", cid, c.blob_id),
-                    ))
-                    to_embed.append((cid, embedding_input(ch)))
-                record = BlobRecord(c.blob_id, key[1], chunker, ckey, fm_type, heading_type,
-                                    masked.count if masked else 0, None, tuple(stored))
-            new_blobs[key] = record
-        evaluated[slot] = admit(c, record, reused=False)
-        if evaluated[slot].doc is not None:
-            admitted_new.update(s.chunk_id for s in record.chunks)
-    contents.clear()
+                    masked = mask_text(text, code=code_mode(c.path, c.kind)) if masking_on else None
+                    masked_text = masked.text if masked else text
+                    if c.kind == "code":
+                        chunker, chunks = chunk_code(c.path, text, masked_text, params.chunker_version)
+                        fm_type = heading_type = None
+                    else:
+                        front = parse_front_matter(masked_text)  # one parse for chunks and type hints
+                        chunker, chunks = "markdown", chunk_markdown(masked_text, front)
+                        hints = type_hints(masked_text, front)
+                        fm_type, heading_type = hints.front_matter_type, hints.heading_type
+                    ckey = make_chunker_key(chunker, params.chunker_version, params.masking_version)
+                    stored = []
+                    for ch in chunks:
+                        cid = make_chunk_id(c.blob_id, ckey, ch.ordinal)
+                        units = ch.token_count  # a property that splits the text: once per chunk
+                        stored.append(StoredChunk(cid, ch.ordinal, ch.title, ch.start_line, ch.end_line, units))
+                        if sink is not None:
+                            new_chunks.append(NewChunk(
+                                cid, c.blob_id, ckey, ch.ordinal, ch.title, ch.start_line, ch.end_line, ch.text,
+                                units, make_citation_id("document", cid, c.blob_id),
+                            ))
+                            to_embed.append((cid, ch.title, ch.text))
+                    record = BlobRecord(c.blob_id, key[1], chunker, ckey, fm_type, heading_type,
+                                        masked.count if masked else 0, None, tuple(stored))
+                new_blobs[key] = record
+                blob_keys.setdefault(c.blob_id, []).append(key)
+                if sink is not None:
+                    sink.add(c.blob_id, record, new_chunks, to_embed)
+            evaluated[slot] = admit(c, record, reused=False)
+            if evaluated[slot].doc is not None and sink is not None:
+                sink.admit(c.blob_id, [s.chunk_id for s in record.chunks])
+            if not uses[c.blob_id]:  # the blob's last candidate: its rows can be written, then dropped
+                for k in blob_keys.pop(c.blob_id, ()):
+                    del new_blobs[k]
+                if sink is not None:
+                    sink.settle(c.blob_id)
+
+    finally:
+        stream.close()
     for ev in evaluated:
         if ev.doc is not None:
             docs[ev.path] = ev.doc
 
-    # 3. embeddings: new chunks, plus stored chunks lacking a vector for this embedder
-    vector_ids: list[str] = []
-    vectors = None
-    dims = 0
-    if not dry_run:
-        work = [(cid, text) for cid, text in dict(to_embed).items() if cid in admitted_new]
-        if reembed and store is not None:
-            missing = store.missing_vectors(list(dict.fromkeys(reembed)), params.embedder_id)
-            if missing:
-                texts = store.chunk_texts(sorted(missing))
-                work += [(cid, f"{title}\n{text}") for cid, (title, text) in texts.items()]
-        work = list(dict(work).items())
-        if work:
-            if embedder is None:
-                from ..embed import load_embedder
-
-                embedder = load_embedder(config)
-            vector_ids, vectors = _embed_all(embedder, work, progress)
-            dims = embedder.dimensions
-    return _Outcome(evaluated, docs, list(new_blobs.values()), new_chunks, vector_ids, vectors, dims)
+    # 3. embeddings: new chunks (embedded as their blobs settle), then stored chunks lacking a
+    # vector for this embedder (their chunk ids never equal a new chunk's: a blob's profile
+    # fixes its chunker key), read back a slice at a time
+    if sink is None:
+        return _Outcome(evaluated, docs, [], [], [], None, 0)
+    sink.settle_all()
+    if reembed and store is not None:
+        missing = sorted(store.missing_vectors(list(dict.fromkeys(reembed)), params.embedder_id))
+        for start in range(0, len(missing), REEMBED_SLICE):
+            texts = store.chunk_texts(missing[start:start + REEMBED_SLICE])
+            sink.add_vectors_only([(cid, title, text) for cid, (title, text) in texts.items()])
+    sink.finish()
+    return _Outcome(evaluated, docs, sink.blobs, sink.chunks, sink.vector_ids, sink.vectors(), sink.dims,
+                    sink.embedded_count)
 
 
-def _read_present(reader, ids: list[str], total: int, progress: Progress | None) -> dict[str, bytes]:
-    """Content of every blob of ``ids`` that the repository holds; an object missing from a
-    partial or shallow clone is left out (its file is skipped, never a crash)."""
+def _stream_present(reader, ids: list[str], progress: Progress | None) -> Iterator[tuple[str, bytes | None]]:
+    """``(oid, content)`` of every blob of ``ids``, in order, as ``git cat-file --batch`` streams
+    them; content None for an object missing from a partial or shallow clone (its file is
+    skipped, never a crash)."""
     from ..gitsnap.blobs import MissingObject
 
-    contents: dict[str, bytes] = {}
     todo = ids
+    done = 0
     while todo:
+        at = 0
         try:
             for oid, data in reader.read_many(todo):
-                contents[oid] = data
+                at += 1
+                done += 1
                 if progress:
-                    progress("read", len(contents), total)
-            break
+                    progress("read", done, len(ids))
+                yield oid, data
+            return
         except MissingObject as exc:
-            todo = [oid for oid in todo if oid not in contents and oid != exc.oid]
-    return contents
+            rest = todo[at:]
+            if not rest or rest[0] != exc.oid:  # not the next id: drop it wherever it is
+                yield exc.oid, None
+                todo = [oid for oid in rest if oid != exc.oid]
+            else:
+                yield exc.oid, None
+                todo = rest[1:]
 
 
 def embedding_input(chunk: Chunk) -> str:
     """What a chunk is embedded as: its title, a newline, its masked text (knowledge §11.2)."""
-    return f"{chunk.title}\n{chunk.text}"
+    return input_text(chunk.title, chunk.text)
 
 
-def _embed_all(embedder: "Embedder", work: list[tuple[str, str]], progress: Progress | None) -> tuple[list[str], bytes]:
-    """Chunk ids and their vectors as packed float32 rows. Up to one batch goes through the
-    embedder's ``embed_packed`` when it has one (no numpy for a small change, same bits)."""
-    ids = [w[0] for w in work]
-    packed = getattr(embedder, "embed_packed", None)
-    if packed is not None and len(work) <= EMBED_BATCH:
-        out = packed([w[1] for w in work])
-        if progress:
-            progress("embed", len(work), len(work))
-        return ids, out
-    parts: list[bytes] = []
-    for start in range(0, len(work), EMBED_BATCH):
-        batch = [w[1] for w in work[start : start + EMBED_BATCH]]
-        parts.append(embedder.embed(batch).astype("float32", copy=False).tobytes())
-        if progress:
-            progress("embed", min(start + EMBED_BATCH, len(work)), len(work))
-    return ids, b"".join(parts)
+def input_text(title: str, text: str) -> str:
+    """:func:`embedding_input` of a chunk given as its title and text."""
+    return f"{title}\n{text}"

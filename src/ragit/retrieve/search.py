@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..embed.base import Embedder
     from ..ingest.globs import GlobSet
     from ..store.base import ChunkRow, Store
+    from ..store.vectorindex import HeapIndex
     from .rerank import RerankWeights
     from .sources import OverlayCandidate
 
@@ -27,13 +28,49 @@ if TYPE_CHECKING:  # pragma: no cover
 @dataclass
 class SnapshotMatrix:
     rowids: "np.ndarray"  # int64 FTS row id per row, ascending
-    matrix: "np.ndarray"  # float32 [rows, d]
+    matrix: "np.ndarray | None"  # float32 [rows, d]; None on the approximate path (see full_matrix)
     files: "np.ndarray"  # int32 file ordinal per row
     file_norms: "np.ndarray"  # float64 norm of each file's vector sum
     lengths: "np.ndarray"  # int32 length of each row in keyword terms (BM25's D)
     # a warm process's chunk rows of this snapshot, by row id (immutable once published; dropped
     # with the entry, and when it outgrows MAX_CACHED_ROWS)
     rows: dict = field(default_factory=dict)
+    # the approximate path (a snapshot of at least vectorindex.APPROX_MIN_ROWS rows with an index):
+    # each row's heap slot, the heap (rows read with pread, or through a mapping in a warm process)
+    # and the embedder's index; the matrix is never gathered
+    slots: "np.ndarray | None" = None
+    heap: "np.ndarray | None" = None
+    index: "HeapIndex | None" = None
+    mapped: bool = False  # the heap is read through a memory mapping (map_heap)
+    _positions: "tuple[np.ndarray, np.ndarray] | None" = None
+
+    def full_matrix(self) -> "np.ndarray":
+        """Every row's vector (gathered from the heap on the approximate path: exact search)."""
+        if self.matrix is None:
+            import numpy as np
+
+            self.matrix = np.ascontiguousarray(self.heap[self.slots])
+        return self.matrix
+
+    def map_heap(self, store: "Store", embedder_id: str) -> None:
+        """Read the approximate path's rows through a memory mapping from now on: a warm process
+        answers many questions, and mapped rows cost no system call once paged in."""
+        if self.index is not None:
+            self.heap = store.heap_view(embedder_id, self.slots)
+            self.mapped = True
+
+    def positions(self) -> "tuple[np.ndarray, np.ndarray]":
+        """(row of each indexed heap slot, −1 where the slot is not this snapshot's; the rows whose
+        slots the index does not cover yet, which are scored exactly)."""
+        if self._positions is None:
+            import numpy as np
+
+            covered = self.slots < self.index.rows
+            at = np.full(self.index.rows, -1, dtype=np.int32)
+            inside = np.nonzero(covered)[0]
+            at[self.slots[inside]] = inside
+            self._positions = (at, np.nonzero(~covered)[0])
+        return self._positions
 
 
 MAX_CACHED_ROWS = 20_000
@@ -80,13 +117,35 @@ class VectorCache:
             if len(self.entries) >= self.max_entries:
                 self.entries.pop(next(iter(self.entries)))
             self.entries[key] = hit
+        elif hit.index is not None and not hit.mapped:
+            hit.map_heap(store, embedder_id)  # a second question: a long-lived process
         return hit
 
 
 def load_matrix(store: "Store", sha: str, embedder_id: str) -> SnapshotMatrix:
+    """The snapshot's rows and vectors. Below ``vectorindex.APPROX_MIN_ROWS`` rows (or without a
+    usable index) the whole matrix is gathered for exact search; above, only the packed rows are
+    read, so a query reads just the vectors it scores (:func:`approximate_scores`), with ``pread``:
+    a one-shot process's memory then holds no more of the heap than those rows (a long-lived one
+    maps the heap instead, :meth:`SnapshotMatrix.map_heap`)."""
+    import numpy as np
+
+    from ..store import vectorindex
     from ..store.sqlite import StoreUnreadable
 
     try:
+        load_rows = getattr(store, "load_rows", None)
+        if load_rows is not None:
+            rowids, slots, files, file_norms, lengths = load_rows(sha, embedder_id)
+            index = store.vector_index(embedder_id) if len(rowids) >= vectorindex.APPROX_MIN_ROWS else None
+            if index is not None:
+                heap = store.heap_rows(embedder_id, slots)
+            else:
+                heap = store.heap_view(embedder_id, slots) if len(rowids) else None
+            if index is not None and heap is not None and index.dims == heap.shape[1]:
+                return SnapshotMatrix(rowids, None, files, file_norms, lengths, slots=slots, heap=heap, index=index)
+            matrix = np.asarray(heap[slots]) if heap is not None else np.zeros((0, 0), dtype=np.float32)
+            return SnapshotMatrix(rowids, matrix, files, file_norms, lengths)
         rowids, matrix, files, file_norms, lengths = store.load_vectors(sha, embedder_id)
     except StoreUnreadable as exc:
         from .readiness import store_unavailable
@@ -216,7 +275,7 @@ def vector_scores(snap: SnapshotMatrix, embedder: "Embedder", masked_question: s
 
     if not len(snap.rowids):
         return np.zeros(0, dtype=np.float64)
-    cosine = question_cosines(snap.matrix, embedder, masked_question, passage_words)
+    cosine = question_cosines(snap.full_matrix(), embedder, masked_question, passage_words)
     if not file_blend:
         return cosine
     sums = np.bincount(snap.files, weights=cosine, minlength=len(snap.file_norms))
@@ -238,6 +297,68 @@ def keyword_raw(
     return snapshot_scores(postings, terms, snap.rowids, snap.lengths, [weighted_counts(*doc) for doc in extra])
 
 
+# The approximate path's candidates: the index's nearest rows per question vector (over-fetched by
+# the share of the heap the snapshot holds, at most MAX_FETCH), the heap rows the index does not
+# cover yet and the KEYWORD_CANDIDATES best keyword matches (the fused pool of the bench corpus
+# reaches keyword rank ≈ 3,500: bench/README.md); then every row of their files.
+VECTOR_CANDIDATES = 256
+KEYWORD_CANDIDATES = 4096
+MAX_FETCH = 8192
+
+
+def _scored_rows(snap: SnapshotMatrix, seed: "np.ndarray", embedder: "Embedder", masked_question: str,
+                 file_blend: float, passage_words: int) -> "tuple[np.ndarray, np.ndarray]":
+    """The rows of ``seed`` (and, with a file blend, every row of their files) with their exact
+    vector scores, rows ascending."""
+    import numpy as np
+
+    if file_blend:
+        wanted = np.zeros(len(snap.file_norms), dtype=bool)
+        wanted[snap.files[seed]] = True
+        picked = np.nonzero(wanted[snap.files])[0]
+    else:
+        picked = seed
+    cosine = question_cosines(snap.heap[snap.slots[picked]], embedder, masked_question, passage_words)
+    if not file_blend:
+        return picked, cosine
+    files = snap.files[picked]
+    sums = np.bincount(files, weights=cosine, minlength=len(snap.file_norms))
+    file_cos = np.divide(sums, snap.file_norms, out=np.zeros_like(sums), where=snap.file_norms > 0)
+    return picked, (1.0 - file_blend) * cosine + file_blend * file_cos[files]
+
+
+def approximate_scores(snap: SnapshotMatrix, embedder: "Embedder", masked_question: str, file_blend: float,
+                       passage_words: int, raw_keyword: "np.ndarray | None") -> "tuple[np.ndarray, np.ndarray] | None":
+    """(rows, vector score) of the candidate rows of a snapshot on the approximate path, rows
+    ascending; each score has the bits :func:`vector_scores` gives that row (its file's rows are
+    all scored, in the same order). None when the index cannot supply enough of this snapshot's
+    rows (the caller searches exactly)."""
+    import numpy as np
+
+    n = len(snap.rowids)
+    at, tail = snap.positions()
+    qvecs = _question_vectors(embedder, masked_question, passage_words)
+    want = min(VECTOR_CANDIDATES, n)
+    count = min(MAX_FETCH, max(want, int(want * snap.index.size / max(1, n - len(tail)) * 1.25) + 16))
+    while True:
+        keys = snap.index.search(qvecs, count)
+        rows = np.where((keys >= 0) & (keys < len(at)), at[np.clip(keys, 0, len(at) - 1)], -1)
+        enough = bool(np.all((rows >= 0).sum(axis=1) >= min(want, n - len(tail))))
+        if enough or count >= min(MAX_FETCH, snap.index.size):
+            break
+        count = min(MAX_FETCH, count * 4)
+    if not enough:
+        return None
+    seeds = [rows[rows >= 0], tail]
+    if raw_keyword is not None:
+        matched = np.nonzero(raw_keyword > 0)[0]
+        if len(matched) > KEYWORD_CANDIDATES:
+            matched = matched[np.argpartition(-raw_keyword[matched], KEYWORD_CANDIDATES - 1)[:KEYWORD_CANDIDATES]]
+        seeds.append(matched)
+    seed = np.unique(np.concatenate(seeds).astype(np.int64))
+    return _scored_rows(snap, seed, embedder, masked_question, file_blend, passage_words)
+
+
 def score_snapshot(
     store: "Store",
     sha: str,
@@ -248,7 +369,9 @@ def score_snapshot(
     cache: VectorCache | None = None,
     extra: Sequence[tuple[str, str, str]] = (),
 ) -> SnapshotScores:
-    """Cosine for every chunk of the snapshot and raw BM25 for every lexical match.
+    """Cosine for every chunk of the snapshot and raw BM25 for every lexical match; on the
+    approximate path (a large snapshot with an index) only for the candidate rows, so the scores
+    cover those rows alone (every other row is no candidate).
 
     ``extra`` documents (overlay artifacts) are BM25-scored against the same statistics; their
     raw scores land in ``extra_raw``.
@@ -256,11 +379,17 @@ def score_snapshot(
     import numpy as np
 
     snap = cache.get(store, sha, embedder.id) if cache is not None else load_matrix(store, sha, embedder.id)
-    vector = vector_scores(snap, embedder, masked_question, params.file_blend, params.passage_words)
     if params.keyword_enabled:
         raw, extra_raw = keyword_raw(store, snap, masked_question, extra, cache, params.term_repeats)
     else:
         raw, extra_raw = np.zeros(len(snap.rowids), dtype=np.float64), [0.0] * len(extra)
+    if snap.index is not None and len(snap.rowids):
+        picked = approximate_scores(snap, embedder, masked_question, params.file_blend, params.passage_words,
+                                    raw if params.keyword_enabled else None)
+        if picked is not None:
+            rows, vector = picked
+            return SnapshotScores(snap.rowids[rows], vector, raw[rows], extra_raw)
+    vector = vector_scores(snap, embedder, masked_question, params.file_blend, params.passage_words)
     return SnapshotScores(snap.rowids, vector, raw, extra_raw)
 
 
@@ -331,15 +460,33 @@ def _contenders(pool, vector, keyword, alpha: float, adjusted: dict, top_k: int)
     k_contrib = (1.0 - alpha) * keyword[pool]
     fused = v_contrib + k_contrib
     retrieval = fused.copy()
-    for j, i in enumerate(pool):
-        change = adjusted.get(int(i))
+    fused_at = fused.tolist()
+    for j, i in enumerate(pool.tolist()):
+        change = adjusted.get(i)
         if change is not None:
-            delta = change[0] - fused[j]
+            delta = change[0] - fused_at[j]
             if delta != 0.0 or change[1]:
-                retrieval[j] = fused[j] + delta
+                retrieval[j] = fused_at[j] + delta
     final = RETRIEVAL_WEIGHT * retrieval + AUTHORITY_WEIGHT * 1.0 + RECENCY_WEIGHT * 1.0
     kth = np.partition(final, len(final) - top_k)[len(final) - top_k]
     return pool[final >= kth]
+
+
+def _pool_order(fused: "np.ndarray", chunk: list) -> list[int]:
+    """Positions of the pool in descending fused score, ties by (path, title, citation, chunk id).
+
+    Sorted by score in numpy; the exact tie-break runs in Python only when two scores are equal
+    (rare), giving the same order as sorting every row by the full key.
+    """
+    import numpy as np
+
+    order = np.argsort(-fused, kind="stable")
+    ranked = fused[order]
+    if len(ranked) < 2 or not np.any(ranked[1:] == ranked[:-1]):
+        return order.tolist()
+    negated = (-fused).tolist()
+    return sorted(range(len(chunk)), key=lambda j: (negated[j], chunk[j].path, chunk[j].title,
+                                                   chunk[j].citation_id, chunk[j].chunk_id))
 
 
 def rank_hits(
@@ -400,7 +547,7 @@ def rank_hits(
             pool = np.nonzero(final >= kth)[0]
         if eligible is not None:
             pool = pool[eligible[pool]]
-        wanted = [int(snapshot.rowids[i]) for i in pool]
+        wanted = snapshot.rowids[pool].tolist()
         # the re-rank reads chunk texts only to find declarations of names the question asks for
         light = rows_cache is None and params.rerank and not _names_in(question)
         if rows_cache is not None:
@@ -422,16 +569,17 @@ def rank_hits(
         if params.rerank and len(pool):
             from .rerank import RerankInput, rerank
 
-            chunk = [rows[int(snapshot.rowids[i])] for i in pool]
-            order = sorted(range(len(pool)), key=lambda j: (-retrieval[pool[j]], chunk[j].path, chunk[j].title,
-                                                            chunk[j].citation_id, chunk[j].chunk_id))
+            chunk = [rows[r] for r in wanted]
+            order = _pool_order(retrieval[pool], chunk)
             pool = pool[order]
             chunk = [chunk[j] for j in order]
             result = rerank(question, RerankInput(
                 hybrid=retrieval[pool], paths=[c.path for c in chunk], titles=[c.title for c in chunk],
                 texts=[c.text for c in chunk],
             ), params.rerank_weights, len(pool))
-            adjusted = {int(pool[j]): (score, result.factors.get(j, {})) for j, score in result.scores.items()}
+            at = pool.tolist()
+            factors = result.factors
+            adjusted = {at[j]: (score, factors.get(j, {})) for j, score in result.scores.items()}
         # rank the pool by its final scores, then build hits (and breakdowns) for the best only
         ranked = []
         for i in _contenders(pool, snapshot.vector, keyword, alpha, adjusted, top_k):

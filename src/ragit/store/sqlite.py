@@ -26,6 +26,7 @@ from .base import (
     SCHEMA_VERSION,
     BlobRecord,
     ChunkRow,
+    NewChunk,
     SnapshotWrite,
     StoreStats,
     StoredChunk,
@@ -154,8 +155,14 @@ def _read_heap_rows(path: Path, dims: int, slots: list[int]) -> list[list[float]
     return out
 
 
+# Keyword rows analysed and inserted per batch (their texts are read back per batch).
+INDEX_BATCH = 4096
+
 # Up to this many heap rows, file norms are computed in plain Python when numpy is not loaded.
 PY_NORM_MAX_ROWS = 4096
+
+# Heap rows gathered at a time to compute file norms (whole files per group).
+NORM_BATCH_ROWS = 4096
 
 # A snapshot row as packing needs it: (FTS row id, heap slot, path, blob id, chunker key, the
 # blob's stored file norm or NULL, chunk ordinal, the row's length in keyword terms), from
@@ -168,6 +175,37 @@ _ROW_JOINS = (
     " LEFT JOIN blob_norms n ON n.blob_id = d.blob_id AND n.chunker_key = d.chunker_key"
     " AND n.embedder_id = v.embedder_id"
 )
+
+
+def _pread_rows(path: Path, dims: int, slots):
+    """Heap rows ``slots`` as a float32 matrix, read with ``pread`` (a memory map would keep every
+    page it touched in the process's resident set while it lives). A compact slot range is
+    read in one call, scattered slots one row at a time."""
+    import numpy as np
+
+    row_bytes = dims * 4
+    out = np.empty((len(slots), dims), dtype=np.float32)
+    if not len(slots):
+        return out
+    lo, hi = int(slots.min()), int(slots.max())
+    try:
+        with open(path, "rb") as fh:
+            if hi - lo + 1 <= 2 * len(slots):
+                span = out if hi - lo + 1 == len(slots) else np.empty((hi - lo + 1, dims), dtype=np.float32)
+                fh.seek(lo * row_bytes)
+                if fh.readinto(memoryview(span).cast("B")) != span.nbytes:
+                    raise StoreUnreadable(f"vector heap {path.name} is shorter than the store says")
+                if span is not out or not (slots[1:] > slots[:-1]).all():  # not lo..hi in order
+                    out = span[slots - lo]
+            else:
+                for i, slot in enumerate(slots.tolist()):
+                    data = os.pread(fh.fileno(), row_bytes, slot * row_bytes)
+                    if len(data) != row_bytes:
+                        raise StoreUnreadable(f"vector heap {path.name} is shorter than the store says")
+                    out[i] = np.frombuffer(data, dtype=np.float32)
+    except OSError as exc:
+        raise StoreUnreadable(f"vector heap {path.name} cannot be read: {exc}") from exc
+    return out
 
 
 def _with_vectors(rows: list, write: SnapshotWrite) -> list:
@@ -445,28 +483,8 @@ class SqliteStore:
             # inside the transaction: no other writer can be between its heap append and its commit
             for orphan in self.orphan_heaps():
                 orphan.unlink(missing_ok=True)
-            cur.executemany(
-                "INSERT OR REPLACE INTO blobs VALUES(?,?,?,?,?,?,?,?,?)",
-                [
-                    (b.blob_id, b.profile, b.chunker, b.chunker_key, b.front_matter_type, b.heading_type,
-                     b.masked_count, b.skip_reason, len(b.chunks))
-                    for b in write.new_blobs
-                ],
-            )
-            cur.executemany(
-                "INSERT OR IGNORE INTO chunks VALUES(?,?,?,?,?,?,?,?,?,?)",
-                [
-                    (c.chunk_id, c.blob_id, c.chunker_key, c.ordinal, c.title, c.start_line, c.end_line,
-                     c.text, c.token_count, c.citation_id)
-                    for c in write.new_chunks
-                ],
-            )
-            if write.vectors is not None and write.vector_ids:
-                first = self._append_heap(cur, write.embedder_id, write.vectors, write.dims)
-                cur.executemany(
-                    "INSERT OR REPLACE INTO vectors VALUES(?,?,?)",
-                    ((cid, write.embedder_id, first + i) for i, cid in enumerate(write.vector_ids)),
-                )
+            self._write_new_rows(cur, write.new_blobs, write.new_chunks, write.embedder_id, write.vector_ids,
+                                 write.vectors, write.dims)
             self._write_docs(cur, write)
             self._index_rows(cur, write)
             self._write_rows(cur, write)
@@ -479,6 +497,61 @@ class SqliteStore:
             self._rollback()
             raise
 
+    def write_batch(self, blobs: Sequence[BlobRecord], chunks: Sequence[NewChunk], embedder_id: str,
+                    vector_ids: Sequence[str], vectors: bytes | None, dims: int) -> None:
+        """Commit new blob, chunk and vector rows ahead of their snapshot (ingest writes them in
+        batches so it holds only a batch of texts and vectors, issue 15).
+
+        No snapshot references them until :meth:`write_snapshot` publishes one, so a crash in
+        between leaves every published snapshot as it was, plus rows a later ingest reuses. On
+        failure this batch is rolled back and its heap bytes cut off, as in ``write_snapshot``.
+        """
+        from ..errors import storage_write_error
+
+        self._heap_undo = []
+        cur = self.conn.cursor()
+        try:
+            cur.execute("BEGIN IMMEDIATE")
+            for orphan in self.orphan_heaps():  # as write_snapshot: never append to a dead writer's file
+                orphan.unlink(missing_ok=True)
+            self._write_new_rows(cur, blobs, chunks, embedder_id, vector_ids, vectors, dims)
+            cur.execute("COMMIT")
+        except BaseException as exc:
+            self._rollback()
+            self._undo_heap()
+            failure = storage_write_error(exc, self.path) if isinstance(exc, Exception) else None
+            if failure is not None:
+                raise failure from exc
+            raise
+        self._heap_undo = []
+
+    def _write_new_rows(self, cur: sqlite3.Cursor, blobs: Sequence[BlobRecord], chunks: Sequence[NewChunk],
+                        embedder_id: str, vector_ids: Sequence[str], vectors: bytes | None, dims: int) -> None:
+        """Blob records, chunk rows (in order: their row ids follow it) and vectors appended to
+        the embedder's heap with their slots."""
+        cur.executemany(
+            "INSERT OR REPLACE INTO blobs VALUES(?,?,?,?,?,?,?,?,?)",
+            [
+                (b.blob_id, b.profile, b.chunker, b.chunker_key, b.front_matter_type, b.heading_type,
+                 b.masked_count, b.skip_reason, len(b.chunks))
+                for b in blobs
+            ],
+        )
+        cur.executemany(
+            "INSERT OR IGNORE INTO chunks VALUES(?,?,?,?,?,?,?,?,?,?)",
+            [
+                (c.chunk_id, c.blob_id, c.chunker_key, c.ordinal, c.title, c.start_line, c.end_line,
+                 c.text, c.token_count, c.citation_id)
+                for c in chunks
+            ],
+        )
+        if vectors is not None and vector_ids:
+            first = self._append_heap(cur, embedder_id, vectors, dims)
+            cur.executemany(
+                "INSERT OR REPLACE INTO vectors VALUES(?,?,?)",
+                ((cid, embedder_id, first + i) for i, cid in enumerate(vector_ids)),
+            )
+
     def _index_rows(self, cur: sqlite3.Cursor, write: SnapshotWrite) -> None:
         """Keyword rows for the snapshot's (path, chunk) pairs that have none yet: the analysed
         fields go to the FTS index, the row's length in terms to ``fts_rows``."""
@@ -488,8 +561,10 @@ class SqliteStore:
             cur.execute("DELETE FROM temp.q_paths")
             cur.executemany("INSERT OR IGNORE INTO temp.q_paths VALUES(?)", ((p,) for p in write.fts_paths))
             path_filter = " AND d.path IN (SELECT path FROM temp.q_paths)"
+        # the keys first (small), then the texts in batches: memory holds one batch of texts and
+        # analysed fields, not the whole snapshot's
         fresh = cur.execute(
-            "SELECT d.path, c.chunk_id, c.text, c.title FROM snapshot_docs d"
+            "SELECT d.path, c.chunk_id FROM snapshot_docs d"
             " JOIN chunks c ON c.blob_id = d.blob_id AND c.chunker_key = d.chunker_key"
             " WHERE d.commit_sha = ?" + path_filter + " AND NOT EXISTS"
             " (SELECT 1 FROM fts_rows r WHERE r.path = d.path AND r.chunk_id = c.chunk_id)"
@@ -500,11 +575,17 @@ class SqliteStore:
             return
         # the write lock and BEGIN IMMEDIATE make this transaction the only writer: row ids are ours
         first = cur.execute("SELECT COALESCE(MAX(rowid), 0) + 1 FROM fts_rows").fetchone()[0]
-        analysed = [index_fields(text, title, path) for path, _, text, title in fresh]
-        cur.executemany("INSERT INTO fts_rows(rowid, path, chunk_id, tokens) VALUES (?, ?, ?, ?)",
-                        ((first + i, row[0], row[1], fields[3]) for i, (row, fields) in enumerate(zip(fresh, analysed))))
-        cur.executemany(f"INSERT INTO chunks_fts(rowid, {', '.join(FIELDS)}) VALUES (?, ?, ?, ?)",
-                        ((first + i, *fields[:3]) for i, fields in enumerate(analysed)))
+        fts_insert = f"INSERT INTO chunks_fts(rowid, {', '.join(FIELDS)}) VALUES (?, ?, ?, ?)"
+        for start in range(0, len(fresh), INDEX_BATCH):
+            part = fresh[start:start + INDEX_BATCH]
+            texts = {cid: (text, title) for cid, text, title in cur.execute(
+                "SELECT c.chunk_id, c.text, c.title FROM json_each(?) q JOIN chunks c ON c.chunk_id = q.value",
+                (json.dumps(list(dict.fromkeys(cid for _, cid in part))),))}
+            analysed = [index_fields(*texts[cid], path) for path, cid in part]
+            rowid = first + start
+            cur.executemany("INSERT INTO fts_rows(rowid, path, chunk_id, tokens) VALUES (?, ?, ?, ?)",
+                            ((rowid + i, row[0], row[1], fields[3]) for i, (row, fields) in enumerate(zip(part, analysed))))
+            cur.executemany(fts_insert, ((rowid + i, *fields[:3]) for i, fields in enumerate(analysed)))
 
     def _write_docs(self, cur: sqlite3.Cursor, write: SnapshotWrite) -> None:
         """The snapshot's document rows. For an incremental write, the base's rows at paths not
@@ -650,9 +731,24 @@ class SqliteStore:
                     for seg in segments]
         import numpy as np
 
-        gathered = self._gather(cur, embedder_id, np.array(slots, dtype=np.int64))
-        sums = vectormath.segment_sums_numpy(gathered, np.array([len(seg) for seg in segments], dtype=np.int64))
-        return [float(v) for v in vectormath.norms_numpy(sums)]
+        # whole segments at a time, up to NORM_BATCH_ROWS rows: each segment's sum is sequential
+        # over its own rows, so the bits do not depend on the grouping, and memory holds one
+        # group's vectors, not the snapshot's
+        dims, path = self._heap_file(cur, embedder_id)
+        self._mapped(cur, embedder_id, np.array(slots, dtype=np.int64))  # checks the heap is long enough
+        out: list[float] = []
+        start = 0
+        while start < len(segments):
+            end, rows = start, 0
+            while end < len(segments) and (end == start or rows + len(segments[end]) <= NORM_BATCH_ROWS):
+                rows += len(segments[end])
+                end += 1
+            group = segments[start:end]
+            gathered = _pread_rows(path, dims, np.array([s for seg in group for s in seg], dtype=np.int64))
+            sums = vectormath.segment_sums_numpy(gathered, np.array([len(seg) for seg in group], dtype=np.int64))
+            out += [float(v) for v in vectormath.norms_numpy(sums)]
+            start = end
+        return out
 
     def _build_rows(self, cur: sqlite3.Cursor, write: SnapshotWrite) -> None:
         """Pack the snapshot's rows: FTS row ids (sorted), heap slots, each row's file ordinal and
@@ -690,15 +786,20 @@ class SqliteStore:
         """Rows ``slots`` of an embedder's heap, as a float32 matrix."""
         import numpy as np
 
+        return np.asarray(self._mapped(cur, embedder_id, slots)[slots])
+
+    def _mapped(self, cur, embedder_id: str, slots):
+        """The embedder's heap, memory-mapped, checked to be long enough for ``slots``."""
+        import numpy as np
+
         dims, path = self._heap_file(cur, embedder_id)
         try:
             rows = os.path.getsize(path) // (dims * 4)
             if len(slots) and int(slots.max()) >= rows:
                 raise StoreUnreadable(f"vector heap {path.name} is shorter than the store says")
-            mapped = np.memmap(path, dtype=np.float32, mode="r", shape=(rows, dims))
+            return np.memmap(path, dtype=np.float32, mode="r", shape=(rows, dims))
         except OSError as exc:
             raise StoreUnreadable(f"vector heap {path.name} cannot be read: {exc}") from exc
-        return np.asarray(mapped[slots])
 
     def delete_snapshots(self, commit_shas: Iterable[str]) -> None:
         shas = list(commit_shas)
@@ -731,6 +832,17 @@ class SqliteStore:
         each file's vector-sum norm and each row's length in keyword terms."""
         import numpy as np
 
+        rowids, slots, files, norms, lengths = self.load_rows(commit_sha, embedder_id)
+        if not len(slots):
+            return rowids, np.zeros((0, 0), dtype=np.float32), files, norms, lengths
+        return rowids, self._gather(self.conn, embedder_id, slots), files, norms, lengths
+
+    def load_rows(self, commit_sha: str, embedder_id: str):
+        """The snapshot's packed rows without their vectors: sorted FTS row ids, heap slots, file
+        ordinals, file vector-sum norms and lengths (a large snapshot gathers only the vectors a
+        question needs, ragit.store.vectorindex)."""
+        import numpy as np
+
         row = self.conn.execute(
             "SELECT rowids, slots, files, lengths, file_norms FROM snapshot_rows"
             " WHERE commit_sha = ? AND embedder_id = ?", (commit_sha, embedder_id),
@@ -739,15 +851,65 @@ class SqliteStore:
             if self.conn.execute("SELECT 1 FROM snapshot_docs WHERE commit_sha = ? LIMIT 1", (commit_sha,)).fetchone():
                 raise StoreUnreadable(f"snapshot {commit_sha} has no vector rows for {embedder_id}")
             empty = np.zeros(0, dtype=np.int64)
-            return empty, np.zeros((0, 0), dtype=np.float32), empty.astype(np.int32), np.zeros(0), empty.astype(np.int32)
-        rowids = np.frombuffer(row[0], dtype=np.int64)
-        slots = np.frombuffer(row[1], dtype=np.int64)
-        files = np.frombuffer(row[2], dtype=np.int32)
-        lengths = np.frombuffer(row[3], dtype=np.int32)
-        norms = np.frombuffer(row[4], dtype=np.float64)
-        if not len(slots):
-            return rowids, np.zeros((0, 0), dtype=np.float32), files, norms, lengths
-        return rowids, self._gather(self.conn, embedder_id, slots), files, norms, lengths
+            return empty, empty, empty.astype(np.int32), np.zeros(0), empty.astype(np.int32)
+        return (np.frombuffer(row[0], dtype=np.int64), np.frombuffer(row[1], dtype=np.int64),
+                np.frombuffer(row[2], dtype=np.int32), np.frombuffer(row[4], dtype=np.float64),
+                np.frombuffer(row[3], dtype=np.int32))
+
+    def snapshot_row_count(self, commit_sha: str, embedder_id: str) -> int:
+        """Rows of a snapshot for an embedder (0 without any)."""
+        row = self.conn.execute("SELECT length(rowids) / 8 FROM snapshot_rows WHERE commit_sha = ? AND embedder_id = ?",
+                                (commit_sha, embedder_id)).fetchone()
+        return int(row[0]) if row else 0
+
+    def heap_info(self, embedder_id: str) -> tuple[int, Path] | None:
+        """(dimensions, heap path) of an embedder, None when it has no heap."""
+        try:
+            return self._heap_file(self.conn, embedder_id)
+        except StoreUnreadable:
+            return None
+
+    def heap_view(self, embedder_id: str, slots):
+        """The embedder's heap memory-mapped read-only ([rows, dims] float32, a plain array over
+        the mapping: numpy's memmap wrapper costs a copy per gather), checked to hold every slot
+        in ``slots``."""
+        import mmap
+
+        import numpy as np
+
+        dims, path = self._heap_file(self.conn, embedder_id)
+        try:
+            with open(path, "rb") as fh:
+                rows = os.fstat(fh.fileno()).st_size // (dims * 4)
+                if len(slots) and int(slots.max()) >= rows:
+                    raise StoreUnreadable(f"vector heap {path.name} is shorter than the store says")
+                mapped = mmap.mmap(fh.fileno(), rows * dims * 4, access=mmap.ACCESS_READ)
+        except (OSError, ValueError) as exc:
+            raise StoreUnreadable(f"vector heap {path.name} cannot be read: {exc}") from exc
+        return np.frombuffer(mapped, dtype=np.float32).reshape(rows, dims)
+
+    def heap_rows(self, embedder_id: str, slots):
+        """The embedder's heap as rows read on demand with ``pread`` (ragit.store.vectorindex
+        ``HeapRows``), checked to hold every slot in ``slots``."""
+        from .vectorindex import HeapRows
+
+        dims, path = self._heap_file(self.conn, embedder_id)
+        try:
+            rows = os.path.getsize(path) // (dims * 4)
+        except OSError as exc:
+            raise StoreUnreadable(f"vector heap {path.name} cannot be read: {exc}") from exc
+        if len(slots) and int(slots.max()) >= rows:
+            raise StoreUnreadable(f"vector heap {path.name} is shorter than the store says")
+        return HeapRows(path, rows, dims)
+
+    def vector_index(self, embedder_id: str):
+        """The embedder's approximate index (ragit.store.vectorindex), None when missing or stale."""
+        found = self.heap_info(embedder_id)
+        if found is None:
+            return None
+        from .vectorindex import open_index
+
+        return open_index(found[1], found[0])
 
     def postings(self) -> PostingsReader:
         """Postings of the keyword index on this store's connection (one read)."""

@@ -1,0 +1,262 @@
+"""Index time on the code-search benchmark's speed repositories (issue 15: "mean index time ≤ 0.23 s").
+
+The speed set is every (repository, commit, root) of a task file (default: the development half
+of the code-search benchmark, ``../shared/bench/tasks/codesearch_dev.jsonl``). For each one:
+
+1. an empty repository in a temporary directory borrows the objects of the mirror
+   (``<mirrors>/<owner>+<name>/repo``, a bare git dir) through git alternates (no copies), and
+   the task commit is indexed with ``--at <commit>`` from git objects alone;
+2. ``.ragit/config.toml`` restricts indexing to the task's ``root`` (``ingest.include =
+   ["<root>/**"]``), as ``ragit eval`` does (``ragit.evaluation.run.eval_config``); every other
+   setting is the default (the default embedder, docs and code);
+3. ``ragit ingest --all --at <commit>`` runs as a fresh process on an empty index, ``--runs`` times (the index is
+   deleted before each): wall time, CPU time (user + system of the process and the git children it
+   waited for) and peak RSS, from ``os.wait4``;
+4. in-process, a child that has imported ragit and loaded the embedder times
+   ``Repo.ingest(all=True, at=<commit>)`` on an empty index (``--runs`` times): the indexing work alone, without
+   the interpreter's start-up, closest to how a library's "index time" is usually quoted.
+
+It prints a table (repo, files, chunks, CLI wall/CPU, in-process wall/CPU) with the means and
+writes ``bench/index_speed.json`` (``--out``) with every run, the machine's load average before
+and after, and ragit's revision. Figures are medians of the runs. Compare versions on CPU time
+(the machine is shared): ``--src DIR`` runs the ragit of another source tree (PYTHONPATH), e.g. a
+``git worktree`` of the commit before a change.
+
+    python bench/index_speed.py [--tasks FILE] [--mirrors DIR] [--runs N] [--only NAME,...]
+                                [--src DIR] [--out PATH] [--no-api]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+PROJECT = HERE.parent
+DEFAULT_TASKS = PROJECT.parent / "shared" / "bench" / "tasks" / "codesearch_dev.jsonl"
+DEFAULT_MIRRORS = Path("/work/.mirror")
+SEMBLE_MEAN_S = 0.23  # semble's published mean index time on its speed set
+
+# Runs a command, reports its own rusage (a child forked from this process would inherit its
+# RSS high-water mark).
+LAUNCHER = """
+import json, os, sys, time
+report, argv = sys.argv[1], sys.argv[2:]
+t0 = time.perf_counter()
+pid = os.posix_spawn(argv[0], argv, os.environ)
+_, status, ru = os.wait4(pid, 0)
+wall = time.perf_counter() - t0
+with open(report, "w") as fh:
+    json.dump({"wall_s": wall, "cpu_s": ru.ru_utime + ru.ru_stime, "max_rss_mb": ru.ru_maxrss / 1024,
+               "returncode": os.waitstatus_to_exitcode(status)}, fh)
+"""
+
+# In-process: import, load the embedder, warm imports with a dry run, then time full ingests.
+API_CHILD = """
+import json, shutil, sys, time
+from pathlib import Path
+from ragit.api import Repo
+root, commit, runs = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+out = []
+for _ in range(runs):
+    for sub in ("store", "manifest", "cache"):
+        shutil.rmtree(root / ".ragit" / sub, ignore_errors=True)
+    repo = Repo.open(root)
+    repo.embedder
+    repo.ingest(all=True, dry_run=True, at=commit)
+    c, t = time.process_time(), time.perf_counter()
+    repo.ingest(all=True, at=commit)
+    out.append({"wall_s": time.perf_counter() - t, "cpu_s": time.process_time() - c})
+print(json.dumps(out))
+"""
+
+
+def log(msg: str) -> None:
+    print(f"[index_speed] {msg}", file=sys.stderr, flush=True)
+
+
+def speed_set(tasks_file: Path) -> list[dict[str, str]]:
+    """Distinct (repo, commit, root) of a task file, in first-seen order."""
+    seen: dict[tuple[str, str, str], None] = {}
+    with open(tasks_file, encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                task = json.loads(line)
+                seen.setdefault((task["repo"], task["commit"], (task.get("root") or ".").strip("/") or "."), None)
+    return [{"repo": r, "commit": c, "root": root} for r, c, root in seen]
+
+
+def child_env(src: Path | None) -> dict[str, str]:
+    env = dict(os.environ)
+    if src is not None:
+        env["PYTHONPATH"] = str(src) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
+
+
+def timed(argv: list[str], cwd: Path, env: dict[str, str]) -> dict[str, Any]:
+    """Run ``argv`` through the launcher: its wall, CPU, peak RSS and standard output."""
+    with tempfile.NamedTemporaryFile(suffix=".json") as report, tempfile.TemporaryFile() as out:
+        subprocess.run([sys.executable, "-c", LAUNCHER, report.name, *argv], cwd=cwd, env=env, stdout=out,
+                       stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, check=True)
+        info = json.loads(Path(report.name).read_text(encoding="utf-8"))
+        out.seek(0)
+        info["stdout"] = out.read().decode("utf-8", "replace")
+    return info
+
+
+def prepare(work: Path, mirrors: Path, entry: dict[str, str]) -> Path:
+    """An empty repository that borrows the mirror's objects (git alternates) and whose config
+    indexes only the entry's root; the commit is indexed with ``--at``, from git objects alone.
+
+    HEAD stays unborn, so no worktree is read or checked for changes, and a blob the mirror lacks
+    (a partial clone) is reported as skipped instead of failing a checkout.
+    """
+    owner, name = entry["repo"].split("/")
+    mirror = mirrors / f"{owner}+{name}" / "repo"
+    objects = mirror / "objects" if (mirror / "objects").is_dir() else mirror / ".git" / "objects"
+    repo = work / name
+    subprocess.run(["git", "init", "-q", str(repo)], stdout=subprocess.DEVNULL, check=True)
+    (repo / ".git" / "objects" / "info" / "alternates").write_text(f"{objects}\n", encoding="utf-8")
+    (repo / ".ragit").mkdir()
+    config = "" if entry["root"] == "." else f'[ingest]\ninclude = ["{entry["root"]}/**"]\n'
+    (repo / ".ragit" / "config.toml").write_text(config, encoding="utf-8")
+    return repo
+
+
+def clear_index(repo: Path) -> None:
+    for sub in ("store", "manifest", "cache"):
+        shutil.rmtree(repo / ".ragit" / sub, ignore_errors=True)
+
+
+def measure(repo: Path, commit: str, runs: int, env: dict[str, str], api: bool) -> dict[str, Any]:
+    cli_argv = [sys.executable, "-c", "from ragit.cli.main import main; main()", "ingest", "--all", "--at", commit,
+                "--format", "json"]
+    clear_index(repo)
+    timed([*cli_argv, "--dry-run"], repo, env)  # bytecode and page cache warm, nothing written
+    cli = []
+    data: dict[str, Any] = {}
+    for _ in range(runs):
+        clear_index(repo)
+        run = timed(cli_argv, repo, env)
+        if run["returncode"] != 0:
+            raise RuntimeError(f"ragit ingest exited {run['returncode']}: {run['stdout'][-1000:]}")
+        data = json.loads(run["stdout"])["data"]
+        cli.append({k: run[k] for k in ("wall_s", "cpu_s", "max_rss_mb")})
+    row: dict[str, Any] = {
+        "files": data.get("processed"), "chunks": data.get("embeddedChunks"), "cli_runs": cli,
+        "cli_wall_s": statistics.median(r["wall_s"] for r in cli), "cli_cpu_s": statistics.median(r["cpu_s"] for r in cli),
+        "cli_peak_rss_mb": max(r["max_rss_mb"] for r in cli),
+    }
+    if api:
+        out = subprocess.run([sys.executable, "-c", API_CHILD, str(repo), commit, str(runs)], cwd=repo, env=env,
+                             capture_output=True, text=True, check=True)
+        api_runs = json.loads(out.stdout.strip().splitlines()[-1])
+        row.update({"api_runs": api_runs, "api_wall_s": statistics.median(r["wall_s"] for r in api_runs),
+                    "api_cpu_s": statistics.median(r["cpu_s"] for r in api_runs)})
+    clear_index(repo)
+    return row
+
+
+def table(rows: list[dict[str, Any]], api: bool) -> str:
+    head = "| repo | root | files | chunks | CLI wall s | CLI cpu s |" + (" in-process wall s | in-process cpu s |" if api else "")
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    for r in rows:
+        if "error" in r:
+            lines.append(f"| {r['repo']} | {r['root']} | error: {r['error'][:80]} |")
+            continue
+        line = (f"| {r['repo']} | {r['root']} | {r['files']} | {r['chunks']} | {r['cli_wall_s']:.3f} |"
+                f" {r['cli_cpu_s']:.3f} |")
+        if api:
+            line += f" {r['api_wall_s']:.3f} | {r['api_cpu_s']:.3f} |"
+        lines.append(line)
+    ok = [r for r in rows if "error" not in r]
+    if ok:
+        mean = (f"| **mean** ({len(ok)}) | | {statistics.mean(r['files'] for r in ok):.0f} |"
+                f" {statistics.mean(r['chunks'] for r in ok):.0f} | {statistics.mean(r['cli_wall_s'] for r in ok):.3f} |"
+                f" {statistics.mean(r['cli_cpu_s'] for r in ok):.3f} |")
+        if api:
+            mean += (f" {statistics.mean(r['api_wall_s'] for r in ok):.3f} |"
+                     f" {statistics.mean(r['api_cpu_s'] for r in ok):.3f} |")
+        lines.append(mean)
+    return "\n".join(lines)
+
+
+def summary(rows: list[dict[str, Any]], api: bool) -> dict[str, Any]:
+    ok = [r for r in rows if "error" not in r]
+    if not ok:
+        return {}
+    out = {key: statistics.mean(r[key] for r in ok) for key in ("cli_wall_s", "cli_cpu_s")}
+    if api:
+        out.update({key: statistics.mean(r[key] for r in ok) for key in ("api_wall_s", "api_cpu_s")})
+    out["repositories"] = len(ok)
+    out["target_mean_index_s"] = SEMBLE_MEAN_S
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--tasks", type=Path, default=DEFAULT_TASKS, help="task file whose (repo, commit, root) are the set")
+    p.add_argument("--mirrors", type=Path, default=DEFAULT_MIRRORS, help="directory of <owner>+<name>/repo mirrors")
+    p.add_argument("--runs", type=int, default=3, help="ingests per repository and mode (median; default 3)")
+    p.add_argument("--only", default="", help="comma-separated repository names (e.g. gin,flask) to measure")
+    p.add_argument("--src", type=Path, help="measure the ragit of this source tree (its `src` directory)")
+    p.add_argument("--no-api", action="store_true", help="skip the in-process measurement")
+    p.add_argument("--out", type=Path, default=HERE / "index_speed.json", help="JSON results")
+    args = p.parse_args(argv)
+
+    entries = speed_set(args.tasks)
+    if args.only:
+        wanted = {w.strip().lower() for w in args.only.split(",") if w.strip()}
+        entries = [e for e in entries if e["repo"].split("/")[1].lower() in wanted or e["repo"].lower() in wanted]
+    env = child_env(args.src)
+    api = not args.no_api
+    sys.path.insert(0, str(HERE))
+    from ingest_query import machine_info, ragit_revision
+
+    machine = machine_info()
+    started = datetime.now(UTC)
+    t_all = time.perf_counter()
+    rows: list[dict[str, Any]] = []
+    work = Path(tempfile.mkdtemp(prefix="ragit-index-speed-"))
+    try:
+        for entry in entries:
+            log(f"{entry['repo']} @ {entry['commit'][:12]} root {entry['root']}")
+            row: dict[str, Any] = dict(entry)
+            try:
+                repo = prepare(work, args.mirrors, entry)
+                row["load_average_before"] = list(os.getloadavg())
+                row.update(measure(repo, entry["commit"], args.runs, env, api))
+                shutil.rmtree(repo, ignore_errors=True)
+            except Exception as exc:  # noqa: BLE001 - one broken repository must not hide the others
+                row["error"] = f"{type(exc).__name__}: {exc}"
+            rows.append(row)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(table(rows, api))
+    result = {
+        "benchmark": "index_speed",
+        "date": started.isoformat(timespec="seconds"),
+        "duration_s": round(time.perf_counter() - t_all, 1),
+        "ragit": ragit_revision() if args.src is None else {"src": str(args.src)},
+        "machine": {**machine, "load_average_at_end": list(os.getloadavg())},
+        "options": {"tasks": str(args.tasks), "runs": args.runs, "only": args.only or None, "api": api},
+        "summary": summary(rows, api),
+        "repositories": rows,
+    }
+    args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    log(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

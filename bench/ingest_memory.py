@@ -1,0 +1,108 @@
+"""Peak RSS of a full ``ragit ingest --all`` as the corpus grows (issue 15: 1M chunks in <= 4 GB).
+
+Builds typed Markdown corpora with bench/ingest_query.py's generator (fixed seed, ~6 chunks per
+document) and runs ``ragit ingest --all`` on each as a child process under the launcher of
+ingest_query.py, which reports the child's own CPU time and peak RSS. ``--src`` runs another
+checkout's sources (PYTHONPATH) for a before/after comparison in one run. The slope of peak RSS
+per 100k chunks (least squares over the sizes) projects 1M chunks.
+
+    python bench/ingest_memory.py [--docs 5000,16667] [--src PATH ...] [--work DIR] [--out PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import sqlite3
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import ingest_query as iq  # noqa: E402  (the corpus generator and the measuring launcher)
+
+
+def corpus(work: Path, n_docs: int) -> Path:
+    """A committed repository of ``n_docs`` typed docs (reused when already built)."""
+    repo = work / f"docs-{n_docs}"
+    if (repo / ".git").is_dir() and iq.git(repo, "rev-parse", "--verify", "-q", "HEAD"):
+        return repo
+    shutil.rmtree(repo, ignore_errors=True)
+    iq.init_repo(repo)
+    words, _ = iq.load_vocabulary()
+    iq.write_typed_docs(repo, n_docs, iq.WordSampler(words, random.Random(iq.SEED)))
+    iq.commit_all(repo, f"{n_docs} docs")
+    return repo
+
+
+def measure(repo: Path, src: str | None) -> dict[str, Any]:
+    """One cold full ingest (store removed first): CPU seconds, peak RSS and chunk count."""
+    shutil.rmtree(repo / ".ragit", ignore_errors=True)
+    env = dict(iq.CHILD_ENV)
+    if src:
+        env["PYTHONPATH"] = src
+    iq.run_cmd([iq.ragit_bin(), "init"], repo, env=env, check=False)
+    run = iq.run_cmd([iq.ragit_bin(), "ingest", "--all", "--format", "json"], repo, env=env)
+    db = next((repo / ".ragit").rglob("ragit.db"))
+    with sqlite3.connect(db) as conn:
+        chunks = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+    return {"chunks": chunks, "cpu_s": round(run.cpu_s, 2), "wall_s": round(run.wall_s, 2),
+            "peak_rss_mb": round(run.max_rss_mb, 1)}
+
+
+def slope(points: list[dict[str, Any]]) -> tuple[float, float]:
+    """Least-squares (MB per 100k chunks, intercept MB) of peak RSS against chunks."""
+    xs = [p["chunks"] / 1e5 for p in points]
+    ys = [p["peak_rss_mb"] for p in points]
+    if len(xs) < 2:
+        return float("nan"), ys[0] if ys else float("nan")
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+    return b, my - b * mx
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--docs", default="5000,16667", help="corpus sizes in documents (~6 chunks each)")
+    ap.add_argument("--src", action="append", default=[],
+                    help="a src/ directory to run (PYTHONPATH); repeat for A/B; default: installed ragit")
+    ap.add_argument("--work", type=Path, default=Path("/tmp/ragit-ingest-memory"))
+    ap.add_argument("--out", type=Path, default=HERE / "ingest_memory.json")
+    args = ap.parse_args()
+    args.work.mkdir(parents=True, exist_ok=True)
+    os.environ.setdefault("PYTHONPYCACHEPREFIX", str(args.work / "pycache"))
+    iq.CHILD_ENV.update(os.environ)
+    sources = args.src or [None]
+    sizes = [int(s) for s in args.docs.split(",")]
+    results: dict[str, list[dict[str, Any]]] = {str(s): [] for s in sources}
+    for n in sizes:
+        repo = corpus(args.work, n)
+        for src in sources:  # interleaved, so load affects every source alike
+            point = measure(repo, src)
+            point["docs"] = n
+            results[str(src)].append(point)
+            iq.log(f"{src or 'installed'} {n} docs: {point}")
+    print("| source | docs | chunks | CPU s | peak RSS MB |")
+    print("|---|---:|---:|---:|---:|")
+    summary = {}
+    for src, points in results.items():
+        for p in points:
+            print(f"| {src} | {p['docs']} | {p['chunks']} | {p['cpu_s']} | {p['peak_rss_mb']} |")
+        b, a = slope(points)
+        summary[src] = {"mb_per_100k_chunks": round(b, 1), "intercept_mb": round(a, 1),
+                        "projected_1m_mb": round(a + 10 * b, 1), "points": points}
+    print()
+    for src, s in summary.items():
+        print(f"{src}: {s['mb_per_100k_chunks']} MB per 100k chunks, projected 1M chunks {s['projected_1m_mb']} MB")
+    args.out.write_text(json.dumps({"date": time.strftime("%Y-%m-%d %H:%M:%S"),
+                                    "loadavg": os.getloadavg(), "results": summary}, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,183 @@
+"""Vector search at scale: warm and cold queries on synthetic stores of ≈100k and ≈1M chunks.
+
+Builds (once, cached under ``--work``, default /tmp/ragit-vector-scale) a typed-doc corpus of the
+shape bench/ingest_query.py uses (six chunks per doc, one commit) and ingests it with the CLI,
+then measures, per size:
+
+- the approximate vector index (ragit.store.vectorindex): build time and size on disk;
+- warm ``Repo.query`` p50/p95 over a question set, in one process;
+- cold ``ragit query --format json``: CPU (user+sys) and peak RSS of fresh processes;
+- recall@10 of the approximate path against exact search: the share of exact top-10 hits
+  (by chunk) that the approximate path returns, over the same questions; also the share of
+  questions whose whole hit list is identical;
+- the load average while measuring (the machine is shared).
+
+Results print as a table and go to ``--out`` (default bench/vector_scale.json).
+
+    .venv/bin/python bench/vector_scale.py                       # 100k and 1M
+    .venv/bin/python bench/vector_scale.py --sizes 100000        # one size
+    .venv/bin/python bench/vector_scale.py --embedder placeholder
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import ingest_query as iq  # noqa: E402  (the corpus generator and the CLI launcher)
+
+CHUNKS_PER_DOC = 6  # write_typed_docs: a title section plus three sections, measured 6.0 chunks per doc
+SEED = 15
+
+
+def build_store(work: Path, chunks: int, provider: str) -> Path:
+    """A repository of ≈``chunks`` chunks ingested with the CLI, reused when already built."""
+    repo = work / f"{provider}-{chunks}" / "repo"
+    done = repo.parent / "built.json"
+    if done.exists():
+        return repo
+    shutil.rmtree(repo.parent, ignore_errors=True)
+    n_docs = max(1, chunks // CHUNKS_PER_DOC)
+    words, _ = iq.load_vocabulary()
+    iq.log(f"{chunks:,} chunks: writing {n_docs:,} docs")
+    t0 = time.perf_counter()
+    iq.init_repo(repo)
+    iq.write_typed_docs(repo, n_docs, iq.WordSampler(words, random.Random(SEED)))
+    iq.commit_all(repo, "corpus")
+    iq.write_embedder_config(repo, provider)
+    write_s = time.perf_counter() - t0
+    iq.log(f"{chunks:,} chunks: ragit ingest --all")
+    run = iq.ragit(repo, "ingest", "--all", "--format", "json")
+    data = run.json()["data"]
+    info = {"docs": n_docs, "chunks": data["embeddedChunks"], "write_s": write_s, "ingest_wall_s": run.wall_s,
+            "ingest_cpu_s": run.cpu_s, "ingest_peak_rss_mb": run.max_rss_mb}
+    done.write_text(json.dumps(info, indent=2), encoding="utf-8")
+    return repo
+
+
+def index_build(repo: Path) -> dict[str, Any]:
+    """Build the store's vector index unless present; its build time is kept beside the store."""
+    from ragit.store import vectorindex
+
+    heap = next((repo / ".ragit" / "store").glob("vectors-*.f32"))
+    dims = json.loads(vectorindex.index_paths(heap)[1].read_text())["dims"] if vectorindex.index_paths(heap)[1].exists() \
+        else None
+    record = repo.parent / "index.json"
+    if dims is not None and record.exists() and vectorindex.open_index(heap, dims) is not None:
+        return json.loads(record.read_text(encoding="utf-8"))
+    from ragit.api import Repo
+
+    dims = Repo.open(repo).embedder.dimensions
+    vectorindex.remove(heap)
+    iq.log(f"building the vector index over {heap.stat().st_size // (dims * 4):,} rows")
+    cpu, wall = time.process_time(), time.perf_counter()
+    index = vectorindex.build(heap, dims)
+    info = {"rows": index.rows, "cpu_s": time.process_time() - cpu, "wall_s": time.perf_counter() - wall,
+            "bytes": vectorindex.index_paths(heap)[0].stat().st_size, "threads": vectorindex.BUILD_THREADS,
+            "load_average": list(os.getloadavg())}
+    record.write_text(json.dumps(info, indent=2), encoding="utf-8")
+    return info
+
+
+def warm(repo: Path, questions: list[str], exact: bool) -> tuple[dict[str, Any], list[list[tuple[str, str]]]]:
+    """Warm ``Repo.query`` latency over the questions (after one first call), and the hits."""
+    from ragit.store import vectorindex
+
+    saved = vectorindex.APPROX_MIN_ROWS
+    # "approx" measures the approximate path at every size the bench builds an index for, also
+    # below the shipped threshold (100k: to show why the threshold sits above it)
+    vectorindex.APPROX_MIN_ROWS = 10**12 if exact else 1
+    try:
+        from ragit.api import Repo
+
+        r = Repo.open(repo)
+        r.query(questions[0])
+        lat, cpu, hits = [], [], []
+        for q in questions:
+            t0, c0 = time.perf_counter(), time.process_time()
+            result = r.query(q)
+            cpu.append((time.process_time() - c0) * 1e3)
+            lat.append((time.perf_counter() - t0) * 1e3)
+            hits.append([(h.path, h.chunk_id) for h in result.hits])
+    finally:
+        vectorindex.APPROX_MIN_ROWS = saved
+    return {"p50_ms": iq.percentile(lat, 50), "p95_ms": iq.percentile(lat, 95), "cpu_p50_ms": iq.percentile(cpu, 50),
+            "cpu_p95_ms": iq.percentile(cpu, 95), "n": len(lat)}, hits
+
+
+def measure_all(repos: dict[int, Path], args) -> int:
+    words, _ = iq.load_vocabulary()
+    questions = iq.make_questions(iq.WordSampler(words, random.Random(7)), args.questions)
+    out: dict[str, Any] = {"machine": iq.machine_info(), "embedder": args.embedder, "sizes": {}}
+    rows = []
+    for n, repo in repos.items():
+        sec: dict[str, Any] = {"store": json.loads((repo.parent / "built.json").read_text(encoding="utf-8")),
+                               "load_average_start": list(os.getloadavg())}
+        sec["index"] = index_build(repo)
+        iq.log(f"{n:,}: warm queries (approximate, then exact)")
+        sec["warm_approx"], approx = warm(repo, questions, exact=False)
+        sec["warm_exact"], exact = warm(repo, questions, exact=True)
+        recall = [len(set(a) & set(e)) / len(e) for a, e in zip(approx, exact) if e]
+        sec["recall_at_10"] = sum(recall) / len(recall)
+        sec["identical_hit_lists"] = sum(a == e for a, e in zip(approx, exact)) / len(exact)
+        iq.log(f"{n:,}: cold CLI queries x{args.runs}")
+        sec["cold_cli_query"] = iq.cold_cli(repo, ["query", questions[1], "--format", "json"], args.runs)
+        sec["load_average_end"] = list(os.getloadavg())
+        out["sizes"][str(n)] = sec
+        chunks = sec["store"]["chunks"]
+        cold = sec["cold_cli_query"]
+        rows += [
+            (f"{chunks:,} chunks: warm `Repo.query` p50 / p95 wall, p50 CPU (approximate)",
+             f"{sec['warm_approx']['p50_ms']:.1f} / {sec['warm_approx']['p95_ms']:.1f} ms, "
+             f"{sec['warm_approx']['cpu_p50_ms']:.1f} ms"),
+            (f"{chunks:,} chunks: warm `Repo.query` p50 / p95 wall, p50 CPU (exact)",
+             f"{sec['warm_exact']['p50_ms']:.1f} / {sec['warm_exact']['p95_ms']:.1f} ms, "
+             f"{sec['warm_exact']['cpu_p50_ms']:.1f} ms"),
+            (f"{chunks:,} chunks: recall@10 approximate vs exact ({len(recall)} questions)",
+             f"{sec['recall_at_10']:.3f} (identical lists {sec['identical_hit_lists']:.2f})"),
+            (f"{chunks:,} chunks: cold `ragit query --format json` CPU / peak RSS",
+             f"{cold['median_cpu_s']:.2f} s / {cold['peak_rss_mb']:.0f} MB"),
+            (f"{chunks:,} chunks: index build CPU / wall / size",
+             f"{sec['index']['cpu_s']:.0f} s / {sec['index']['wall_s']:.0f} s / {sec['index']['bytes'] / 1e6:.0f} MB"),
+            (f"{chunks:,} chunks: load average (start → end)",
+             f"{sec['load_average_start'][0]:.1f} → {sec['load_average_end'][0]:.1f}"),
+        ]
+    print("| measurement | value |\n| --- | --- |")
+    for label, value in rows:
+        print(f"| {label} | {value} |")
+    args.out.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--sizes", default="100000,1000000", help="comma-separated chunk counts (default 100k and 1M)")
+    p.add_argument("--embedder", choices=("default", "placeholder"), default="default")
+    p.add_argument("--work", type=Path, default=Path("/tmp/ragit-vector-scale"))
+    p.add_argument("--build-only", action="store_true", help="build (or find) the stores and stop")
+    p.add_argument("--questions", type=int, default=200)
+    p.add_argument("--runs", type=int, default=5, help="fresh processes per cold CLI figure")
+    p.add_argument("--out", type=Path, default=HERE / "vector_scale.json")
+    args = p.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    repos = {n: build_store(args.work, n, args.embedder) for n in sizes}
+    if args.build_only:
+        for n, repo in repos.items():
+            print(n, repo, (repo.parent / "built.json").read_text(encoding="utf-8"))
+        return 0
+    return measure_all(repos, args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,295 @@
+"""An approximate nearest-neighbour index over an embedder's vector heap, for large snapshots.
+
+Exact search reads every row of a snapshot's matrix, so its memory and time grow with the store
+(about 1 GB of float32 at 1M chunks of 256 dimensions). Above :data:`APPROX_MIN_ROWS` rows a
+snapshot instead takes its vector candidates from an HNSW graph (usearch, float16) and scores only
+those rows, and the rows of their files, exactly from the heap (ragit.retrieve.search). The graph
+holds each vector less the heap's mean under the inner product: the ranking of q·x is unchanged
+(q·μ is one constant per question), but embeddings share a large common direction (mean norm
+0.7 on the bench corpus) and a graph over the centred residuals navigates far better. Every development-set snapshot is far below the threshold, so the
+results measured there stay exact, bit for bit.
+
+The index belongs to the heap, not to a snapshot: its keys are heap slots, and the heap is shared
+by every snapshot and commit of the store, so a new commit reuses it. A snapshot filters the
+neighbours to its own slots (over-fetching by the share of the heap it holds). Heap rows appended
+after the index was built (the *tail*) are scored exactly at query time; ingest extends the index
+only once the tail outgrows :func:`tail_limit`, so a one-file commit never touches a large index.
+
+Files, beside the heap ``vectors-<h>.f32`` under ``.ragit/store/``: ``vectors-<h>.hnsw`` (the
+usearch graph, memory-mapped read-only by queries, so a cold query pages in only the nodes it
+visits) and ``vectors-<h>.hnsw.json`` (what it covers and a fingerprint of the heap). A missing,
+unreadable or mismatched index is no error: the snapshot is searched exactly.
+
+Threads are explicit: queries search with one thread (one question, and the machine's cores
+belong to the caller); builds use :data:`BUILD_THREADS`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+# Snapshots of at least this many rows use the approximate path; fewer are searched exactly. The
+# largest development-set snapshot holds 13,540 rows (sympy, the largest repository measured in
+# issue 15, 41,088), so every measured result stays exact. At 100k rows the approximate path
+# used less memory (cold RSS 172 vs 243 MB) but more CPU (warm p50 23.9 vs 16.3 ms) and its index
+# build (53 s CPU) doubled the ingest, so the index starts where exact search's memory is the
+# larger cost (bench/vector_scale.py: at 1M rows cold 636 MB vs 2,088 MB, warm 91 vs 153 ms).
+APPROX_MIN_ROWS = 200_000
+FORMAT = 1
+CONNECTIVITY = 16
+EXPANSION_ADD = 64
+EXPANSION_SEARCH = 128
+BUILD_THREADS = max(1, min(2, os.cpu_count() or 1))
+_BATCH = 65_536
+INDEX_SUFFIX, META_SUFFIX = ".hnsw", ".hnsw.json"
+
+
+def tail_limit(indexed: int) -> int:
+    """Heap rows past the index that queries score exactly before ingest extends the index."""
+    return max(20_000, indexed // 20)
+
+
+def index_paths(heap: Path) -> tuple[Path, Path]:
+    """(index file, its metadata) of a heap file."""
+    stem = heap.name[: -len(heap.suffix)] if heap.suffix else heap.name
+    return heap.parent / (stem + INDEX_SUFFIX), heap.parent / (stem + META_SUFFIX)
+
+
+@dataclass
+class HeapIndex:
+    """A loaded index: heap slots ``0 .. rows-1`` are covered (zero rows are left out)."""
+
+    index: object
+    rows: int
+    dims: int
+    centre: "np.ndarray"  # subtracted from every indexed vector (see build)
+    buffer: object = None  # the mapping a view reads (kept alive with the index)
+
+    @property
+    def size(self) -> int:
+        return int(self.index.size)
+
+    def search(self, queries: "np.ndarray", count: int) -> "np.ndarray":
+        """Heap slots of the ``count`` nearest neighbours of each query row (int64 [k, count],
+        −1 where fewer were found)."""
+        import numpy as np
+
+        q = np.ascontiguousarray(queries, dtype=np.float32)
+        keys, _, found = self.index.search_many(q, count, False, 1)[:3]
+        keys = np.asarray(keys, dtype=np.int64).reshape(len(q), -1)
+        counts = np.asarray(found).reshape(-1)
+        mask = np.arange(keys.shape[1])[None, :] < counts[:, None]
+        return np.where(mask, keys, -1)
+
+
+class HeapRows:
+    """Rows of a heap file read with ``pread`` (one call per run of consecutive slots), for a
+    one-shot process: a memory mapping would bring the kernel's fault-around pages (64 KiB around
+    each row read) into the process's resident memory, most of the heap for a scattered read."""
+
+    def __init__(self, path: Path, rows: int, dims: int):
+        self.path, self.shape = path, (rows, dims)
+
+    def __getitem__(self, slots: "np.ndarray") -> "np.ndarray":
+        import numpy as np
+
+        slots = np.asarray(slots, dtype=np.int64)
+        rows, dims = self.shape
+        out = np.empty((len(slots), dims), dtype=np.float32)
+        if not len(slots):
+            return out
+        order = np.argsort(slots, kind="stable")
+        ordered = slots[order]
+        starts = np.concatenate(([0], np.nonzero(np.diff(ordered) != 1)[0] + 1))
+        ends = np.append(starts[1:], len(ordered))
+        buf = np.empty((len(slots), dims), dtype=np.float32)
+        row_bytes = dims * 4
+        fd = os.open(self.path, os.O_RDONLY)
+        try:
+            view = memoryview(buf).cast("B")
+            for a, b in zip(starts.tolist(), ends.tolist()):
+                want = (b - a) * row_bytes
+                if os.preadv(fd, [view[a * row_bytes : b * row_bytes]], int(ordered[a]) * row_bytes) != want:
+                    raise OSError(f"short read from {self.path.name}")
+        finally:
+            os.close(fd)
+        out[order] = buf
+        return out
+
+
+def _new_index(dims: int):
+    from usearch.compiled import Index, MetricKind, ScalarKind
+
+    return Index(ndim=dims, dtype=ScalarKind.F16, connectivity=CONNECTIVITY, expansion_add=EXPANSION_ADD,
+                 expansion_search=EXPANSION_SEARCH, metric_kind=MetricKind.IP)
+
+
+def _row_digest(heap: Path, dims: int, slot: int) -> str:
+    """Fingerprint of one heap row: a heap cut back and rewritten (a failed write undone, a store
+    rebuilt) no longer matches the index built over its old rows."""
+    size = dims * 4
+    with open(heap, "rb") as fh:
+        data = os.pread(fh.fileno(), size, slot * size)
+    return hashlib.sha1(data).hexdigest()
+
+
+def _read_meta(meta: Path) -> dict | None:
+    try:
+        return json.loads(meta.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _valid(heap: Path, dims: int, index: Path, info: dict | None) -> bool:
+    try:
+        return (isinstance(info, dict) and info.get("format") == FORMAT and info.get("dims") == dims
+                and info.get("heap") == heap.name and info.get("bytes") == index.stat().st_size
+                and 0 < int(info["rows"]) <= heap.stat().st_size // (dims * 4)
+                and _row_digest(heap, dims, int(info["rows"]) - 1) == info.get("last_row"))
+    except (OSError, KeyError, TypeError, ValueError):
+        return False
+
+
+def open_index(heap: Path, dims: int, *, view: bool = True) -> HeapIndex | None:
+    """The heap's index, memory-mapped (``view``) or loaded; None when it is missing, unreadable
+    or does not match the heap (the caller then searches exactly)."""
+    path, meta = index_paths(heap)
+    if not path.exists():
+        return None
+    info = _read_meta(meta)
+    if not _valid(heap, dims, path, info):
+        return None
+    try:
+        index = _new_index(dims)
+        buffer = _mapped(path) if view else None
+        if view:
+            index.view_index_from_buffer(buffer)
+        else:
+            index.load_index_from_path(str(path))
+        if int(index.ndim) != dims or int(index.size) != int(info["size"]):
+            return None
+    except Exception:  # noqa: BLE001 - a damaged or foreign file is a missing index
+        return None
+    import numpy as np
+
+    centre = np.asarray(info.get("mean", ()), dtype=np.float32)
+    if centre.shape != (dims,):
+        return None
+    return HeapIndex(index, int(info["rows"]), dims, centre, buffer)
+
+
+def _centre(heap: Path, dims: int, rows: int) -> "np.ndarray":
+    """Mean of (up to 200,000 evenly spaced) heap rows."""
+    import numpy as np
+
+    mapped = np.memmap(heap, dtype=np.float32, mode="r", shape=(rows, dims))
+    step = max(1, rows // 200_000)
+    return np.asarray(mapped[::step], dtype=np.float64).mean(axis=0).astype(np.float32)
+
+
+def _mapped(path: Path):
+    """The index file mapped read-only and advised as randomly read: a search visits a few
+    hundred graph nodes, and the kernel's read-ahead around each would map most of the file."""
+    import mmap
+
+    with open(path, "rb") as fh:
+        mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    if hasattr(mmap, "MADV_RANDOM"):
+        mapped.madvise(mmap.MADV_RANDOM)
+    return mapped
+
+
+def _add_rows(index, heap: Path, dims: int, start: int, stop: int, threads: int, centre: "np.ndarray") -> None:
+    """Add heap rows ``start .. stop-1`` (keys = slots) less ``centre``, in batches; all-zero rows
+    are skipped."""
+    import numpy as np
+
+    mapped = np.memmap(heap, dtype=np.float32, mode="r", shape=(stop, dims))
+    for lo in range(start, stop, _BATCH):
+        hi = min(stop, lo + _BATCH)
+        block = np.asarray(mapped[lo:hi])
+        keep = np.nonzero(np.any(block != 0, axis=1))[0]
+        if len(keep):
+            keys = (keep + lo).astype(np.uint64)
+            index.add_many(keys, np.ascontiguousarray(block[keep] - centre), threads=threads)
+    del mapped
+
+
+def build(heap: Path, dims: int, *, threads: int = BUILD_THREADS, base: HeapIndex | None = None) -> HeapIndex:
+    """Index every row of ``heap`` (extending ``base``, loaded with ``view=False``, by the rows
+    past it), written atomically beside the heap."""
+    rows = os.path.getsize(heap) // (dims * 4)
+    path, meta = index_paths(heap)
+    index = base.index if base is not None else _new_index(dims)
+    start = base.rows if base is not None else 0
+    centre = base.centre if base is not None else _centre(heap, dims, rows)
+    if rows > start:
+        _add_rows(index, heap, dims, start, rows, threads, centre)
+    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+    try:
+        index.save_index_to_path(str(tmp))
+        meta.unlink(missing_ok=True)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    info = {"format": FORMAT, "heap": heap.name, "dims": dims, "rows": rows, "size": int(index.size),
+            "bytes": path.stat().st_size, "last_row": _row_digest(heap, dims, rows - 1),
+            "connectivity": CONNECTIVITY, "dtype": "f16", "metric": "ip-centred", "mean": [float(v) for v in centre]}
+    tmp_meta = meta.with_name(meta.name + f".tmp{os.getpid()}")
+    tmp_meta.write_text(json.dumps(info, sort_keys=True), encoding="utf-8")
+    os.replace(tmp_meta, meta)
+    return HeapIndex(index, rows, dims, centre)
+
+
+def remove(heap: Path) -> None:
+    """Delete a heap's index files (a stale index is rebuilt, never trusted)."""
+    for p in index_paths(heap):
+        p.unlink(missing_ok=True)
+
+
+def refresh(store, embedder_id: str, commit_sha: str) -> str:
+    """After publishing ``commit_sha``: build the embedder's index when the snapshot is large
+    enough to use it, extend it when its tail outgrew :func:`tail_limit`, else leave it. Returns
+    what it did ("none", "kept", "built", "extended", "failed"); a failure only leaves the store
+    without an index (queries are then exact), never fails the ingest."""
+    heap_info = getattr(store, "heap_info", None)
+    found = None
+    try:
+        found = heap_info(embedder_id) if heap_info is not None else None
+        if found is None:
+            return "none"
+        dims, heap = found
+        rows = os.path.getsize(heap) // (dims * 4)
+        path, _ = index_paths(heap)
+        if not path.exists():
+            if store.snapshot_row_count(commit_sha, embedder_id) < APPROX_MIN_ROWS:
+                return "none"
+            build(heap, dims)
+            return "built"
+        current = open_index(heap, dims, view=True)
+        if current is not None and rows - current.rows <= tail_limit(current.rows):
+            return "kept"
+        if current is None:
+            remove(heap)
+            if store.snapshot_row_count(commit_sha, embedder_id) < APPROX_MIN_ROWS:
+                return "none"
+            build(heap, dims)
+            return "built"
+        loaded = open_index(heap, dims, view=False)
+        build(heap, dims, base=loaded)
+        return "extended"
+    except Exception:  # noqa: BLE001 - the index is an accelerator: without it queries stay exact
+        try:
+            if found is not None:
+                remove(found[1])
+        except Exception:  # noqa: BLE001
+            pass
+        return "failed"

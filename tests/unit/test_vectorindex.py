@@ -1,0 +1,73 @@
+"""ragit.store.vectorindex on a heap file of its own: pread gathers, index validity, neighbours."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from ragit.store import vectorindex
+
+pytest.importorskip("usearch")
+
+DIMS = 32
+
+
+def _heap(tmp_path, rows: int = 3000, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    vectors = rng.normal(size=(rows, DIMS)).astype(np.float32) + 0.3  # a shared direction, as embeddings have
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    path = tmp_path / "vectors-0123456789abcdef.f32"
+    path.write_bytes(vectors.tobytes())
+    return path, vectors
+
+
+def test_pread_rows_equal_the_mapped_rows(tmp_path):
+    path, vectors = _heap(tmp_path, 500)
+    reader = vectorindex.HeapRows(path, 500, DIMS)
+    slots = np.array([7, 3, 4, 5, 499, 0, 4, 100, 101, 102], dtype=np.int64)  # unsorted, runs, a repeat
+    assert np.array_equal(reader[slots], vectors[slots])
+    assert reader[np.zeros(0, dtype=np.int64)].shape == (0, DIMS)
+
+
+def test_built_index_finds_the_nearest_rows(tmp_path):
+    path, vectors = _heap(tmp_path)
+    vectorindex.build(path, DIMS, threads=1)
+    index = vectorindex.open_index(path, DIMS)
+    assert index is not None and index.rows == len(vectors) and index.size == len(vectors)
+    queries = vectors[:50] + np.float32(0.01)
+    found = index.search(queries, 20)
+    exact = np.argsort(-(queries @ vectors.T), axis=1)[:, :10]
+    recall = np.mean([len(set(f.tolist()) & set(e.tolist())) / 10 for f, e in zip(found, exact)])
+    assert recall >= 0.98
+
+
+def test_index_must_match_its_heap(tmp_path):
+    path, vectors = _heap(tmp_path)
+    assert vectorindex.open_index(path, DIMS) is None  # none built
+    vectorindex.build(path, DIMS, threads=1)
+    assert vectorindex.open_index(path, DIMS + 1) is None  # other dimensions
+    with open(path, "r+b") as fh:  # the last indexed row rewritten: a different heap
+        fh.seek((len(vectors) - 1) * DIMS * 4)
+        fh.write(b"\1" * DIMS * 4)
+    assert vectorindex.open_index(path, DIMS) is None
+    index_file, meta = vectorindex.index_paths(path)
+    assert index_file.name.endswith(".hnsw") and json.loads(meta.read_text())["rows"] == len(vectors)
+    vectorindex.remove(path)
+    assert not index_file.exists() and not meta.exists()
+
+
+def test_extension_adds_only_the_new_rows(tmp_path):
+    path, vectors = _heap(tmp_path, 2000)
+    vectorindex.build(path, DIMS, threads=1)
+    extra = np.roll(vectors[:300], 1, axis=1)  # new rows, unlike any indexed one
+    with open(path, "ab") as fh:
+        fh.write(np.ascontiguousarray(extra).tobytes())
+    base = vectorindex.open_index(path, DIMS, view=False)
+    assert base.rows == 2000
+    extended = vectorindex.build(path, DIMS, threads=1, base=base)
+    assert extended.rows == 2300 and extended.size == 2300
+    assert np.array_equal(extended.centre, base.centre)  # the centre of the first build is kept
+    hit = vectorindex.open_index(path, DIMS).search(extra[:1], 1)[0, 0]
+    assert hit == 2000
