@@ -230,9 +230,12 @@ def _name_matches_stem(file_stem: str, names: Sequence[str]) -> bool:
     return False
 
 
-def _top(scores, k: int):
-    """Positions of the ``k`` highest finite scores; among rows tied at the threshold, the
-    first rows (deterministic, and a pool never swells with a run of equal scores)."""
+def _top(scores, k: int, tie_order=None):
+    """Positions of the ``k`` highest finite scores. When rows tied at the threshold must be cut,
+    ``tie_order`` (positions → the same positions in a content order, e.g. by path and chunk id)
+    decides which stay, so the pool does not depend on row numbering (which follows the order a
+    store ingested its commits); without it, the first rows. A pool never swells with a run of
+    equal scores."""
     import numpy as np
 
     idx = np.nonzero(np.isfinite(scores))[0]
@@ -242,18 +245,22 @@ def _top(scores, k: int):
     kth = np.partition(values, len(values) - k)[len(values) - k]
     above = idx[values > kth]
     tied = idx[values == kth]
-    return np.concatenate([above, tied[:k - len(above)]])
+    need = k - len(above)
+    if tie_order is not None and len(tied) > need:
+        tied = tie_order(tied)
+    return np.concatenate([above, tied[:need]])
 
 
-def pool_indices(hybrid, keyword, vector, size: int, top: int):
+def pool_indices(hybrid, keyword, vector, size: int, top: int, tie_order=None):
     """Rows worth re-ranking: the ``max(size, 2·top)`` best by fused score, and the ``size`` best
     by keyword (matches only) and by vector score each (a definition can rank low on one input
-    alone); sorted by row so the caller's tie order is kept. Arrays in (``-inf`` = not a
-    candidate), a sorted int64 array out."""
+    alone); ties cut at a threshold are settled by ``tie_order`` (see :func:`_top`). Arrays in
+    (``-inf`` = not a candidate), a sorted int64 array out."""
     import numpy as np
 
     keyword = np.where(keyword > 0, keyword, -np.inf)
-    chosen = np.sort(np.concatenate([_top(hybrid, max(size, 2 * top)), _top(keyword, size), _top(vector, size)]))
+    chosen = np.sort(np.concatenate([_top(hybrid, max(size, 2 * top), tie_order), _top(keyword, size, tie_order),
+                                     _top(vector, size, tie_order)]))
     # np.unique without its import of numpy.ma (≈ 16 ms of a cold query)
     keep = np.ones(len(chosen), dtype=bool)
     keep[1:] = chosen[1:] != chosen[:-1]

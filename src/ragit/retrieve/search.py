@@ -472,6 +472,17 @@ def _contenders(pool, vector, keyword, alpha: float, adjusted: dict, top_k: int)
     return pool[final >= kth]
 
 
+def _content_order(store: "Store", rowids: "np.ndarray"):
+    """Order positions of the snapshot's rows by (path, chunk id): how the re-rank pool settles a
+    tie it must cut, the same whichever row ids the store gave the rows (cli-contract §9)."""
+    def order(positions: "np.ndarray") -> "np.ndarray":
+        ids = rowids[positions].tolist()
+        keys = store.row_keys(ids)
+        return positions[sorted(range(len(ids)), key=lambda j: keys[ids[j]])]
+
+    return order
+
+
 def _pool_order(fused: "np.ndarray", chunk: list) -> list[int]:
     """Positions of the pool in descending fused score, ties by (path, title, citation, chunk id).
 
@@ -539,7 +550,7 @@ def rank_hits(
 
             pool = pool_indices(retrieval, np.where(retrieval > -np.inf, keyword, -np.inf),
                                 np.where(retrieval > -np.inf, snapshot.vector, -np.inf), params.rerank_weights.pool,
-                                top_k)
+                                top_k, _content_order(store, snapshot.rowids))
         else:
             final = RETRIEVAL_WEIGHT * retrieval + AUTHORITY_WEIGHT * 1.0 + RECENCY_WEIGHT * 1.0
             k = min(top_k, n)

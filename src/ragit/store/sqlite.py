@@ -931,6 +931,18 @@ class SqliteStore:
                 (json.dumps(ids[start:start + 20000]),)).fetchall())
         return out
 
+    def row_keys(self, rowids: Sequence[int]) -> dict[int, tuple[str, str]]:
+        """``(path, chunk id)`` of each keyword row: a content order that does not depend on the
+        row ids (which follow the order the store ingested its commits)."""
+        out: dict[int, tuple[str, str]] = {}
+        ids = [int(r) for r in dict.fromkeys(rowids)]
+        for start in range(0, len(ids), 20000):
+            for rowid, path, chunk_id in self.conn.execute(
+                    "SELECT r.rowid, r.path, r.chunk_id FROM json_each(?) q JOIN fts_rows r ON r.rowid = q.value",
+                    (json.dumps(ids[start:start + 20000]),)):
+                out[rowid] = (path, chunk_id)
+        return out
+
     def fetch_rows(self, commit_sha: str, rowids: Sequence[int], with_text: bool = True) -> dict[int, ChunkRow]:
         """Rows, keyed by FTS row id, for chunks of one snapshot (``text`` empty unless asked for:
         ranking a pool needs paths and titles, only the hits returned need their text)."""
