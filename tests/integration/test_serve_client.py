@@ -11,7 +11,7 @@ import threading
 
 import pytest
 
-from ragit.serve import client, protocol
+from ragit.cli.serve import client, protocol
 
 
 @pytest.mark.parametrize("raw, expected", [

@@ -1,6 +1,6 @@
 """``ragit serve``: keep a warm process for one repository that read-only commands forward to.
 
-The server itself is :mod:`ragit.serve.server`; this module parses the options, starts it in the
+The server itself is :mod:`ragit.cli.serve.server`; this module parses the options, starts it in the
 foreground or detached, and asks a running one for its status or to stop.
 """
 
@@ -34,8 +34,8 @@ STOP_SECONDS = 10.0  # how long --stop waits for the socket to disappear
 def serve_cmd(idle_timeout, detach, stop, status_, format_, cwd) -> Output:
     """Answer read-only commands (query, context pack, ...) from a warm process until idle."""
     from ..errors import input_invalid
-    from ..serve.protocol import socket_path
-    from ..serve.server import DEFAULT_IDLE_SECONDS
+    from .serve.protocol import socket_path
+    from .serve.server import DEFAULT_IDLE_SECONDS
 
     chosen = [name for name, on in (("--detach", detach), ("--stop", stop), ("--status", status_)) if on]
     if len(chosen) > 1:
@@ -76,7 +76,7 @@ def _snake(key: str) -> str:
 
 def _current(path: str) -> dict[str, Any] | None:
     """The running server's status, or None when nothing answers."""
-    from ..serve.client import request
+    from .serve.client import request
 
     if not os.path.lexists(path):
         return None
@@ -92,7 +92,7 @@ def _absent(root: Path, path: str) -> dict[str, Any]:
 
 
 def _stop(root: Path, path: str) -> dict[str, Any]:
-    from ..serve.client import request
+    from .serve.client import request
 
     if _current(path) is None:
         return _absent(root, path)
@@ -141,7 +141,7 @@ def _detach(root: Path, path: str, idle: int) -> dict[str, Any]:
 
 
 def _foreground(root: Path, idle: int, verbose: bool) -> dict[str, Any]:
-    from ..serve.server import AlreadyRunning, Server
+    from .serve.server import AlreadyRunning, Server
 
     def log(line: str) -> None:
         if verbose:

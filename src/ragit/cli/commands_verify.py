@@ -23,7 +23,10 @@ def verify_cmd(citation: str, format_: str | None, cwd: str | None) -> Output:
     """Check a citation id or path@sha:Lx-Ly handle against the HEAD commit."""
     from ..retrieve.verify import verify_citation
 
+    from ..contract.inputs import check_citation
+
     repo = open_repo(cwd)
+    check_citation(citation)
     data = verify_citation(repo.root, repo.git, repo.config, citation)
     ok = data["status"] == "ok"
     return Output("verify", data, lambda: verify_text(data), data["warnings"], ok=ok, exit_code=0 if ok else 3,

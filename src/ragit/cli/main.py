@@ -1,7 +1,7 @@
 """The ``ragit`` console entry point.
 
 It stays small on purpose: a read-only command is first offered to the repository's
-``ragit serve`` (:mod:`ragit.serve.client`, built-in modules only), and click, the command
+``ragit serve`` (:mod:`ragit.cli.serve.client`, built-in modules only), and click, the command
 modules and everything below them are imported only when the command runs in this process
 (:mod:`ragit.cli.app`). The click group and the helpers tests and command modules used to import
 from here are still reachable as attributes of this module.
@@ -38,7 +38,7 @@ def main(args: list[str] | None = None) -> None:
         sys.stdout.flush()
         sys.exit(0)
     if args is None:
-        from ..serve.client import forward
+        from .serve.client import forward
 
         code = forward(raw)
         if code is not None:

@@ -15,10 +15,9 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from ..errors import RagitError, input_invalid
-from .limits import FILE_LIMIT_BYTES, PAYLOAD_LIMIT_BYTES, check_text, check_value, parse_json
+from .limits import CONTROL_RE, FILE_LIMIT_BYTES, PAYLOAD_LIMIT_BYTES, check_text, check_value, parse_json
 
 MAX_SAFE_INTEGER = 2**53 - 1
-CONTROL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _CONTROL_RE = CONTROL_RE
 
 
@@ -181,3 +180,9 @@ def validate_repo_path(value: Any, validator: Validator, field: str) -> str:
     if norm.startswith("/") or any(seg == ".." for seg in norm.split("/")):
         raise validator.fail(field, "path_outside_repo", f"{text} is not a repository-relative path", value=text)
     return norm.rstrip("/")
+
+
+def check_citation(citation: str) -> None:
+    """``verify``'s argument: within the text limit and valid Unicode (cli-contract §3.3); the
+    same check for the CLI and the MCP tool, before the citation is parsed."""
+    check_text(citation, Validator("verify"), "citation")

@@ -29,7 +29,18 @@ from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .inputs import Validator
+    from typing import Protocol
+
+    from ..errors import RagitError
+
+    class Validator(Protocol):
+        """What the checks need of ragit.contract.inputs.Validator (named here, not imported:
+        inputs builds on this module)."""
+
+        def fail(self, field: str, reason: str, message: str | None = None, **extra: Any) -> RagitError: ...
+
+# C0 control characters other than tab, newline and carriage return (and DEL): refused in text.
+CONTROL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 # A question or goal (and the other free-text request fields of TEXT_KEYS): 64 KB of UTF-8.
 TEXT_LIMIT_BYTES = 65_536
@@ -164,8 +175,6 @@ class _Walk:
     """One pass over a parsed value; raises the first violation as INPUT_INVALID."""
 
     def __init__(self, v: Validator, budget: int | None, control: bool, text_keys: bool) -> None:
-        from .inputs import CONTROL_RE
-
         self.v = v
         self.text_keys = TEXT_KEYS if text_keys else frozenset()
         self.limit = budget
@@ -220,3 +229,4 @@ def check_arguments(arguments: dict[str, Any], v: Validator) -> None:
     """An MCP call's arguments: every limit, before anything else reads their strings (control
     characters are checked after the allow-list, as for the CLI)."""
     check_value(arguments, v, "input", control=False)
+

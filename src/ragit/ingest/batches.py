@@ -129,7 +129,7 @@ class RowSink:
             self._commit()
 
     def _embed(self, part: list[tuple[str, str, str]], *, packed: bool = False) -> None:
-        from .pipeline import input_text
+        from .chunks import input_text
 
         embedder = self._load()
         texts = [input_text(title, text) for _, title, text in part]

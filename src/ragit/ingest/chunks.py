@@ -26,3 +26,9 @@ class Chunk:
     def token_count(self) -> int:
         """Whitespace-separated words: the content unit `context pack` budgets in."""
         return len(self.text.split())
+
+
+def input_text(title: str, text: str) -> str:
+    """What a chunk is embedded as, given its title and masked text: the title, a newline, the
+    text (knowledge §11.2)."""
+    return f"{title}\n{text}"

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from ..clock import now_iso
 from ..errors import RagitError
-from .chunks import Chunk
+from .chunks import Chunk, input_text
 from .ids import chunk_id as make_chunk_id
 from .ids import chunker_key as make_chunker_key
 from .ids import citation_id as make_citation_id
@@ -780,7 +780,3 @@ def embedding_input(chunk: Chunk) -> str:
     """What a chunk is embedded as: its title, a newline, its masked text (knowledge §11.2)."""
     return input_text(chunk.title, chunk.text)
 
-
-def input_text(title: str, text: str) -> str:
-    """:func:`embedding_input` of a chunk given as its title and text."""
-    return f"{title}\n{text}"

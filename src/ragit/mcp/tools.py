@@ -272,7 +272,10 @@ def _verify_citation(ws: Workspace, args: dict[str, Any], v: Validator) -> Any:
         raise v.fail("citation", "required", "citation is required")
     if not isinstance(args["citation"], str):
         raise v.fail("citation", "not_string", "citation must be a string")
+    from ..contract.inputs import check_citation
+
     git = ws.require_git()
+    check_citation(args["citation"])
     return verify_citation(ws.root, git, ws.config(), args["citation"])
 
 

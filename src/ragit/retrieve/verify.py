@@ -79,12 +79,9 @@ class Outcome:
 
 
 def parse_citation(citation: str) -> str | Handle:
-    """A citation id (returned as is) or a :class:`Handle`; anything else is INPUT_INVALID, and
-    so is a handle over the size limit or holding a lone surrogate (cli-contract §3.3)."""
-    from ..contract.inputs import Validator
-    from ..contract.limits import check_text
-
-    check_text(citation, Validator("verify"), "citation")
+    """A citation id (returned as is) or a :class:`Handle`; anything else is INPUT_INVALID. The
+    size limit and lone surrogates (cli-contract §3.3) are the caller's check (the contract layer
+    sits above retrieval): :func:`ragit.contract.inputs.check_citation`."""
     text = citation.strip()
     if CITATION_ID.fullmatch(text):
         return text

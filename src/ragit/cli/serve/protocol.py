@@ -38,7 +38,7 @@ DEFAULT_TIMEOUT = 30.0
 
 def build_key() -> tuple[str, str, str, int]:
     """Which ragit build answers: its version, its package directory and the Python it runs on."""
-    from .._version import __version__
+    from ..._version import __version__
 
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     return (__version__, package, sys.version, PROTOCOL)

@@ -203,7 +203,7 @@ class Server:
 
     def _warm_up(self) -> None:
         """Import the read path and load the snapshot's vectors before the first client."""
-        from ..cli import common
+        from .. import common
 
         common.repo_provider = self._provide_repo
         for argv in WARM_UP:
@@ -276,7 +276,7 @@ class Server:
     def _run(self, argv: list[str], cwd: str, request_env: dict, tty: tuple[bool, bool]) -> tuple[int, list]:
         """``ragit <argv>`` in this process as the client would run it: its directory, its
         per-call variables, its terminal flags; returns the exit code and the writes."""
-        from ..cli.app import run
+        from ..app import run
 
         writes: list[tuple[int, str]] = []
         saved_env = {k: os.environ.get(k) for k in PER_REQUEST_ENV}
@@ -330,7 +330,7 @@ class Server:
 
     def _provide_repo(self, root: Path, config: Any, git: Any) -> Any:
         """The warm Repo for this repository (rebuilt when its inputs changed), else a new one."""
-        from ..api import Repo
+        from ...api import Repo
 
         if Path(root) != self.root:
             return Repo(root, config, git)

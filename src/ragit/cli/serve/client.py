@@ -13,7 +13,7 @@ import os
 import stat
 import sys
 
-from ..cli import argv as argvmod
+from .. import argv as argvmod
 from .protocol import (
     CLIENT_ENV,
     DEFAULT_TIMEOUT,
