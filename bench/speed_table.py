@@ -1,0 +1,195 @@
+"""The README's speed table: every issue-15 row from the JSON the bench scripts wrote, with the
+machine load each was measured under.
+
+Each script measures one thing and writes its own JSON (bench/README.md says how); this one only
+reads them, so a row is always the figure its script printed. A row whose JSON is missing is
+shown as "not measured". ``make bench`` runs the scripts, then this.
+
+    python bench/speed_table.py [--json bench/speed_table.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+BENCH = Path(__file__).resolve().parent
+
+
+def _load(name: str) -> dict[str, Any] | None:
+    path = BENCH / name
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _load_text(values: Any) -> str:
+    """The 1-minute load average(s) as 'a → b' (start → end) or 'a'."""
+    if not values:
+        return "not recorded"
+    if isinstance(values[0], (list, tuple)):
+        return " → ".join(f"{v[0]:.1f}" for v in values if v)
+    return f"{values[0]:.1f}"
+
+
+def _met(value: float | None, target: float | None) -> str:
+    if value is None or target is None:
+        return ""
+    return "✅" if value <= target else "❌"
+
+
+Row = dict[str, Any]
+
+
+def _number(value: float) -> str:
+    """Three significant figures, never in exponent form (6,500 rather than 6.5e+03)."""
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+
+
+def _row(metric: str, value: float | None, unit: str, target: float | None, load: Any, source: str,
+         shown: str | None = None) -> Row:
+    text = "not measured" if value is None else (shown or f"{_number(value)} {unit}".strip())
+    return {"metric": metric, "value": value, "unit": unit, "shown": text,
+            "target": None if target is None else f"≤ {target:g} {unit}".strip(), "met": _met(value, target),
+            "load": _load_text(load), "source": source}
+
+
+def _ingest_query(rows: list[Row]) -> None:
+    data = _load("results.json")
+    if data is None:
+        return
+    machine = data.get("machine", {})
+    load = [machine.get("load_average_at_start") or machine.get("load_average"), machine.get("load_average_at_end")]
+    load = [v for v in load if v]
+    metrics = {m["key"]: m for m in data.get("metrics", [])}
+
+    def pick(key: str, label: str, target: float | None = None, cpu: bool = False) -> None:
+        m = metrics.get(key)
+        if m is None:
+            return
+        value = m.get("cpu") if cpu and m.get("cpu") is not None else m["value"]
+        rows.append(_row(label, value, m.get("unit", ""), target, load, "ingest_query.py"))
+
+    pick("ingest_1k_cli_s", "1,000 docs (6k chunks): `ragit ingest --all` CPU", cpu=True)
+    pick("cold_cli_query_6k_s", "cold `ragit query` CPU, 6k chunks, in-process (ingest_query.py)", 0.15, cpu=True)
+    pick("warm_api_query_p50_6k_ms", "warm `Repo.query` p50 wall, 6k chunks", 1.0)
+    pick("ingest_10k_full_s", "10,000-file repo: full `ragit ingest --all` CPU", cpu=True)
+    pick("reingest_since_warm_one_file_s", "10,000-file repo: one-file re-ingest, warm process")
+
+
+def _index_speed(rows: list[Row]) -> None:
+    data = _load("index_speed.json")
+    if data is None:
+        return
+    s = data["summary"]
+    load = [data["machine"].get("load_average_at_start"), data["machine"].get("load_average_at_end")]
+    n = s.get("repositories")
+    rows.append(_row(f"speed set ({n} repositories): mean index CPU, in-process", s.get("api_cpu_s"), "s",
+                     s.get("target_mean_index_s"), load, "index_speed.py"))
+    rows.append(_row(f"speed set: mean `ragit ingest --all` CPU (fresh process)", s.get("cli_cpu_s"), "s", None,
+                     load, "index_speed.py"))
+
+
+def _serve(rows: list[Row]) -> None:
+    data = _load("serve_query.json")
+    if data is None:
+        return
+    by = {r["row"]: r for r in data.get("rows", [])}
+    load = data.get("load_average")
+    forwarded = by.get("ragit query (forwarded to ragit serve)")
+    if forwarded:
+        total = forwarded["cpu_s"] + forwarded.get("server_cpu_s", 0.0)
+        rows.append(_row("cold `ragit query` CPU, 6k chunks, `ragit serve` running (client + server)", total, "s",
+                         0.15, load, "serve_query.py",
+                         f"{forwarded['cpu_s']:.3f} + {forwarded.get('server_cpu_s', 0.0):.3f} s"))
+    inproc = by.get("ragit query (in-process)")
+    if inproc:
+        rows.append(_row("cold `ragit query` CPU, 6k chunks, in-process", inproc["cpu_s"], "s", 0.15, load,
+                         "serve_query.py"))
+
+
+def _vector_scale(rows: list[Row]) -> None:
+    data = _load("vector_scale.json")
+    if data is None:
+        return
+    for size, sec in sorted(data.get("sizes", {}).items(), key=lambda kv: int(kv[0])):
+        n = int(size)
+        label = f"{n // 1000}k" if n < 1_000_000 else f"{n // 1_000_000}M"
+        load = [sec.get("load_average_start"), sec.get("load_average_end")]
+        target_warm = 5.0 if n <= 100_000 else 25.0
+        exact, approx = sec.get("warm_exact") or {}, sec.get("warm_approx") or {}
+        rows.append(_row(f"warm `Repo.query` p50 CPU, {label} chunks, exact", exact.get("cpu_p50_ms"), "ms",
+                         target_warm, load, "vector_scale.py"))
+        rows.append(_row(f"warm `Repo.query` p50 CPU, {label} chunks, HNSW", approx.get("cpu_p50_ms"), "ms",
+                         target_warm, load, "vector_scale.py"))
+        recall = sec.get("recall_at_10")
+        if recall is not None:
+            rows.append({"metric": f"recall@10 of the HNSW path vs exact, {label} chunks", "value": recall,
+                         "unit": "", "shown": f"{recall:.3f}", "target": "≥ 0.98",
+                         "met": "✅" if recall >= 0.98 else "❌", "load": _load_text(load),
+                         "source": "vector_scale.py"})
+        cold = sec.get("cold_cli_query") or {}
+        if cold:
+            big = n >= 1_000_000
+            rows.append(_row(f"cold `ragit query` CPU, {label} chunks", cold.get("median_cpu_s"), "s",
+                             0.3 if big else None, load, "vector_scale.py"))
+            rows.append(_row(f"cold `ragit query` peak RSS, {label} chunks", cold.get("peak_rss_mb"), "MB",
+                             300.0 if big else None, load, "vector_scale.py"))
+
+
+def _ingest_memory(rows: list[Row]) -> None:
+    data = _load("ingest_memory.json")
+    if data is None:
+        return
+    for _, result in data.get("results", {}).items():
+        rows.append(_row("ingest peak RSS, projected to 1M chunks (slope of the measured points)",
+                         result.get("projected_1m_mb"), "MB", 4000.0, data.get("loadavg"), "ingest_memory.py"))
+
+
+def _eval_speed(rows: list[Row]) -> None:
+    data = _load("eval_swe_lite_dev.json")
+    timing = ((data or {}).get("data") or {}).get("timing") if data else None
+    if not timing:
+        return
+    rows.append(_row("`ragit eval run swe_lite_dev`: query CPU per task after ingest",
+                     timing.get("queryCpuSecondsPerTask"), "s", 0.2, (data.get("data") or {}).get("loadAverage"),
+                     "eval run → eval_swe_lite_dev.json"))
+
+
+def _warm_gin(rows: list[Row]) -> None:
+    data = _load("warm_query.json")
+    if data is None:
+        return
+    rows.append(_row("warm `Repo.query` p50 wall, gin (1.9k chunks, 16 questions × rounds)", data.get("p50_ms"), "ms",
+                     1.0, data.get("load_average"), "warm_query.py"))
+
+
+SECTIONS: list[Callable[[list[Row]], None]] = [_ingest_query, _index_speed, _serve, _warm_gin, _vector_scale,
+                                               _ingest_memory, _eval_speed]
+
+
+def table() -> tuple[str, list[Row]]:
+    rows: list[Row] = []
+    for section in SECTIONS:
+        section(rows)
+    lines = ["| metric | value | target | load (1-min avg) | script |", "|---|---|---|---|---|"]
+    for r in rows:
+        target = f"{r['target']} {r['met']}".strip() if r["target"] else ""
+        lines.append(f"| {r['metric']} | {r['shown']} | {target} | {r['load']} | `{r['source']}` |")
+    return "\n".join(lines), rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--json", type=Path, default=BENCH / "speed_table.json")
+    args = ap.parse_args()
+    text, rows = table()
+    print(text)
+    args.json.write_text(json.dumps({"rows": rows}, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
