@@ -168,6 +168,18 @@ class Lab:
         self.history = history
         self.indexes: dict[str, KeywordIndex] = {}
         self.qvec: dict[tuple[str, int], np.ndarray] = {}
+        self._keys: dict[str, list[tuple[str, str]]] = {}
+
+    def _row_keys(self, store: str) -> list[tuple[str, str]]:
+        """(path, chunk id) of every row of a store, in row order (the engine's tie order)."""
+        cached = self._keys.get(store)
+        if cached is None:
+            st = self.data.stores[store]
+            cached = [None] * len(st.paths)
+            for key, row in st.index.items():
+                cached[row] = key
+            self._keys[store] = cached
+        return cached
 
     def index(self, key: str) -> KeywordIndex:
         if key not in self.indexes:
@@ -222,7 +234,9 @@ class Lab:
 
         st = self.data.stores[task.store]
         weights = RerankWeights(**(v.rerank or {}))
-        pool = pool_indices(hybrid, kw, cos, weights.pool, v.top)
+        keys = self._row_keys(task.store)  # ties cut as the engine cuts them: by (path, chunk id)
+        pool = pool_indices(hybrid, kw, cos, weights.pool, v.top,
+                            lambda tied: tied[sorted(range(len(tied)), key=lambda j: keys[task.rows[tied[j]]])])
         # the engine hands candidates over in comparator order (fused score, then path, title)
         pool = np.array(sorted(pool, key=lambda i: (-hybrid[i], st.paths[task.rows[i]], st.titles[task.rows[i]])))
         rows = task.rows[pool]
