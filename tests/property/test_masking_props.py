@@ -113,7 +113,7 @@ def test_scoped_scanning_equals_a_full_scan(text: str, code: bool) -> None:
         pattern, replace = rule.pattern, rule.replace
         if code and rule.code_pattern is not None:
             pattern, replace = rule.code_pattern, rule.code_replace
-        scoped = _rule_matches(i, rule, pattern, gate)
+        scoped = _rule_matches(i, rule, pattern is rule.code_pattern, gate)
         full = _effective(replace, pattern.finditer(text))
         assert _effective(replace, scoped or ()) == full, rule.label
 

@@ -12,6 +12,10 @@ format rows, rows 11-13 (URL passwords, env assignments, key/value pairs), the p
 key/value row generated from ``rules.KEYED_FORMATS``, and last the generic secret assignment
 row with its entropy check. Changing anything in the table changes what the store holds: bump
 ``MASKING_VERSION``.
+
+Import is cheap (issue 15): a row holds its regex source and compiles it on first use, so a
+text without secrets compiles almost nothing; the run-gate analysis parses each source once
+(``_run_width``) and reads the flags, inline ``(?i)`` included, from that parse.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
 from . import rules as _rules
@@ -73,11 +77,11 @@ class MaskRule:
 
     number: int
     label: str
-    pattern: re.Pattern[str]
+    regex: str
     replace: Replace
     needles: tuple[str, ...] = ()
     scope: Literal["text", "lines", "line_starts", "starts", "assign"] = "text"
-    code_pattern: re.Pattern[str] | None = None
+    code_regex: str | None = None
     code_replace: Replace | None = None
     family: str = ""
     formats: tuple[str, ...] = ()
@@ -85,6 +89,19 @@ class MaskRule:
     exact_case: bool = False  # needles are compared case-sensitively (the pattern is too)
     line_also: str = ""  # a literal every match's line also holds ("@" in a URL with a password)
     requires: str = ""  # a lower-case word the text must hold for the row to run at all
+    flags: int = 0  # re flags of ``regex`` and ``code_regex`` (inline flags stay in the source)
+
+    # Compiled on first use and kept: most rows never run on a given text (their needles are
+    # absent), so compiling the whole table at import would cost every process ~50 ms.
+    @cached_property
+    def pattern(self) -> re.Pattern[str]:
+        """``regex`` compiled (once, on first use)."""
+        return re.compile(self.regex, self.flags)
+
+    @cached_property
+    def code_pattern(self) -> re.Pattern[str] | None:
+        """``code_regex`` compiled (once, on first use); None when the row has no code variant."""
+        return None if self.code_regex is None else re.compile(self.code_regex, self.flags)
 
 
 @dataclass(frozen=True)
@@ -249,19 +266,19 @@ def _kv_secret_code(m: re.Match[str]) -> str | None:
 # JSON-escaped "\n", quoted, concatenated), with or without its footer.
 _PEM_HEADER = r"-----BEGIN[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----"
 _PEM_FOOTER = r"-----END[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----"
-_PEM = re.compile(
+_PEM = (
     rf"(?P<header>{_PEM_HEADER})"
     rf"(?:(?P<body>(?:(?!-----BEGIN )[\s\S]){{1,20000}}?)(?P<footer>{_PEM_FOOTER})"
     r"|(?P<open>(?:(?:\r\n|[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]|\\r\\n|\\n)"
     r"[ \t\"'+,]*[A-Za-z0-9+/=]{16,}[ \t\"',+;]*)+))"
 )
-_PUTTY = re.compile(
+_PUTTY = (
     r"(?P<keep>Private-Lines: *\d+)(?P<lines>(?:(?:\r\n|[\n\r])(?:[A-Za-z0-9+/=]{4,}|\*\*\*))+)"
 )
 
 # Row 11 and its empty-user twin (redis://:password@host).
-_URL_PASSWORD = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^\s/:@]+:)([^\s/@]+)(@)")
-_URL_EMPTY_USER = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://:)([^\s/@]+)(@)")
+_URL_PASSWORD = r"([A-Za-z][A-Za-z0-9+.-]*://[^\s/:@]+:)([^\s/@]+)(@)"
+_URL_EMPTY_USER = r"([A-Za-z][A-Za-z0-9+.-]*://:)([^\s/@]+)(@)"
 
 # Rows 12 and 13 differ between modes only in the opening quote: optional, or (code) required.
 _ENV_SECRET = (
@@ -272,34 +289,34 @@ _KV_SECRET = r"(?i)(api_key|api-key|apikey|token|secret)\s*[:=]\s*QUOTE[^\s\"']+
 _OPTIONAL_QUOTE, _REQUIRED_QUOTE = "[\"']?", "[\"']"
 
 _TOKENISH = r"[A-Za-z0-9._~+/=:-]"
-_AUTH_HEADER = re.compile(
+_AUTH_HEADER = (
     r"(?i)(?P<keep>(?:(?<=\\[nrt])|(?<![\w\\-]))(?:proxy-)?authorization[\"'`]?[ \t]*[:=][ \t]*[\"'`]?[ \t]*"
     r"(?:(?:bearer|basic|token|bot|digest|apikey|api-key|sso-key|negotiate|ntlm|hmac)[ \t]+)?)"
     rf"(?P<value>{_TOKENISH}{{8,}})(?![(\[{{*]|{_TOKENISH})"
 )
-_BEARER = re.compile(
+_BEARER = (
     r"(?i)(?P<keep>(?:(?<=\\[nrt])|(?<![\w\\-]))bearer[ \t]+)(?P<value>[A-Za-z0-9._~+/-]{20,}=*)(?![A-Za-z0-9._~+/=*-])"
 )
-_CURL_USER = re.compile(
+_CURL_USER = (
     r"(?P<keep>(?<!\S)(?:-u|--user)(?:[ \t]+|=)[\"']?[^\s:\"'$]+:)(?P<value>[^\s\"']{3,})"
 )
-_NETRC = re.compile(
+_NETRC = (
     r"(?P<keep>(?:(?<=\\[nrt])|(?<![\w\\-]))machine\s+\S+\s+login\s+\S+\s+password[ \t]+)"
     r"(?P<value>[^\s\\]+)"
 )
-_XML_SECRET = re.compile(
+_XML_SECRET = (
     r"(?i)(?P<keep><(?P<tag>[\w:.-]*(?:password|passwd|secret|token|apikey|api_key|accesskey|"
     r"credential)[\w:.-]*)(?:[ \t][^<>\n]*)?>)(?P<value>[^<>\s][^<>\n]{0,400}?)(?=</(?P=tag)>)"
 )
-_XML_ADD_KEY = re.compile(
+_XML_ADD_KEY = (
     r"(?i)(?P<keep><add[ \t]+key[ \t]*=[ \t]*\"[^\"\n]*(?:password|secret|token|apikey|api_key|"
     r"connectionstring)[^\"\n]*\"[ \t]+value[ \t]*=[ \t]*\")(?P<value>[^\"\n]+)(?=\")"
 )
-_DSN_PASSWORD = re.compile(
+_DSN_PASSWORD = (
     r"(?i)(?P<keep>(?:(?<=[;\"'?&])|(?<=[;\"'?&] ))(?:password|pwd|passwd)[ \t]*=[ \t]*)"
     r"(?P<value>[^;\"'&\s\\]{2,})"
 )
-_K8S_DATA = re.compile(
+_K8S_DATA = (
     r"(?m)^(?P<indent>[ \t]*)(?P<head>(?:data|stringData):[ \t]*(?:\r\n|\n))"
     r"(?P<block>(?:(?P=indent)[ \t]+[^\n]*(?:\r\n|\n|$))+)"
 )
@@ -350,9 +367,11 @@ def _keyed_rule(number: int) -> MaskRule:
         rf"(?P<sep>\\?[\"'`]?[ \t]*{_OPERATOR}[ \t]*)"
         r"(?P<q>QUOTE)(?P<value>[\w=+/.:%|~-]{8,400})(?=\\?[\"'`\s;,)\]}]|\\[nrt]|$)"
     )
-    shapes = [(fmt, re.compile(fmt.value)) for fmt in _rules.KEYED_FORMATS]
+    shapes: list[tuple[_rules.KeyedFormat, re.Pattern[str]]] = []
 
     def check(m: re.Match[str]) -> str | None:
+        if not shapes:  # compiled on the first candidate, not at import
+            shapes.extend((fmt, re.compile(fmt.value)) for fmt in _rules.KEYED_FORMATS)
         key, value = m.group("key").lower(), m.group("value")
         for fmt, shape in shapes:
             if any(kw in key for kw in fmt.keywords) and shape.fullmatch(value):
@@ -362,9 +381,9 @@ def _keyed_rule(number: int) -> MaskRule:
 
     return MaskRule(
         number, "provider_keyed",
-        re.compile(body.replace("QUOTE", r"\\?[\"'`]?"), re.IGNORECASE), check,
+        body.replace("QUOTE", r"\\?[\"'`]?"), check,
         needles=tuple(keywords), scope="lines",
-        code_pattern=re.compile(body.replace("QUOTE", r"\\?[\"'`]"), re.IGNORECASE), code_replace=check,
+        code_regex=body.replace("QUOTE", r"\\?[\"'`]"), code_replace=check, flags=re.IGNORECASE,
         family="keyed", formats=tuple(fmt.label.replace("_", "-") for fmt in _rules.KEYED_FORMATS), source=_rules.GITLEAKS,
     )
 
@@ -411,8 +430,8 @@ def _token_rule(number: int, fmt: _rules.TokenFormat) -> MaskRule:
     if not fmt.needles:
         scope = "text"
     return MaskRule(
-        number, fmt.label, re.compile(fmt.regex, re.ASCII), _keep_group(check), needles=fmt.needles,
-        scope=scope,
+        number, fmt.label, fmt.regex, _keep_group(check), needles=fmt.needles,
+        scope=scope, flags=re.ASCII,
         family=fmt.family, formats=fmt.format_ids(), source=fmt.source,
     )
 
@@ -423,27 +442,27 @@ def _build_rules() -> tuple[MaskRule, ...]:
     head = [
         MaskRule(1, "private_key_block", _PEM, _private_key_block, needles=("-----begin",),
                  scope="starts", family="private_key", formats=spec["private_key_block"]),
-        MaskRule(2, "openai_key", re.compile(r"sk-[A-Za-z0-9]{20,}"), _keep_prefix(6),
+        MaskRule(2, "openai_key", r"sk-[A-Za-z0-9]{20,}", _keep_prefix(6),
                  needles=("sk-",), scope="starts", family="openai", formats=spec["openai_key"]),
-        MaskRule(3, "openai_scoped_key", re.compile(r"sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}"),
+        MaskRule(3, "openai_scoped_key", r"sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}",
                  _keep_prefix(8), needles=("sk-",), scope="starts", family="openai",
                  formats=spec["openai_scoped_key"]),
-        MaskRule(4, "github_pat", re.compile(r"ghp_[A-Za-z0-9]{20,}"), _keep_prefix(6),
+        MaskRule(4, "github_pat", r"ghp_[A-Za-z0-9]{20,}", _keep_prefix(6),
                  needles=("ghp_",), scope="starts", family="github", formats=spec["github_pat"]),
-        MaskRule(5, "github_token", re.compile(r"(?:gh[ousr]_|github_pat_)[A-Za-z0-9_]{20,}"),
+        MaskRule(5, "github_token", r"(?:gh[ousr]_|github_pat_)[A-Za-z0-9_]{20,}",
                  _keep_prefix(6), needles=("gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
                  scope="starts", family="github", formats=spec["github_token"]),
-        MaskRule(6, "aws_access_key", re.compile(r"AKIA[A-Z0-9]{16}"), _keep_prefix(6),
+        MaskRule(6, "aws_access_key", r"AKIA[A-Z0-9]{16}", _keep_prefix(6),
                  needles=("akia",), scope="starts", family="aws", formats=spec["aws_access_key"]),
-        MaskRule(7, "slack_token", re.compile(r"xox[abposr]-[A-Za-z0-9-]{10,}"), _keep_prefix(5),
+        MaskRule(7, "slack_token", r"xox[abposr]-[A-Za-z0-9-]{10,}", _keep_prefix(5),
                  needles=("xox",), scope="starts", family="slack", formats=spec["slack_token"]),
-        MaskRule(8, "stripe_key", re.compile(r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"),
+        MaskRule(8, "stripe_key", r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}",
                  _keep_prefix(8), needles=("sk_live_", "sk_test_", "rk_live_", "rk_test_"),
                  scope="starts", family="stripe", formats=spec["stripe_key"]),
-        MaskRule(9, "google_api_key", re.compile(r"AIza[0-9A-Za-z_-]{35}"), _keep_prefix(4),
+        MaskRule(9, "google_api_key", r"AIza[0-9A-Za-z_-]{35}", _keep_prefix(4),
                  needles=("aiza",), scope="starts", family="google", formats=spec["google_api_key"]),
         MaskRule(10, "jwt",
-                 re.compile(r"eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{10,}"),
+                 r"eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{10,}",
                  _keep_prefix(3), needles=("eyj",), scope="starts", family="jwt", formats=spec["jwt"]),
     ]
     number = 13
@@ -452,11 +471,11 @@ def _build_rules() -> tuple[MaskRule, ...]:
         number += 1
         tokens.append(_token_rule(number, fmt))
 
-    def row(label: str, pattern: re.Pattern[str], replace: Replace, needles: tuple[str, ...],
+    def row(label: str, regex: str, replace: Replace, needles: tuple[str, ...],
             scope: Literal["text", "lines", "starts"], family: str, **kw: Any) -> MaskRule:
         nonlocal number
         number += 1
-        return MaskRule(number, label, pattern, replace, needles=needles, scope=scope,
+        return MaskRule(number, label, regex, replace, needles=needles, scope=scope,
                         family=family, formats=spec.get(label, ()), **kw)
 
     structural = [
@@ -485,24 +504,24 @@ def _build_rules() -> tuple[MaskRule, ...]:
     keyed = _keyed_rule(number)
     kv = [
         MaskRule(
-            12, "env_secret", re.compile(_ENV_SECRET.replace("QUOTE", _OPTIONAL_QUOTE)), _env_secret,
+            12, "env_secret", _ENV_SECRET.replace("QUOTE", _OPTIONAL_QUOTE), _env_secret,
             needles=("SECRET", "TOKEN", "PASSWORD", "KEY"), scope="lines",
-            code_pattern=re.compile(_ENV_SECRET.replace("QUOTE", _REQUIRED_QUOTE)),
+            code_regex=_ENV_SECRET.replace("QUOTE", _REQUIRED_QUOTE),
             code_replace=_env_secret_code, family="assignment", exact_case=True,
         ),
         MaskRule(
-            13, "kv_secret", re.compile(_KV_SECRET.replace("QUOTE", _OPTIONAL_QUOTE)), _kv_secret,
+            13, "kv_secret", _KV_SECRET.replace("QUOTE", _OPTIONAL_QUOTE), _kv_secret,
             needles=("api_key", "api-key", "apikey", "token", "secret"), scope="starts",
-            code_pattern=re.compile(_KV_SECRET.replace("QUOTE", _REQUIRED_QUOTE)),
+            code_regex=_KV_SECRET.replace("QUOTE", _REQUIRED_QUOTE),
             code_replace=_kv_secret_code, family="assignment",
         ),
     ]
     number += 1
     generic = MaskRule(
         number, "secret_assignment",
-        re.compile(_ASSIGNMENT.replace("BARE", _BARE_VALUE)), _assignment_replace(code=False),
+        _ASSIGNMENT.replace("BARE", _BARE_VALUE), _assignment_replace(code=False),
         needles=_SECRET_WORDS, scope="assign",
-        code_pattern=re.compile(_ASSIGNMENT.replace("BARE", "")), code_replace=_assignment_replace(code=True),
+        code_regex=_ASSIGNMENT.replace("BARE", ""), code_replace=_assignment_replace(code=True),
         family="assignment", formats=spec["secret_assignment"],
     )
     return (*head, *tokens, *structural, *urls, keyed, *kv, generic)
@@ -553,27 +572,38 @@ _FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k
 _FOLD_CHARS = ("\u0130", "\u0131", "\u017f")
 
 
-def _run_width(pattern: re.Pattern[str]) -> int | None:
-    """Minimum match length of ``pattern`` when every character a match consumes is in
-    ``_RUN_CHARS`` (lookarounds consume none); None when that cannot be shown."""
+# Code points a run-gated pattern may consume: run characters whose other case is one too
+# (or that have none), so that IGNORECASE cannot widen them.
+_RUN_SAFE = frozenset(ord(ch) for ch in _RUN_CHARS if ch.swapcase() in _RUN_CHARS or not ch.isalpha())
+
+
+@lru_cache(maxsize=None)
+def _range_ok(low: int, high: int) -> bool:
+    """Is every code point of ``[low-high]`` in ``_RUN_SAFE``? (A-Z, a-f, 0-9 recur.)"""
+    return high - low < len(_RUN_SAFE) and all(c in _RUN_SAFE for c in range(low, high + 1))
+
+
+def _run_width(regex: str, flags: int) -> tuple[int | None, int]:
+    """(minimum match length of ``regex`` when every character a match consumes is in
+    ``_RUN_CHARS`` (lookarounds consume none), else None; the flags the compiled pattern
+    would carry, inline ``(?i)`` included). Parses the source without compiling it."""
     try:
         from re import _parser as sre_parse  # type: ignore[attr-defined]
 
-        tree = sre_parse.parse(pattern.pattern, pattern.flags)
+        tree = sre_parse.parse(regex, flags)
     except Exception:  # pragma: no cover - another Python's private parser
-        return None
-    ascii_only = bool(pattern.flags & re.ASCII)
+        return None, re.compile(regex, flags).flags
+    flags |= tree.state.flags  # what re.compile stores as ``pattern.flags``
+    ascii_only = bool(flags & re.ASCII)
 
-    def char_ok(code: int) -> bool:
-        ch = chr(code)
-        return ch in _RUN_CHARS and (ch.swapcase() in _RUN_CHARS or not ch.isalpha())
+    char_ok = _RUN_SAFE.__contains__
 
     def set_ok(items: list) -> bool:
         for op, av in items:
             name = str(op)
             if name == "LITERAL" and char_ok(av):
                 continue
-            if name == "RANGE" and all(char_ok(c) for c in range(av[0], av[1] + 1)):
+            if name == "RANGE" and _range_ok(av[0], av[1]):
                 continue
             if name == "CATEGORY" and (str(av) == "CATEGORY_DIGIT" or (ascii_only and str(av) == "CATEGORY_WORD")):
                 continue
@@ -601,7 +631,7 @@ def _run_width(pattern: re.Pattern[str]) -> int | None:
                 return False
         return True
 
-    return tree.getwidth()[0] if seq_ok(tree) else None
+    return (tree.getwidth()[0] if seq_ok(tree) else None), flags
 
 
 def _trie_pattern(words: Iterable[str]) -> str:
@@ -628,20 +658,38 @@ def _gate_word(needle: str) -> str:
     return min(covering, key=len) if covering else needle
 
 
-_RUN_GATED = frozenset(
-    i for i, rule in enumerate(RULES)
-    if rule.family not in ("keyed",) and rule.code_pattern is None
-    and (width := _run_width(rule.pattern)) is not None and width >= _RUN_MIN
-)
-def _starts_a_token(pattern: re.Pattern[str]) -> bool:
+def _run_gated() -> dict[int, int]:
+    """The rows ``_run_width`` proves run-gated, each with its compiled flags (one parse per
+    row, no compile)."""
+    gated = {}
+    for i, rule in enumerate(RULES):
+        if rule.family == "keyed" or rule.code_regex is not None:
+            continue
+        width, flags = _run_width(rule.regex, rule.flags)
+        if width is not None and width >= _RUN_MIN:
+            gated[i] = flags
+    return gated
+
+
+_RUN_GATED_FLAGS = _run_gated()
+_RUN_GATED = frozenset(_RUN_GATED_FLAGS)
+
+
+def _starts_a_token(regex: str, flags: int) -> bool:
     """Does every match start after a character that is not a letter or digit (the
     lookarounds before the ``keep`` group rule them out)? Then its needle only needs looking
-    for at token starts."""
-    head, sep, _ = pattern.pattern.partition("(?P<keep>")
+    for at token starts. ``flags``: the pattern's, inline ones included."""
+    head, sep, _ = regex.partition("(?P<keep>")
     if not sep or not head.startswith("(?"):
         return False
+    return _head_starts_a_token(head, flags)
+
+
+@lru_cache(maxsize=None)
+def _head_starts_a_token(head: str, flags: int) -> bool:
+    """``_starts_a_token`` for one distinct head (most token rows share the same one)."""
     try:
-        probe = re.compile(head, pattern.flags)
+        probe = re.compile(head, flags)
     except re.error:  # pragma: no cover
         return False
     return all(probe.match("x" + ch, 1) is None for ch in "azAZ09n")
@@ -652,7 +700,7 @@ _RUN_NEEDLES = frozenset(n for i in _RUN_GATED for n in RULES[i].needles)
 # only after a non-alphanumeric character (4x cheaper); every other needle anywhere in a run.
 _TOKEN_START_NEEDLES = frozenset(
     n for n in _RUN_NEEDLES if n[0].isalnum()
-    and all(_starts_a_token(RULES[i].pattern) and RULES[i].scope == "starts"
+    and all(_starts_a_token(RULES[i].regex, _RUN_GATED_FLAGS[i]) and RULES[i].scope == "starts"
             for i in _RUN_GATED if n in RULES[i].needles)
 )
 _ANYWHERE_NEEDLES = _RUN_NEEDLES - _TOKEN_START_NEEDLES
@@ -869,10 +917,9 @@ def _mask(text: str, code: bool, trace: list[tuple[str, int, str]] | None) -> Ma
     while todo:
         i = todo.pop(0)
         rule = RULES[i]
-        pattern, replace = rule.pattern, rule.replace
-        if code and rule.code_pattern is not None and rule.code_replace is not None:
-            pattern, replace = rule.code_pattern, rule.code_replace
-        matches = _rule_matches(i, rule, pattern, gate)
+        variant = code and rule.code_regex is not None and rule.code_replace is not None
+        replace = rule.code_replace if variant and rule.code_replace is not None else rule.replace
+        matches = _rule_matches(i, rule, variant, gate)
         if matches is None:
             continue
         text, hits = _apply(text, matches, replace, rule.label, trace)
@@ -893,13 +940,17 @@ def _active(gate: _Gate) -> list[int]:
     return sorted(hit.union(_UNGATED, _RUN_NEEDLELESS))
 
 
-def _rule_matches(i: int, rule: MaskRule, pattern: re.Pattern[str], gate: _Gate) -> Iterable[re.Match[str]] | None:
-    """The rule's matches in ``gate.text`` (as a full ``finditer`` would give them), or None
-    when the pre-scans show it has none."""
+def _rule_matches(i: int, rule: MaskRule, variant: bool, gate: _Gate) -> Iterable[re.Match[str]] | None:
+    """The matches in ``gate.text`` of the rule's pattern (``variant``: of its code-mode
+    pattern), as a full ``finditer`` would give them, or None when the pre-scans show it has
+    none. The pattern is fetched (compiled, the first time) only past the pre-scans."""
     text, lowered = gate.text, gate.lowered
     if rule.family == "keyed":
-        lines = _keyed_lines(text, lowered, pattern is rule.code_pattern)
-        return (m for start, end in lines for m in pattern.finditer(text, start, end)) if lines else None
+        lines = _keyed_lines(text, lowered, variant)
+        if not lines:
+            return None
+        pattern = _pattern(rule, variant)
+        return (m for start, end in lines for m in pattern.finditer(text, start, end))
     if rule.requires and rule.requires not in lowered:
         return None
     if i in _RUN_GATED:
@@ -907,19 +958,25 @@ def _rule_matches(i: int, rule: MaskRule, pattern: re.Pattern[str], gate: _Gate)
         if not runs.spans:
             return None
         if not rule.needles:
-            return runs.scan(pattern)
+            return runs.scan(_pattern(rule, variant))
         needles = tuple(n for n in rule.needles if n in runs.present)
         if not needles:
             return None
+        pattern = _pattern(rule, variant)
         if rule.scope == "starts":
             return _matches_at(pattern, text, runs.starts(needles))
         return (m for start, end in runs.spans_with(needles) for m in pattern.finditer(text, start, end))
     if not rule.needles:
-        return pattern.finditer(text)
+        return _pattern(rule, variant).finditer(text)
     needles = tuple(n for n in rule.needles if gate.has(n, rule.exact_case))
     if not needles:
         return None
-    return _matches(rule, needles, pattern, text, text if rule.exact_case else lowered)
+    return _matches(rule, needles, _pattern(rule, variant), text, text if rule.exact_case else lowered)
+
+
+def _pattern(rule: MaskRule, variant: bool) -> re.Pattern[str]:
+    """The rule's compiled pattern, or its code-mode one (``variant``)."""
+    return rule.code_pattern if variant and rule.code_pattern is not None else rule.pattern
 
 
 def _matches(rule: MaskRule, needles: tuple[str, ...], pattern: re.Pattern[str], text: str,

@@ -1,0 +1,93 @@
+"""Lazily compiled rows (issue 15) mask exactly as the eager table does.
+
+The rows compile on first use and the run-gate analysis parses each source once without
+compiling; these tests pin both to the eager behaviour: the compiled flags, the gate sets,
+and the masked output of the leak and ordinary-code corpora against a plain in-order
+``finditer`` over every row, compiled up front.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from ragit.security import masking
+from ragit.security.masking import RULES, _apply, _Gate, mask_text, trace_masks
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures" / "secrets"))
+from evaluate import load_corpus, ordinary_files  # noqa: E402
+
+
+def _forget_compiled() -> None:
+    """Drop every row's cached pattern, as in a fresh process."""
+    for rule in RULES:
+        rule.__dict__.pop("pattern", None)
+        rule.__dict__.pop("code_pattern", None)
+
+
+def _eager_mask(text: str, code: bool) -> tuple[str, int]:
+    """The table applied without the pre-scans: every row's full ``finditer``, in order (a
+    row that ``requires`` a word still needs it: that is the row's meaning, not a gate)."""
+    count = 0
+    for rule in RULES:
+        if rule.requires and rule.requires not in _Gate(text).lowered:
+            continue
+        pattern, replace = rule.pattern, rule.replace
+        if code and rule.code_pattern is not None and rule.code_replace is not None:
+            pattern, replace = rule.code_pattern, rule.code_replace
+        text, hits = _apply(text, pattern.finditer(text), replace, rule.label, None)
+        count += hits
+    return text, count
+
+
+def test_derived_flags_are_the_compiled_flags() -> None:
+    for i, flags in masking._RUN_GATED_FLAGS.items():
+        assert flags == re.compile(RULES[i].regex, RULES[i].flags).flags, RULES[i].label
+
+
+def test_gate_analysis_matches_the_compiled_patterns() -> None:
+    """``_run_width`` on a source equals it on the compiled pattern's source and flags."""
+    for rule in RULES:
+        if rule.family == "keyed" or rule.code_regex is not None:
+            continue
+        compiled = rule.pattern
+        assert masking._run_width(rule.regex, rule.flags) == masking._run_width(compiled.pattern, compiled.flags)
+
+
+def test_a_question_without_secrets_compiles_no_row() -> None:
+    _forget_compiled()
+    assert mask_text("how are routes matched").count == 0
+    assert mask_text("how are routes matched", code=True).count == 0
+    compiled = [rule.label for rule in RULES if "pattern" in rule.__dict__ or "code_pattern" in rule.__dict__]
+    assert compiled == []
+
+
+def test_a_token_compiles_only_its_rows() -> None:
+    _forget_compiled()
+    text = "use ghp_" + "A1b2C3d4" * 5 + " here"
+    assert mask_text(text).text == "use ghp_A1***" + " here"
+    compiled = {rule.label for rule in RULES if "pattern" in rule.__dict__}
+    assert "github_pat" in compiled and len(compiled) <= 3
+
+
+_LEAK_TEXTS = [(record["text"], record["mode"] == "code") for record in load_corpus()]
+
+
+@pytest.mark.parametrize("code", [False, True])
+def test_lazy_equals_eager_on_the_leak_corpus(code: bool) -> None:
+    _forget_compiled()
+    lazy = [(mask_text(text, code=code), trace_masks(text, code=code)) for text, _ in _LEAK_TEXTS]
+    for (text, _), (result, trace) in zip(_LEAK_TEXTS, lazy):
+        assert (result.text, result.count) == _eager_mask(text, code)
+        assert len(trace) == result.count
+
+
+@pytest.mark.parametrize("code", [False, True])
+def test_lazy_equals_eager_on_the_code_corpus(code: bool) -> None:
+    _forget_compiled()
+    for path, text in ordinary_files():
+        result = mask_text(text, code=code)
+        assert (result.text, result.count) == _eager_mask(text, code), path
