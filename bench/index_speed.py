@@ -47,19 +47,8 @@ DEFAULT_TASKS = PROJECT.parent / "shared" / "bench" / "tasks" / "codesearch_dev.
 DEFAULT_MIRRORS = Path("/work/.mirror")
 SEMBLE_MEAN_S = 0.23  # semble's published mean index time on its speed set
 
-# Runs a command, reports its own rusage (a child forked from this process would inherit its
-# RSS high-water mark).
-LAUNCHER = """
-import json, os, sys, time
-report, argv = sys.argv[1], sys.argv[2:]
-t0 = time.perf_counter()
-pid = os.posix_spawn(argv[0], argv, os.environ)
-_, status, ru = os.wait4(pid, 0)
-wall = time.perf_counter() - t0
-with open(report, "w") as fh:
-    json.dump({"wall_s": wall, "cpu_s": ru.ru_utime + ru.ru_stime, "max_rss_mb": ru.ru_maxrss / 1024,
-               "returncode": os.waitstatus_to_exitcode(status)}, fh)
-"""
+sys.path.insert(0, str(HERE))
+import ingest_query as iq  # noqa: E402  (the measuring launcher, machine facts)
 
 # In-process: import, load the embedder, warm imports with a dry run, then time full ingests.
 API_CHILD = """
@@ -103,17 +92,6 @@ def child_env(src: Path | None) -> dict[str, str]:
     return env
 
 
-def timed(argv: list[str], cwd: Path, env: dict[str, str]) -> dict[str, Any]:
-    """Run ``argv`` through the launcher: its wall, CPU, peak RSS and standard output."""
-    with tempfile.NamedTemporaryFile(suffix=".json") as report, tempfile.TemporaryFile() as out:
-        subprocess.run([sys.executable, "-c", LAUNCHER, report.name, *argv], cwd=cwd, env=env, stdout=out,
-                       stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, check=True)
-        info = json.loads(Path(report.name).read_text(encoding="utf-8"))
-        out.seek(0)
-        info["stdout"] = out.read().decode("utf-8", "replace")
-    return info
-
-
 def prepare(work: Path, mirrors: Path, entry: dict[str, str]) -> Path:
     """An empty repository that borrows the mirror's objects (git alternates) and whose config
     indexes only the entry's root; the commit is indexed with ``--at``, from git objects alone.
@@ -133,25 +111,18 @@ def prepare(work: Path, mirrors: Path, entry: dict[str, str]) -> Path:
     return repo
 
 
-def clear_index(repo: Path) -> None:
-    for sub in ("store", "manifest", "cache"):
-        shutil.rmtree(repo / ".ragit" / sub, ignore_errors=True)
-
-
 def measure(repo: Path, commit: str, runs: int, env: dict[str, str], api: bool) -> dict[str, Any]:
     cli_argv = [sys.executable, "-c", "from ragit.cli.main import main; main()", "ingest", "--all", "--at", commit,
                 "--format", "json"]
-    clear_index(repo)
-    timed([*cli_argv, "--dry-run"], repo, env)  # bytecode and page cache warm, nothing written
+    iq.clear_index(repo)
+    iq.run_cmd([*cli_argv, "--dry-run"], repo, env=env)  # bytecode and page cache warm, nothing written
     cli = []
     data: dict[str, Any] = {}
     for _ in range(runs):
-        clear_index(repo)
-        run = timed(cli_argv, repo, env)
-        if run["returncode"] != 0:
-            raise RuntimeError(f"ragit ingest exited {run['returncode']}: {run['stdout'][-1000:]}")
-        data = json.loads(run["stdout"])["data"]
-        cli.append({k: run[k] for k in ("wall_s", "cpu_s", "max_rss_mb")})
+        iq.clear_index(repo)
+        run = iq.run_cmd(cli_argv, repo, env=env)  # the launcher: the command's own wall, CPU and peak RSS
+        data = run.json()["data"]
+        cli.append({"wall_s": run.wall_s, "cpu_s": run.cpu_s, "max_rss_mb": run.max_rss_mb})
     row: dict[str, Any] = {
         "files": data.get("processed"), "chunks": data.get("embeddedChunks"), "cli_runs": cli,
         "cli_wall_s": statistics.median(r["wall_s"] for r in cli), "cli_cpu_s": statistics.median(r["cpu_s"] for r in cli),
@@ -163,7 +134,7 @@ def measure(repo: Path, commit: str, runs: int, env: dict[str, str], api: bool) 
         api_runs = json.loads(out.stdout.strip().splitlines()[-1])
         row.update({"api_runs": api_runs, "api_wall_s": statistics.median(r["wall_s"] for r in api_runs),
                     "api_cpu_s": statistics.median(r["cpu_s"] for r in api_runs)})
-    clear_index(repo)
+    iq.clear_index(repo)
     return row
 
 
@@ -220,10 +191,7 @@ def main(argv: list[str] | None = None) -> int:
         entries = [e for e in entries if e["repo"].split("/")[1].lower() in wanted or e["repo"].lower() in wanted]
     env = child_env(args.src)
     api = not args.no_api
-    sys.path.insert(0, str(HERE))
-    from ingest_query import machine_info, ragit_revision
-
-    machine = machine_info()
+    machine = iq.machine_info()
     started = datetime.now(UTC)
     t_all = time.perf_counter()
     rows: list[dict[str, Any]] = []
@@ -247,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
         "benchmark": "index_speed",
         "date": started.isoformat(timespec="seconds"),
         "duration_s": round(time.perf_counter() - t_all, 1),
-        "ragit": ragit_revision() if args.src is None else {"src": str(args.src)},
+        "ragit": iq.ragit_revision() if args.src is None else {"src": str(args.src)},
         "machine": {**machine, "load_average_at_end": list(os.getloadavg())},
         "options": {"tasks": str(args.tasks), "runs": args.runs, "only": args.only or None, "api": api},
         "summary": summary(rows, api),
