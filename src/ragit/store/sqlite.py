@@ -435,11 +435,16 @@ class SqliteStore:
         permitted) is ``STORE_WRITE_FAILED``. Heap files left by a writer that died before
         committing are removed first (the caller holds the write lock).
         """
+        self._guarded(self._write_snapshot, write)
+
+    def _guarded(self, body, *args) -> None:
+        """Run one write transaction ``body(*args)``: on any failure roll it back, cut the heaps
+        back to their sizes before it, and turn a storage refusal into ``STORE_WRITE_FAILED``."""
         from ..errors import storage_write_error
 
         self._heap_undo = []
         try:
-            self._write_snapshot(write)
+            body(*args)
         except BaseException as exc:
             self._rollback()
             self._undo_heap()
@@ -447,6 +452,7 @@ class SqliteStore:
             if failure is not None:
                 raise failure from exc
             raise
+        self._heap_undo = []
 
     def _rollback(self) -> None:
         """Roll back the open transaction, if SQLite has not already (a failed COMMIT on a full
@@ -506,24 +512,16 @@ class SqliteStore:
         between leaves every published snapshot as it was, plus rows a later ingest reuses. On
         failure this batch is rolled back and its heap bytes cut off, as in ``write_snapshot``.
         """
-        from ..errors import storage_write_error
+        self._guarded(self._write_batch, blobs, chunks, embedder_id, vector_ids, vectors, dims)
 
-        self._heap_undo = []
+    def _write_batch(self, blobs: Sequence[BlobRecord], chunks: Sequence[NewChunk], embedder_id: str,
+                     vector_ids: Sequence[str], vectors: bytes | None, dims: int) -> None:
         cur = self.conn.cursor()
-        try:
-            cur.execute("BEGIN IMMEDIATE")
-            for orphan in self.orphan_heaps():  # as write_snapshot: never append to a dead writer's file
-                orphan.unlink(missing_ok=True)
-            self._write_new_rows(cur, blobs, chunks, embedder_id, vector_ids, vectors, dims)
-            cur.execute("COMMIT")
-        except BaseException as exc:
-            self._rollback()
-            self._undo_heap()
-            failure = storage_write_error(exc, self.path) if isinstance(exc, Exception) else None
-            if failure is not None:
-                raise failure from exc
-            raise
-        self._heap_undo = []
+        cur.execute("BEGIN IMMEDIATE")
+        for orphan in self.orphan_heaps():  # as write_snapshot: never append to a dead writer's file
+            orphan.unlink(missing_ok=True)
+        self._write_new_rows(cur, blobs, chunks, embedder_id, vector_ids, vectors, dims)
+        cur.execute("COMMIT")
 
     def _write_new_rows(self, cur: sqlite3.Cursor, blobs: Sequence[BlobRecord], chunks: Sequence[NewChunk],
                         embedder_id: str, vector_ids: Sequence[str], vectors: bytes | None, dims: int) -> None:
