@@ -921,25 +921,20 @@ class SqliteStore:
 
     def row_paths(self, rowids: Sequence[int]) -> dict[int, str]:
         """The path of each keyword row (for query-time path filters)."""
-        out: dict[int, str] = {}
-        ids = [int(r) for r in dict.fromkeys(rowids)]
-        for start in range(0, len(ids), 20000):
-            out.update(self.conn.execute(
-                "SELECT r.rowid, r.path FROM json_each(?) q JOIN fts_rows r ON r.rowid = q.value",
-                (json.dumps(ids[start:start + 20000]),)).fetchall())
-        return out
+        return {rowid: path for rowid, path in self._keyword_rows(rowids, "r.path")}
 
     def row_keys(self, rowids: Sequence[int]) -> dict[int, tuple[str, str]]:
         """``(path, chunk id)`` of each keyword row: a content order that does not depend on the
         row ids (which follow the order the store ingested its commits)."""
-        out: dict[int, tuple[str, str]] = {}
+        return {rowid: (path, chunk_id) for rowid, path, chunk_id in self._keyword_rows(rowids, "r.path, r.chunk_id")}
+
+    def _keyword_rows(self, rowids: Sequence[int], columns: str):
+        """``(row id, *columns)`` of the distinct keyword rows ``rowids``, read 20,000 at a time."""
         ids = [int(r) for r in dict.fromkeys(rowids)]
         for start in range(0, len(ids), 20000):
-            for rowid, path, chunk_id in self.conn.execute(
-                    "SELECT r.rowid, r.path, r.chunk_id FROM json_each(?) q JOIN fts_rows r ON r.rowid = q.value",
-                    (json.dumps(ids[start:start + 20000]),)):
-                out[rowid] = (path, chunk_id)
-        return out
+            yield from self.conn.execute(
+                f"SELECT r.rowid, {columns} FROM json_each(?) q JOIN fts_rows r ON r.rowid = q.value",
+                (json.dumps(ids[start:start + 20000]),))
 
     def fetch_rows(self, commit_sha: str, rowids: Sequence[int], with_text: bool = True) -> dict[int, ChunkRow]:
         """Rows, keyed by FTS row id, for chunks of one snapshot (``text`` empty unless asked for:
