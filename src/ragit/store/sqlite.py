@@ -732,8 +732,7 @@ class SqliteStore:
         # whole segments at a time, up to NORM_BATCH_ROWS rows: each segment's sum is sequential
         # over its own rows, so the bits do not depend on the grouping, and memory holds one
         # group's vectors, not the snapshot's
-        dims, path = self._heap_file(cur, embedder_id)
-        self._mapped(cur, embedder_id, np.array(slots, dtype=np.int64))  # checks the heap is long enough
+        dims, path, _ = self._heap_checked(cur, embedder_id, np.array(slots, dtype=np.int64))
         out: list[float] = []
         start = 0
         while start < len(segments):
@@ -786,15 +785,24 @@ class SqliteStore:
 
         return np.asarray(self._mapped(cur, embedder_id, slots)[slots])
 
+    def _heap_checked(self, cur, embedder_id: str, slots) -> tuple[int, Path, int]:
+        """(dimensions, heap path, rows in the file) of an embedder's heap, checked to hold every
+        slot in ``slots``: each way of reading the heap starts here."""
+        dims, path = self._heap_file(cur, embedder_id)
+        try:
+            rows = os.path.getsize(path) // (dims * 4)
+        except OSError as exc:
+            raise StoreUnreadable(f"vector heap {path.name} cannot be read: {exc}") from exc
+        if len(slots) and int(slots.max()) >= rows:
+            raise StoreUnreadable(f"vector heap {path.name} is shorter than the store says")
+        return dims, path, rows
+
     def _mapped(self, cur, embedder_id: str, slots):
         """The embedder's heap, memory-mapped, checked to be long enough for ``slots``."""
         import numpy as np
 
-        dims, path = self._heap_file(cur, embedder_id)
+        dims, path, rows = self._heap_checked(cur, embedder_id, slots)
         try:
-            rows = os.path.getsize(path) // (dims * 4)
-            if len(slots) and int(slots.max()) >= rows:
-                raise StoreUnreadable(f"vector heap {path.name} is shorter than the store says")
             return np.memmap(path, dtype=np.float32, mode="r", shape=(rows, dims))
         except OSError as exc:
             raise StoreUnreadable(f"vector heap {path.name} cannot be read: {exc}") from exc
@@ -875,12 +883,9 @@ class SqliteStore:
 
         import numpy as np
 
-        dims, path = self._heap_file(self.conn, embedder_id)
+        dims, path, rows = self._heap_checked(self.conn, embedder_id, slots)
         try:
             with open(path, "rb") as fh:
-                rows = os.fstat(fh.fileno()).st_size // (dims * 4)
-                if len(slots) and int(slots.max()) >= rows:
-                    raise StoreUnreadable(f"vector heap {path.name} is shorter than the store says")
                 mapped = mmap.mmap(fh.fileno(), rows * dims * 4, access=mmap.ACCESS_READ)
         except (OSError, ValueError) as exc:
             raise StoreUnreadable(f"vector heap {path.name} cannot be read: {exc}") from exc
@@ -891,13 +896,7 @@ class SqliteStore:
         ``HeapRows``), checked to hold every slot in ``slots``."""
         from .vectorindex import HeapRows
 
-        dims, path = self._heap_file(self.conn, embedder_id)
-        try:
-            rows = os.path.getsize(path) // (dims * 4)
-        except OSError as exc:
-            raise StoreUnreadable(f"vector heap {path.name} cannot be read: {exc}") from exc
-        if len(slots) and int(slots.max()) >= rows:
-            raise StoreUnreadable(f"vector heap {path.name} is shorter than the store says")
+        dims, path, rows = self._heap_checked(self.conn, embedder_id, slots)
         return HeapRows(path, rows, dims)
 
     def vector_index(self, embedder_id: str):
