@@ -177,37 +177,6 @@ _ROW_JOINS = (
 )
 
 
-def _pread_rows(path: Path, dims: int, slots):
-    """Heap rows ``slots`` as a float32 matrix, read with ``pread`` (a memory map would keep every
-    page it touched in the process's resident set while it lives). A compact slot range is
-    read in one call, scattered slots one row at a time."""
-    import numpy as np
-
-    row_bytes = dims * 4
-    out = np.empty((len(slots), dims), dtype=np.float32)
-    if not len(slots):
-        return out
-    lo, hi = int(slots.min()), int(slots.max())
-    try:
-        with open(path, "rb") as fh:
-            if hi - lo + 1 <= 2 * len(slots):
-                span = out if hi - lo + 1 == len(slots) else np.empty((hi - lo + 1, dims), dtype=np.float32)
-                fh.seek(lo * row_bytes)
-                if fh.readinto(memoryview(span).cast("B")) != span.nbytes:
-                    raise StoreUnreadable(f"vector heap {path.name} is shorter than the store says")
-                if span is not out or not (slots[1:] > slots[:-1]).all():  # not lo..hi in order
-                    out = span[slots - lo]
-            else:
-                for i, slot in enumerate(slots.tolist()):
-                    data = os.pread(fh.fileno(), row_bytes, slot * row_bytes)
-                    if len(data) != row_bytes:
-                        raise StoreUnreadable(f"vector heap {path.name} is shorter than the store says")
-                    out[i] = np.frombuffer(data, dtype=np.float32)
-    except OSError as exc:
-        raise StoreUnreadable(f"vector heap {path.name} cannot be read: {exc}") from exc
-    return out
-
-
 def _with_vectors(rows: list, write: SnapshotWrite) -> list:
     """``rows`` when every one has a heap slot, else StoreUnreadable (vectors must precede rows)."""
     missing = sum(1 for r in rows if r[1] is None)
@@ -732,7 +701,10 @@ class SqliteStore:
         # whole segments at a time, up to NORM_BATCH_ROWS rows: each segment's sum is sequential
         # over its own rows, so the bits do not depend on the grouping, and memory holds one
         # group's vectors, not the snapshot's
-        dims, path, _ = self._heap_checked(cur, embedder_id, np.array(slots, dtype=np.int64))
+        from .vectorindex import HeapRows
+
+        dims, path, heap_rows = self._heap_checked(cur, embedder_id, np.array(slots, dtype=np.int64))
+        heap = HeapRows(path, heap_rows, dims)  # pread: a mapping would keep every touched page resident
         out: list[float] = []
         start = 0
         while start < len(segments):
@@ -741,7 +713,10 @@ class SqliteStore:
                 rows += len(segments[end])
                 end += 1
             group = segments[start:end]
-            gathered = _pread_rows(path, dims, np.array([s for seg in group for s in seg], dtype=np.int64))
+            try:
+                gathered = heap[np.array([s for seg in group for s in seg], dtype=np.int64)]
+            except OSError as exc:
+                raise StoreUnreadable(f"vector heap {path.name} cannot be read: {exc}") from exc
             sums = vectormath.segment_sums_numpy(gathered, np.array([len(seg) for seg in group], dtype=np.int64))
             out += [float(v) for v in vectormath.norms_numpy(sums)]
             start = end
