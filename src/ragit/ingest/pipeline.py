@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from ..clock import now_iso
 from ..errors import RagitError
-from .chunks import Chunk, input_text
 from .ids import chunk_id as make_chunk_id
 from .ids import chunker_key as make_chunker_key
 from .ids import citation_id as make_citation_id
@@ -668,17 +667,21 @@ def _evaluate(candidates, config, params: ManifestParams, store: "Store | None",
         uses[blob_id] -= 1
         return contents[blob_id] if uses[blob_id] else contents.pop(blob_id)
 
+    def release(blob_id: str) -> None:
+        """After a blob's last candidate: its rows can be written (settled), then dropped."""
+        if not uses[blob_id]:
+            for k in blob_keys.pop(blob_id, ()):
+                del new_blobs[k]
+            if sink is not None:
+                sink.settle(blob_id)
+
     try:
         for slot, c, key in pending:
             record = new_blobs.get(key)
             data = blob_bytes(c.blob_id)
             if record is None and data is None:  # listed, but absent from this clone
                 evaluated[slot] = _Evaluated(c.path, c.blob_id, c.kind, skip="missing_object")
-                if not uses[c.blob_id]:
-                    for k in blob_keys.pop(c.blob_id, ()):
-                        del new_blobs[k]
-                    if sink is not None:
-                        sink.settle(c.blob_id)
+                release(c.blob_id)
                 continue
             if record is None:
                 text, skip = decode_blob(data)
@@ -720,12 +723,7 @@ def _evaluate(candidates, config, params: ManifestParams, store: "Store | None",
             evaluated[slot] = admit(c, record, reused=False)
             if evaluated[slot].doc is not None and sink is not None:
                 sink.admit(c.blob_id, [s.chunk_id for s in record.chunks])
-            if not uses[c.blob_id]:  # the blob's last candidate: its rows can be written, then dropped
-                for k in blob_keys.pop(c.blob_id, ()):
-                    del new_blobs[k]
-                if sink is not None:
-                    sink.settle(c.blob_id)
-
+            release(c.blob_id)
     finally:
         stream.close()
     for ev in evaluated:
@@ -767,16 +765,7 @@ def _stream_present(reader, ids: list[str], progress: Progress | None) -> Iterat
                 yield oid, data
             return
         except MissingObject as exc:
+            yield exc.oid, None
             rest = todo[at:]
-            if not rest or rest[0] != exc.oid:  # not the next id: drop it wherever it is
-                yield exc.oid, None
-                todo = [oid for oid in rest if oid != exc.oid]
-            else:
-                yield exc.oid, None
-                todo = rest[1:]
-
-
-def embedding_input(chunk: Chunk) -> str:
-    """What a chunk is embedded as: its title, a newline, its masked text (knowledge §11.2)."""
-    return input_text(chunk.title, chunk.text)
-
+            # the next id (the usual case), or else wherever it stands
+            todo = rest[1:] if rest and rest[0] == exc.oid else [oid for oid in rest if oid != exc.oid]
