@@ -19,6 +19,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
+from .chunks import input_text
+
 if TYPE_CHECKING:
     from ..embed.base import Embedder
     from ..store.base import BlobRecord, NewChunk
@@ -129,8 +131,6 @@ class RowSink:
             self._commit()
 
     def _embed(self, part: list[tuple[str, str, str]], *, packed: bool = False) -> None:
-        from .chunks import input_text
-
         embedder = self._load()
         texts = [input_text(title, text) for _, title, text in part]
         if packed:
