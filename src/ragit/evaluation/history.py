@@ -14,9 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..gitsnap.git import Git, decode_path
+from ..gitsnap.history import diff_tree_records
 from ..gitsnap.types import TreeEntry
-
-_SHA = re.compile(r"[0-9a-f]{40}")
 
 
 @dataclass(frozen=True)
@@ -48,23 +47,9 @@ def name_status(git: Git, shas: list[str]) -> dict[str, list[tuple[str, str]]]:
         return out
     raw = git.run("diff-tree", "--stdin", "-r", "-z", "--no-renames", "--name-status",
                   input=("\n".join(shas) + "\n").encode())
-    # Output: "<sha>\0" then "<status>\0<path>\0" pairs; a status is never 40 hex digits.
-    fields = raw.split(b"\0")
-    current: str | None = None
-    i = 0
-    while i < len(fields):
-        token = fields[i].decode("ascii", "replace").strip()
-        if not token:
-            i += 1
-            continue
-        if _SHA.fullmatch(token) and token in out:
-            current = token
-            i += 1
-            continue
-        if current is None or i + 1 >= len(fields):
-            break
-        out[current].append((token, decode_path(fields[i + 1])))
-        i += 2
+    for sha, entries in diff_tree_records(raw):
+        if sha in out:
+            out[sha].extend((status, paths[-1]) for status, paths in entries)
     return out
 
 

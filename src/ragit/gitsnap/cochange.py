@@ -30,7 +30,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .git import Git, decode_path
+from .git import Git
+from .history import diff_tree_records
 
 DEFAULT_LIMIT = 2000  # commits mined per snapshot (flask's whole history is about 3,000)
 MAX_FILES = 30  # commits touching more paths are skipped
@@ -76,36 +77,9 @@ class CoChange:
 
 def _parse_diff_tree(raw: bytes) -> list[Change]:
     """Parse ``git diff-tree --stdin -r -z -M --name-status`` output (commit ids interleaved)."""
-    tokens = raw.split(b"\0")
-    out: list[Change] = []
-    sha: str | None = None
-    paths: list[str] = []
-    renames: list[tuple[str, str]] = []
-    i = 0
-    n = len(tokens)
-    while i < n:
-        tok = tokens[i].lstrip(b"\n")
-        i += 1
-        if not tok:
-            continue
-        if len(tok) in (40, 64) and all(c in b"0123456789abcdef" for c in tok):
-            if sha is not None:
-                out.append(Change(sha, tuple(paths), tuple(renames)))
-            sha, paths, renames = tok.decode(), [], []
-            continue
-        status = tok[:1]
-        if status in (b"R", b"C"):
-            old, new = decode_path(tokens[i]), decode_path(tokens[i + 1])
-            i += 2
-            paths.append(new)
-            if status == b"R":
-                renames.append((old, new))
-        else:
-            paths.append(decode_path(tokens[i]))
-            i += 1
-    if sha is not None:
-        out.append(Change(sha, tuple(paths), tuple(renames)))
-    return out
+    return [Change(sha, tuple(paths[-1] for _, paths in entries),
+                   tuple((paths[0], paths[1]) for status, paths in entries if status.startswith("R")))
+            for sha, entries in diff_tree_records(raw)]
 
 
 def count(changes: Sequence[Change], max_files: int = MAX_FILES) -> CoChange:

@@ -65,3 +65,27 @@ def find_rename(git: Git, old_commit: str, new_commit: str, path: str) -> str | 
         if decode_path(fields[i + 1]) == path:
             return decode_path(fields[i + 2])
     return None
+
+
+def diff_tree_records(raw: bytes) -> list[tuple[str, list[tuple[str, tuple[str, ...]]]]]:
+    """Parse ``git diff-tree --stdin -r -z --name-status`` output: each commit id in output order
+    with its ``(status, paths)`` entries. A rename or copy (``R…``/``C…``, with ``-M``/``-C``)
+    names two paths, old then new; every other status one. A commit with no change prints
+    nothing, so it is absent."""
+    out: list[tuple[str, list[tuple[str, tuple[str, ...]]]]] = []
+    tokens = raw.split(b"\0")
+    i, n = 0, len(tokens)
+    while i < n:
+        tok = tokens[i].strip()
+        i += 1
+        if not tok:
+            continue
+        if len(tok) in (40, 64) and all(c in b"0123456789abcdef" for c in tok):  # a status never is
+            out.append((tok.decode(), []))
+            continue
+        width = 2 if tok[:1] in (b"R", b"C") else 1
+        if not out or i + width > n:  # not this format, or cut short
+            break
+        out[-1][1].append((tok.decode("ascii", "replace"), tuple(decode_path(t) for t in tokens[i:i + width])))
+        i += width
+    return out
