@@ -155,6 +155,12 @@ class Repo:
         result = run_ingest(self.root, self.git, self.config, request, embedder=self._embedder, progress=progress)
         if self._read_state is not None:
             self._cache.entries.clear()
+        retrieval = self.config["retrieval"]
+        if not dry_run and result.search_ready and retrieval["rerank"] and retrieval["cochange"]:
+            from .retrieve.cochange_boost import snapshot_cochange
+
+            # the snapshot's co-change counts, kept for the queries that follow (they write nothing)
+            snapshot_cochange(self.git, self.root, result.commit_sha, keep_changes=True, keep_counts=True)
         return result
 
     def query(self, question: str, *, top_k: int | None = None, scope: str = "durable",

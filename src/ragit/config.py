@@ -59,6 +59,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "passage_words": 32,
         "query_term_repeats": 3,
         "rerank": True,
+        "cochange": True,
         "ingest_wait_seconds": 10,  # commit-then-read (knowledge §5.7); 0 = never wait
     },
     "memory": {

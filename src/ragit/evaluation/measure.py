@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from ..config import Config
     from ..embed.base import Embedder
+    from ..gitsnap.cochange import CoChange
     from ..store.base import Store
 
 TOP_K = 100
@@ -67,8 +68,10 @@ class _Prepared:
 
 def evaluate_tasks(root: Path, configs: dict[str, Config], tasks: list[Task], embedder: Embedder,
                    modes: list[str], alphas: dict[str, float], budgets: list[int],
-                   done: Callable[[int], None] | None = None) -> list[TaskResult]:
-    """Every task measured under every mode, in task order; ``done(n)`` after each task."""
+                   done: Callable[[int], None] | None = None,
+                   history: "Callable[[str], CoChange | None] | None" = None) -> list[TaskResult]:
+    """Every task measured under every mode, in task order; ``done(n)`` after each task.
+    ``history(commit)`` gives a task's co-change statistics (None: no co-change stage)."""
     results: list[TaskResult | None] = [None] * len(tasks)
     finished = 0
     for task_root in dict.fromkeys(t.root for t in tasks):
@@ -83,7 +86,7 @@ def evaluate_tasks(root: Path, configs: dict[str, Config], tasks: list[Task], em
                 batch.append(prepared)
                 rows += len(prepared.rowids)
                 if rows >= BATCH_ROWS or i == indices[-1]:
-                    for p in _rank_batch(store, config, batch, modes, alphas, budgets):
+                    for p in _rank_batch(store, config, batch, modes, alphas, budgets, history):
                         results[p[0]] = p[1]
                         finished += 1
                         if done:
@@ -135,7 +138,8 @@ def _prepare(root: Path, config: Config, index: int, task: Task, embedder: Embed
 
 
 def _rank_batch(store: Store, config: Config, batch: list[_Prepared], modes: list[str],
-                alphas: dict[str, float], budgets: list[int]) -> list[tuple[int, TaskResult]]:
+                alphas: dict[str, float], budgets: list[int],
+                history: "Callable[[str], CoChange | None] | None" = None) -> list[tuple[int, TaskResult]]:
     """Keyword-score the batch with each term read once, then rank and measure every task."""
     import numpy as np
 
@@ -155,12 +159,13 @@ def _rank_batch(store: Store, config: Config, batch: list[_Prepared], modes: lis
         else:
             raw, read = np.zeros(len(p.rowids), dtype=np.float64), 0.0
         p.timing["keyword"] = read + time.perf_counter() - started
-        out.append((p.index, _measure(store, config, p, raw, modes, alphas, budgets)))
+        out.append((p.index, _measure(store, config, p, raw, modes, alphas, budgets, history)))
     return out
 
 
 def _measure(store: Store, config: Config, p: _Prepared, raw: "np.ndarray", modes: list[str],
-             alphas: dict[str, float], budgets: list[int]) -> TaskResult:
+             alphas: dict[str, float], budgets: list[int],
+             history: "Callable[[str], CoChange | None] | None" = None) -> TaskResult:
     """Rank the task's scores under every mode; file metrics, NDCG and pack recall of each."""
     from ..context.pack import select_hits
     from ..contract.payloads import PACK_TOP_K
@@ -168,6 +173,7 @@ def _measure(store: Store, config: Config, p: _Prepared, raw: "np.ndarray", mode
     from ..retrieve.search import RetrievalParams, SnapshotScores, rank_hits
 
     base = RetrievalParams.from_config(config)
+    cochange = history(p.task.commit) if history is not None and base.rerank and base.cochange else None
     scores = SnapshotScores(p.rowids, p.vector, raw)
     rows: dict = {}  # chunk rows fetched once for every mode
     measured: dict[str, ModeResult] = {}
@@ -176,7 +182,7 @@ def _measure(store: Store, config: Config, p: _Prepared, raw: "np.ndarray", mode
         alpha = alphas[mode]
         started = time.perf_counter()
         hits = rank_hits(store, p.task.commit, scores, (), dataclasses.replace(base, alpha=alpha), TOP_K, p.masked,
-                         rows_cache=rows)
+                         rows_cache=rows, cochange=cochange)
         ranked = rank_metrics(file_ranking(hits), p.task.gold)
         ndcg = ndcg_at_k(hits, p.task.targets)
         candidates = hits[:PACK_TOP_K]

@@ -32,6 +32,7 @@ from .tasks import Task
 if TYPE_CHECKING:  # pragma: no cover
     from ..config import Config
     from ..embed.base import Embedder
+    from ..gitsnap.cochange import CoChange
     from ..gitsnap.git import Git
 
 MODES = ("keyword", "vector", "hybrid")
@@ -218,6 +219,21 @@ def index_roots(root: Path, config: Config, tasks: list[Task], located: dict[str
     return configs, ingested, embedded
 
 
+def task_history(root: Path, located: dict[str, Git]) -> "Callable[[str], CoChange | None]":
+    """Co-change statistics of a task's commit, as ``query`` reads them for its snapshot; each
+    repository's mined change lists are cached under the evaluation store (one file per
+    repository, so several repositories in one run do not evict each other)."""
+    from ..retrieve.cochange_boost import snapshot_cochange
+
+    def history(sha: str):
+        git = located[sha]
+        key = hashlib.sha256(str(git.root).encode()).hexdigest()[:16]
+        return snapshot_cochange(git, root / ".ragit" / "cache" / "eval" / f"history-{key}", sha,
+                                 keep_changes=True)
+
+    return history
+
+
 def run_eval(root: Path, config: Config, request: EvalRequest, *, embedder: Embedder | None = None,
              progress: Progress | None = None) -> EvalRun:
     """Evaluate ``request`` with the evaluation store under ``root``; returns the JSON ``data``."""
@@ -233,7 +249,8 @@ def run_eval(root: Path, config: Config, request: EvalRequest, *, embedder: Embe
 
     alphas = {m: mode_alpha(m, config) for m in request.modes}
     done = (lambda n: progress("evaluate", n, len(runnable))) if progress else None
-    results = evaluate_tasks(root, configs, runnable, embedder, request.modes, alphas, request.budgets, done)
+    results = evaluate_tasks(root, configs, runnable, embedder, request.modes, alphas, request.budgets, done,
+                             history=task_history(root, located))
     query_time = clock.lap()
     totals = {m: _ModeTotals(pack={b: [] for b in request.budgets}, tokens={b: [] for b in request.budgets})
               for m in request.modes}

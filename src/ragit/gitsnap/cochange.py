@@ -11,6 +11,8 @@ What is counted, and why:
 * each commit's changed paths from ``git diff-tree -M`` (plumbing: user configuration cannot
   change what is read); paths are carried forward through renames, so ``flask/app.py`` of an old
   commit counts for ``src/flask/app.py`` of the snapshot;
+* a shallow clone's boundary commit, whose "changes" are its whole tree, counts as changing
+  nothing (the history behind it is simply absent);
 * a commit with more than ``max_files`` paths (a reformat, a vendored update, a move of the whole
   package) says nothing about which files belong together: it is skipped (its renames still apply);
 * in a commit of ``k`` paths each pair gets weight ``1 / (k - 1)``, so every commit gives each of
@@ -19,7 +21,10 @@ What is counted, and why:
 
 A commit's changed paths never change, so they are cached by commit id in
 ``.ragit/cache/cochange/changes.json``: a new snapshot mines only the commits the cache lacks
-(usually the few since the last query), and counting is memoised per process.
+(usually the few since the last query). The history a commit reaches never changes either, so a
+snapshot's counts are kept in ``counts-<sha>.json`` beside it (the newest ``COUNTS_KEEP``): a
+one-shot query process reads one small file and runs no git command; counting is also memoised
+per process.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ PRIOR = 1.0  # added to a file's commit count in P(f | h)
 CACHE_DIR = Path(".ragit") / "cache" / "cochange"
 CACHE_VERSION = 1
 CACHE_KEEP = 4  # the cache holds at most this many × limit commits
+COUNTS_KEEP = 8  # snapshots whose counts are kept on disk
 
 
 @dataclass(frozen=True)
@@ -112,15 +118,27 @@ def _cache_file(root: Path) -> Path:
     return Path(root) / CACHE_DIR / "changes.json"
 
 
+_READ: dict[str, tuple[tuple[int, int], dict[str, Change]]] = {}  # path -> (stat key, parsed cache)
+
+
 def _read_cache(path: Path) -> dict[str, Change]:
-    """Cached change lists by commit (a commit's changes never change); empty when unreadable."""
+    """Cached change lists by commit (a commit's changes never change); empty when unreadable.
+    Parsed once per process while the file is unchanged (``eval run`` asks for many commits)."""
     try:
+        st = path.stat()
+        key = (st.st_mtime_ns, st.st_size)
+        seen = _READ.get(str(path))
+        if seen is not None and seen[0] == key:
+            return dict(seen[1])
         doc = json.loads(path.read_text(encoding="utf-8", errors="surrogateescape"))
         if doc.get("version") != CACHE_VERSION:
             return {}
-        return {sha: Change(sha, tuple(p), tuple((a, b) for a, b in r)) for sha, p, r in doc["changes"]}
+        parsed = {sha: Change(sha, tuple(p), tuple((a, b) for a, b in r)) for sha, p, r in doc["changes"]}
     except (OSError, ValueError, KeyError, TypeError):
         return {}
+    _READ.clear()
+    _READ[str(path)] = (key, parsed)
+    return dict(parsed)
 
 
 def _write_cache(path: Path, changes: dict[str, Change]) -> None:
@@ -132,23 +150,41 @@ def _write_cache(path: Path, changes: dict[str, Change]) -> None:
     os.replace(tmp, path)  # atomic: a concurrent reader sees the old or the new file
 
 
-def load_changes(git: Git, cache_root: Path | None, sha: str, limit: int = DEFAULT_LIMIT) -> list[Change]:
+def _shallow_boundary(git: Git, parentless: list[str]) -> set[str]:
+    """Those of ``parentless`` commits that are a shallow clone's boundary (``$GIT_DIR/shallow``),
+    not true root commits."""
+    if not parentless:
+        return set()
+    listed = Path(git.root) / git.run("rev-parse", "--git-path", "shallow").decode().strip()
+    try:
+        shallow = set(listed.read_text(encoding="ascii").split())
+    except OSError:
+        return set()
+    return {s for s in parentless if s in shallow}
+
+
+def load_changes(git: Git, cache_root: Path | None, sha: str, limit: int = DEFAULT_LIMIT,
+                 write: bool = True) -> list[Change]:
     """The change lists of the last ``limit`` non-merge commits reachable from ``sha``, newest
     first. Commits already in the cache under ``cache_root`` (the worktree root; None: no cache)
-    are not read again, so a new snapshot mines only the commits since the last one."""
-    shas = git.run("rev-list", "--no-merges", f"--max-count={limit}", sha, "--").decode().split()
+    are not read again, so a new snapshot mines only the commits since the last one; ``write =
+    False`` leaves the cache as it is (a read command writes nothing)."""
+    listed = [line.split() for line in
+              git.run("rev-list", "--no-merges", "--parents", f"--max-count={limit}", sha, "--").decode().splitlines()]
+    shas = [ids[0] for ids in listed]
     if not shas:
         return []
     path = _cache_file(cache_root) if cache_root is not None else None
     known = _read_cache(path) if path is not None and path.is_file() else {}
-    missing = [s for s in shas if s not in known]
+    roots = _shallow_boundary(git, [ids[0] for ids in listed if len(ids) == 1])
+    missing = [s for s in shas if s not in known and s not in roots]
     if missing:
         raw = git.run("diff-tree", "--stdin", "--root", "-r", "-z", "-M", "--name-status", "--no-ext-diff",
                       input="\n".join(missing).encode() + b"\n")
         mined = {c.sha: c for c in _parse_diff_tree(raw)}
         for s in missing:  # an empty commit prints nothing
             known[s] = mined.get(s) or Change(s, ())
-        if path is not None:
+        if path is not None and write:
             if len(known) > CACHE_KEEP * limit:  # keep this snapshot's commits and the newest others
                 wanted = set(shas)
                 others = [s for s in known if s not in wanted]
@@ -158,20 +194,61 @@ def load_changes(git: Git, cache_root: Path | None, sha: str, limit: int = DEFAU
                 _write_cache(path, known)
             except OSError:
                 pass  # a read-only cache directory costs speed, never an answer
-    return [known[s] for s in shas]
+    return [Change(s, ()) if s in roots else known[s] for s in shas]
 
 
 _MEMO: dict[tuple[str, str, int, int], CoChange] = {}
 _MEMO_SIZE = 4
 
 
+def _counts_file(root: Path, sha: str) -> Path:
+    return Path(root) / CACHE_DIR / f"counts-{sha}.json"
+
+
+def _read_counts(path: Path, limit: int, max_files: int) -> CoChange | None:
+    """A snapshot's stored counts, or None when absent, unreadable or counted otherwise."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8", errors="surrogateescape"))
+        if doc.get("version") != CACHE_VERSION or doc.get("limit") != limit or doc.get("max_files") != max_files:
+            return None
+        return CoChange(int(doc["commits"]), dict(doc["touched"]), dict(doc["shared"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _write_counts(path: Path, stats: CoChange, limit: int, max_files: int) -> None:
+    """Store a snapshot's counts (atomically) and drop all but the newest ``COUNTS_KEEP``; a
+    read-only cache directory costs speed, never an answer. Floats survive JSON exactly."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        doc = {"version": CACHE_VERSION, "limit": limit, "max_files": max_files, "commits": stats.commits,
+               "touched": stats.touched, "shared": stats.shared}
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(doc, separators=(",", ":")), encoding="utf-8", errors="surrogateescape")
+        os.replace(tmp, path)
+        kept = sorted(path.parent.glob("counts-*.json"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
+        for old in kept[COUNTS_KEEP:]:
+            old.unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
 def cochange_at(git: Git, cache_root: Path | None, sha: str, limit: int = DEFAULT_LIMIT,
-                max_files: int = MAX_FILES) -> CoChange:
-    """Co-change counts of snapshot ``sha`` (memoised per process: a warm query pays nothing)."""
+                max_files: int = MAX_FILES, *, keep_changes: bool = False, keep_counts: bool = False) -> CoChange:
+    """Co-change counts of snapshot ``sha``: memoised per process (a warm query pays nothing),
+    then read from the snapshot's stored counts, else mined and counted. Only a writing command
+    keeps what it mined (``keep_changes``) and counted (``keep_counts``): ``ingest`` keeps both, so
+    the queries after it read one small file; ``eval run``, which asks for many commits once
+    each, keeps only the change lists; a query keeps nothing."""
     key = (str(git.root), sha, limit, max_files)
     got = _MEMO.get(key)
     if got is None:
-        got = count(load_changes(git, cache_root, sha, limit), max_files)
+        stored = _counts_file(cache_root, sha) if cache_root is not None else None
+        got = _read_counts(stored, limit, max_files) if stored is not None else None
+        if got is None:
+            got = count(load_changes(git, cache_root, sha, limit, write=keep_changes), max_files)
+            if stored is not None and keep_counts:
+                _write_counts(stored, got, limit, max_files)
         if len(_MEMO) >= _MEMO_SIZE:
             _MEMO.pop(next(iter(_MEMO)))
         _MEMO[key] = got

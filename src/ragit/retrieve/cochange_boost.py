@@ -19,12 +19,14 @@ Measured on the history dev sets in docs/evaluation.md ("Co-change").
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 from .rerank import RerankResult
 
 if TYPE_CHECKING:
     from ..gitsnap.cochange import CoChange
+    from ..gitsnap.git import Git
 
 
 # A raised partner stays this fraction below the hit that vouches for it: the engine breaks ties
@@ -99,3 +101,17 @@ def apply_cochange(result: RerankResult, paths: Sequence[str], stats: "CoChange"
     # (stable: ties keep their order)
     order = sorted(order[: last + 1], key=new_scores.__getitem__, reverse=True) + list(order[last + 1:])
     return RerankResult(order, new_scores, new_factors)
+
+
+def snapshot_cochange(git: "Git", cache_root: Path | None, sha: str, *, keep_changes: bool = False,
+                      keep_counts: bool = False) -> "CoChange | None":
+    """The co-change statistics of snapshot ``sha`` (ragit.gitsnap.cochange.cochange_at), or None
+    when git cannot give its history (a shallow or partial clone missing objects): the stage then
+    changes nothing, and the question is still answered."""
+    from ..gitsnap.cochange import cochange_at
+    from ..gitsnap.git import GitError
+
+    try:
+        return cochange_at(git, cache_root, sha, keep_changes=keep_changes, keep_counts=keep_counts)
+    except (GitError, OSError, ValueError):
+        return None

@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
     from ..embed.base import Embedder
+    from ..gitsnap.cochange import CoChange
     from ..ingest.globs import GlobSet
     from ..store.base import ChunkRow, Store
     from ..store.vectorindex import HeapIndex
@@ -232,6 +233,7 @@ class RetrievalParams:
     term_repeats: int = 3
     rerank: bool = True
     rerank_weights: "RerankWeights" = field(default_factory=lambda: _default_weights())
+    cochange: bool = True  # the co-change stage after the re-rank (ragit.retrieve.cochange_boost)
 
     @classmethod
     def from_config(cls, config, alpha: float | None = None) -> "RetrievalParams":
@@ -242,7 +244,7 @@ class RetrievalParams:
         return cls(alpha=r["alpha"] if alpha is None else alpha, keyword_enabled=r["keyword_enabled"],
                    file_blend=FILE_BLEND if blended else 0.0,
                    passage_words=r["passage_words"] if blended else 0,
-                   term_repeats=r["query_term_repeats"], rerank=r["rerank"])
+                   term_repeats=r["query_term_repeats"], rerank=r["rerank"], cochange=r["cochange"])
 
 
 def _default_weights() -> "RerankWeights":
@@ -511,10 +513,13 @@ def rank_hits(
     rows_cache: "dict[int, ChunkRow] | None" = None,
     *,
     row_filter: RowFilter | None = None,
+    cochange: "CoChange | None" = None,
 ) -> list[Hit]:
     """Fuse snapshot and overlay candidates with the seed formula, re-rank the snapshot's best
-    candidates for code (ragit.retrieve.rerank, unless ``params.rerank`` is off) and take the
-    top ``top_k``. ``question`` is the masked question (the re-rank reads the names it asks for).
+    candidates for code (ragit.retrieve.rerank, unless ``params.rerank`` is off), raise the
+    co-change partners of the best files (``cochange``: the snapshot's statistics, None = no such
+    stage) and take the top ``top_k``. ``question`` is the masked question (the re-rank reads the
+    names it asks for).
 
     Keyword scores are normalised by the best raw BM25 over *all* candidates of the query
     (knowledge §11.4 step 4), so a snapshot chunk and an artifact compete on one scale; rows a
@@ -588,6 +593,10 @@ def rank_hits(
                 hybrid=retrieval[pool], paths=[c.path for c in chunk], titles=[c.title for c in chunk],
                 texts=[c.text for c in chunk],
             ), params.rerank_weights, len(pool))
+            if cochange is not None and params.cochange:
+                from .cochange_boost import apply_cochange
+
+                result = apply_cochange(result, [c.path for c in chunk], cochange)
             at = pool.tolist()
             factors = result.factors
             adjusted = {at[j]: (score, factors.get(j, {})) for j, score in result.scores.items()}
