@@ -157,23 +157,8 @@ def export_snapshot(root: Path, git: "Git", config, rev: str, out: Path) -> dict
         records, vectors, dims = _collect(store, manifest)
     finally:
         store.close()
-    header = {
-        "format": "ragit-snapshot-bundle",
-        "commitSha": sha,
-        "embedderId": manifest.params.embedder_id,
-        "dims": dims,
-        "dtype": "float32",
-        "byteOrder": "little",
-        "documents": len(manifest.docs),
-        "records": len(records),
-        "chunks": sum(len(r.chunks) for r in records),
-    }
-    records_bytes = b"".join(
-        json.dumps(r.to_json(), ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode("utf-8") + b"\n"
-        for r in records)
-    header["sections"] = {"manifest": len(raw), "records": len(records_bytes), "vectors": len(vectors)}
-    head = json.dumps(header, sort_keys=True, separators=(",", ":")).encode("utf-8") + b"\n"
-    size, digest = _write_bundle(Path(out), [head, raw, records_bytes, vectors])
+    parts = bundle_parts(manifest, raw, records, vectors, dims)
+    size, digest = write_bundle(Path(out), parts)
     return {
         "commitSha": sha,
         "path": str(out),
@@ -184,9 +169,31 @@ def export_snapshot(root: Path, git: "Git", config, rev: str, out: Path) -> dict
         "embedderId": manifest.params.embedder_id,
         "dims": dims,
         "documents": len(manifest.docs),
-        "chunks": header["chunks"],
+        "chunks": sum(len(r.chunks) for r in records),
         "warnings": [],
     }
+
+
+def bundle_parts(manifest: Manifest, raw: bytes, records: list[BundleRecord], vectors: bytes,
+                 dims: int) -> list[bytes]:
+    """The sections after the checksum line: header line, manifest file, records, vectors."""
+    records_bytes = b"".join(
+        json.dumps(r.to_json(), ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode("utf-8") + b"\n"
+        for r in records)
+    header = {
+        "format": "ragit-snapshot-bundle",
+        "commitSha": manifest.commit_sha,
+        "embedderId": manifest.params.embedder_id,
+        "dims": dims,
+        "dtype": "float32",
+        "byteOrder": "little",
+        "documents": len(manifest.docs),
+        "records": len(records),
+        "chunks": sum(len(r.chunks) for r in records),
+        "sections": {"manifest": len(raw), "records": len(records_bytes), "vectors": len(vectors)},
+    }
+    head = json.dumps(header, sort_keys=True, separators=(",", ":")).encode("utf-8") + b"\n"
+    return [head, raw, records_bytes, vectors]
 
 
 def _open_read(root: Path, config, sha: str) -> "Store":
@@ -255,8 +262,8 @@ def _collect(store: "Store", manifest: Manifest) -> tuple[list[BundleRecord], by
     return records, np.ascontiguousarray(picked, dtype="<f4").tobytes(), int(picked.shape[1])
 
 
-def _write_bundle(target: Path, parts: list[bytes]) -> tuple[int, str]:
-    """Write the bundle atomically (temp file in the target's directory, fsync, rename); returns
+def write_bundle(target: Path, parts: list[bytes]) -> tuple[int, str]:
+    """Write the bundle of :func:`bundle_parts` atomically (temp file in the target's directory, fsync, rename); returns
     (size in bytes, sha256 of the whole file). A storage refusal is STORE_WRITE_FAILED."""
     from ..fsutil import fsync_dir, writing
 
