@@ -103,7 +103,7 @@ class Bundle:
     manifest_bytes: bytes
     manifest: Manifest
     records: list[BundleRecord]
-    vectors: bytes  # little-endian float32 rows, one per chunk in record order
+    vectors: bytes | memoryview  # little-endian float32 rows, one per chunk in record order
 
     def chunk_count(self) -> int:
         return sum(len(r.chunks) for r in self.records)
@@ -321,16 +321,17 @@ def read_bundle(path: Path) -> Bundle:
     body = memoryview(data)[m.end():]
     if hashlib.sha256(body).hexdigest() != m.group(1).decode():
         raise bundle_invalid(path, "checksum_mismatch", f"{path} does not match its sha256 checksum (damaged or altered)")
-    return _parse_body(path, bytes(body))
+    return _parse_body(path, body)
 
 
-def _parse_body(path: Path, body: bytes) -> Bundle:
+def _parse_body(path: Path, body: memoryview) -> Bundle:
+    """Parse the sections; the vectors stay a view into the file's bytes (no second copy)."""
     def bad(why: str) -> RagitError:
         return bundle_invalid(path, "malformed", f"{path} is malformed: {why}")
 
-    end = body.find(b"\n")
+    end = bytes(body[:1 << 20]).find(b"\n")  # the header line is small
     try:
-        header = json.loads(body[:end]) if end >= 0 else None
+        header = json.loads(bytes(body[:end])) if end >= 0 else None
         sections = header["sections"]
         sizes = [sections[k] for k in ("manifest", "records", "vectors")]
         sha, embedder_id, dims = header["commitSha"], header["embedderId"], header["dims"]
@@ -344,8 +345,8 @@ def _parse_body(path: Path, body: bytes) -> Bundle:
     pos = end + 1
     if pos + sum(sizes) != len(body):
         raise bad("section sizes")
-    manifest_bytes = body[pos:pos + sizes[0]]
-    records_bytes = body[pos + sizes[0]:pos + sizes[0] + sizes[1]]
+    manifest_bytes = bytes(body[pos:pos + sizes[0]])
+    records_bytes = bytes(body[pos + sizes[0]:pos + sizes[0] + sizes[1]])
     vectors = body[pos + sizes[0] + sizes[1]:]
     try:
         manifest = parse_manifest(manifest_bytes, sha, f"{path}#manifest").manifest
