@@ -353,3 +353,23 @@ def test_records_must_reproduce_the_manifest(target, bundle, cli, tmp_path):
     short = tmp_path / "short-vectors.ragit"
     short.write_bytes(_assemble(header, manifest, records, vectors[:-4]))
     _refused(cli, target, short, "malformed")
+
+
+def test_shared_and_empty_blobs_round_trip(git_repo, cli, tmp_path, monkeypatch):
+    """One blob at several paths (and under two chunkers), and documents without chunks."""
+    monkeypatch.setenv("RAGIT_NOW", NOW)
+    write_placeholder_config(git_repo.root)
+    same = "# Shared\n\nshared rotation text\n"
+    git_repo.commit("edge", {"docs/a.md": same, "docs/b.md": same, "notes/c.md": same, "src/same.py": same,
+                             "docs/empty.md": "", "src/empty.py": "", **SAMPLE_FILES})
+    assert cli("ingest", "--all", "--cwd", str(git_repo.root), "--format", "json").code == 0
+    out = tmp_path / "edge.ragit"
+    assert export(cli, git_repo.root, out).code == 0
+    imported, local = clone(git_repo.root, tmp_path / "i"), clone(git_repo.root, tmp_path / "l")
+    r = do_import(cli, imported, out)
+    assert r.code == 0, r
+    assert cli("ingest", "--all", "--cwd", str(local), "--format", "json").code == 0
+    manifest = f".ragit/manifest/{git_repo.head()}.json"
+    assert (imported / manifest).read_bytes() == (local / manifest).read_bytes()
+    for question in ("shared rotation", "restore auth context"):
+        assert query(cli, imported, question, "--top-k", "10") == query(cli, local, question, "--top-k", "10")
