@@ -153,7 +153,7 @@ def test_export_of_an_unindexed_revision_fails(origin, cli, tmp_path):
 
 def test_export_input_errors(origin, cli, tmp_path):
     r = cli("snapshot", "export", "HEAD", "--cwd", str(origin.root), "--format", "json")
-    assert r.code == 2 and r.json["error"]["details"]["field"] == "-o"
+    assert r.code == 2 and r.json["error"]["details"]["field"] == "--out"
     r = export(cli, origin.root, tmp_path / "missing-dir" / "b.ragit")
     assert r.code == 2 and r.json["error"]["details"]["reason"] == "file_not_found"
     r = export(cli, origin.root, tmp_path)

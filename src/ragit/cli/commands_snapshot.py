@@ -35,12 +35,12 @@ def export_cmd(rev: str | None, out: str | None, format_: str | None, cwd: str |
     if rev is None or not rev.strip():
         raise v.fail("rev", "required", "a revision to export is required (e.g. HEAD)")
     if out is None or not out.strip():
-        raise v.fail("-o", "required", "-o <file> is required")
+        raise v.fail("--out", "required", "-o <file> (--out) is required")
     target = _abspath(out)
     if target.is_dir():
-        raise v.fail("-o", "invalid_format", f"{out} is a directory", value=out)
+        raise v.fail("--out", "invalid_format", f"{out} is a directory", value=out)
     if not target.parent.is_dir():
-        raise v.fail("-o", "file_not_found", f"the directory of {out} does not exist", value=out)
+        raise v.fail("--out", "file_not_found", f"the directory of {out} does not exist", value=out)
     repo = open_repo(cwd)
     data = repo.snapshot_export(rev.strip(), target)
     return Output("snapshot export", data, lambda: export_text(data), data["warnings"], cwd=str(repo.root))
@@ -102,8 +102,8 @@ register(_spec(
              "documents", "chunks", "warnings"],
     arguments=[{"name": "rev", "type": "string", "required": True,
                 "description": "Any revision (HEAD, a SHA or prefix, a branch, a tag), resolved once."}],
-    options=[{"name": "-o", "type": "path", "required": True,
-              "description": "Bundle file to write (alias --out); replaced atomically."}, _FMT, _CWD],
+    options=[{"name": "--out", "type": "path", "required": True,
+              "description": "Bundle file to write (short form -o); replaced atomically."}, _FMT, _CWD],
     examples=["ragit snapshot export HEAD -o snapshot.ragit", "ragit snapshot export v1.2.0 -o /tmp/v1.2.0.ragit"],
     errors=["INPUT_INVALID", "SNAPSHOT_REF_INVALID", "SNAPSHOT_REF_AMBIGUOUS", "SNAPSHOT_NOT_INDEXED",
             "SNAPSHOT_STORE_UNAVAILABLE", "SNAPSHOT_MANIFEST_INVALID", "SNAPSHOT_SCHEMA_UNSUPPORTED",
