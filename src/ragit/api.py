@@ -163,6 +163,30 @@ class Repo:
             snapshot_cochange(self.git, self.root, result.commit_sha, keep_changes=True, keep_counts=True)
         return result
 
+    def snapshot_export(self, rev: str, out: str | Path) -> dict[str, Any]:
+        """Write the bundle of ``rev``'s exact indexed snapshot to ``out`` (knowledge §22.1);
+        ``rev`` is any revision. Writes nothing else."""
+        from .ingest.bundle import export_snapshot
+        from .retrieve.selection import with_ancestor_hint
+
+        try:
+            return export_snapshot(self.root, self.git, self.config, rev, Path(out))
+        except RagitError as exc:
+            hinted = with_ancestor_hint(exc, self.git, self.root, self.config, explicit=True)
+            if hinted is exc:
+                raise
+            raise hinted from None
+
+    def snapshot_import(self, path: str | Path) -> dict[str, Any]:
+        """Verify a bundle against this repository and installation, then publish its snapshot
+        as ingest would; SNAPSHOT_BUNDLE_INVALID (nothing written) on any mismatch."""
+        from .ingest.bundle import import_snapshot
+
+        result = import_snapshot(self.root, self.git, self.config, Path(path))
+        if self._read_state is not None:
+            self._cache.entries.clear()
+        return result
+
     def query(self, question: str, *, top_k: int | None = None, scope: str = "durable",
               at: str | None = None, explain: bool = False, paths: list[str] | None = None,
               exclude_tests: bool = False, no_wait: bool = False) -> "QueryResult":

@@ -44,6 +44,7 @@ ERROR_CODES: dict[str, tuple[str, bool]] = {
     "SNAPSHOT_INGEST_IN_PROGRESS": ("transient", True),
     "SNAPSHOT_MANIFEST_INVALID": ("corrupt_or_incompatible", False),
     "SNAPSHOT_SCHEMA_UNSUPPORTED": ("corrupt_or_incompatible", False),
+    "SNAPSHOT_BUNDLE_INVALID": ("corrupt_or_incompatible", False),
     "CONFIG_INVALID": ("corrupt_or_incompatible", False),
     "STORE_WRITE_FAILED": ("io", False),
     "INTERNAL_ERROR": ("internal", False),

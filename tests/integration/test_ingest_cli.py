@@ -253,12 +253,12 @@ def test_crash_before_publication_keeps_previous_snapshot(repo, cli, monkeypatch
     ingest(cli, repo, "--all")
     old = repo.head()
     repo.commit("b", {"docs/b.md": "# B\n\nbeta\n"})
-    import ragit.ingest.pipeline as pipeline
+    import ragit.ingest.publish as publish
 
     def boom(*a, **k):
         raise RuntimeError("simulated crash")
 
-    monkeypatch.setattr(pipeline, "publish_manifest", boom)
+    monkeypatch.setattr(publish, "publish_manifest", boom)
     r = ingest(cli, repo, "--all")
     assert r.code == 1 and r.json["error"]["code"] == "INTERNAL_ERROR"
     assert not (repo.root / ".ragit" / "manifest" / f"{repo.head()}.json").exists()

@@ -18,7 +18,7 @@ from .output import emit, emit_failure, normalize_format, stdout_is_terminal
 
 COMMAND_ORDER = (
     "init", "describe", "config", "hooks", "ingest", "query", "context", "memory", "migrate", "status",
-    "doctor", "verify", "eval", "artifact", "window", "session", "mcp", "serve", "setup",
+    "doctor", "verify", "eval", "artifact", "window", "session", "mcp", "snapshot", "serve", "setup",
 )
 
 
@@ -79,6 +79,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "mcp": ("commands_mcp",),
     "serve": ("commands_serve",),
     "setup": ("commands_setup",),
+    "snapshot": ("commands_snapshot",),
     "memory": ("commands_memory",),
     "migrate": ("commands_knowledge",),
     "query": ("commands_knowledge",),

@@ -7,7 +7,7 @@ before or during parsing.
 
 from __future__ import annotations
 
-GROUPS = ("config", "context", "hooks", "memory", "migrate", "artifact", "window", "session", "eval")
+GROUPS = ("config", "context", "hooks", "memory", "migrate", "artifact", "window", "session", "eval", "snapshot")
 
 # Options that take a value as the next token (when not written as --opt=value).
 VALUE_OPTIONS = frozenset({
@@ -15,6 +15,7 @@ VALUE_OPTIONS = frozenset({
     "--since", "--files", "--path", "--mode", "--strategy", "--evidence", "--window", "--model",
     "--keep-recent", "--session", "--from", "--limit", "--artifact-kind", "--count", "--ext", "--out",
     "--repo", "--seed", "--limit-messages", "--by", "--status", "--kind", "--budget-unit", "--idle-timeout",
+    "-o",
 })
 
 # command path -> (success default format, failure default format); cli-contract §1.1

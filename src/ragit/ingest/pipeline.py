@@ -27,10 +27,8 @@ from .manifest import (
     ManifestDoc,
     ManifestParams,
     doc_line,
-    list_manifest_shas,
     load_manifest,
     manifest_relpath,
-    publish_manifest,
     render_lines,
     same_except_created,
 )
@@ -452,13 +450,9 @@ def _ingest_commit(root: Path, git: "Git", config, request: IngestRequest, head:
                     replaced_paths=(sorted(p for p in scope_paths if utf8_name(p))
                                     if delta and scope_paths is not None else None),
                 )
-                store.write_snapshot(write)
-                publish_manifest(root, config, manifest, data)
-                published = set(list_manifest_shas(root, config))
-                store.delete_snapshots([s for s in store.snapshot_shas() if s not in published])
-                from ..store.vectorindex import refresh as refresh_vector_index
+                from .publish import publish_snapshot
 
-                refresh_vector_index(store, embedder_id, head)
+                publish_snapshot(root, config, store, write, manifest, data)
             finally:
                 store.close()
         return _result(

@@ -1,0 +1,33 @@
+"""Publishing one snapshot (knowledge §4.3): store rows first, then the manifest, then cleanup.
+
+Shared by ingest and ``snapshot import`` so both publish exactly the same way: the store
+commits the snapshot's rows in one transaction, the manifest is renamed into place, store
+snapshots without a manifest are dropped and the embedder's approximate index is refreshed.
+The caller holds the write lock.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .manifest import Manifest, list_manifest_shas, publish_manifest
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..store.base import SnapshotWrite, Store
+
+
+def publish_snapshot(root: Path, config, store: "Store", write: "SnapshotWrite", manifest: Manifest,
+                     data: bytes) -> None:
+    """Commit ``write`` to ``store``, then publish ``data`` as the manifest of ``manifest``.
+
+    ``write.manifest_sha256`` must be the sha256 of ``data`` (or of the file already published
+    when ``data`` equals it except ``createdAt``: that file is kept, knowledge §4.1).
+    """
+    from ..store.vectorindex import refresh as refresh_vector_index
+
+    store.write_snapshot(write)
+    publish_manifest(root, config, manifest, data)
+    published = set(list_manifest_shas(root, config))
+    store.delete_snapshots([s for s in store.snapshot_shas() if s not in published])
+    refresh_vector_index(store, write.embedder_id, write.commit_sha)
