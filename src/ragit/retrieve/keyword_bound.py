@@ -107,11 +107,15 @@ def pool_raw(keyword: "SnapshotKeyword", vector: "np.ndarray", eligible: "np.nda
     if bound > 0:
         at = np.flatnonzero(known if eligible is None else known & eligible)
         level = _kth(space(vector[at], raw[at]), fused_k)
-        reach = space(vector, bound) >= level
-        reach &= ~known
-        if eligible is not None:
-            reach &= eligible
-        add = np.flatnonzero(reach)
+        if alpha > 0:  # only rows with a high enough vector score can reach: test those alone
+            fused_level = (level - AUTHORITY_WEIGHT - RECENCY_WEIGHT) / RETRIEVAL_WEIGHT if final_space else level
+            slack = 1e-9 * (1.0 + abs(fused_level) + bound / best) / alpha  # ≫ the rounding of these steps
+            near = np.flatnonzero(vector >= (fused_level - (1.0 - alpha) * (bound / best)) / alpha - slack)
+        else:
+            near = np.arange(n)
+        near = near[space(vector[near], bound) >= level]
+        near = near[~known[near]]
+        add = near if eligible is None else near[eligible[near]]
         raw[add] = keyword.exact(add)
         known[add] = True
         # the keyword pool's cut must stay above every row left out, once normalised

@@ -341,7 +341,10 @@ def keyword_candidates(scorer: "SnapshotKeyword", count: int) -> "np.ndarray":
     matched = scores > 0
     rows, scores = rows[matched], scores[matched]
     if len(rows) > count:
-        rows = np.sort(rows[np.argsort(-scores, kind="stable")[:count]])
+        kth = np.partition(scores, len(scores) - count)[len(scores) - count]
+        tied = np.flatnonzero(scores == kth)
+        above = np.flatnonzero(scores > kth)
+        rows = np.sort(np.concatenate([rows[above], rows[tied[: count - len(above)]]]))
     return rows
 
 

@@ -182,24 +182,39 @@ class SnapshotKeyword:
         import numpy as np
 
         score = np.zeros(self.n, dtype=np.float64)
-        if not self.sequence:
-            return score
-        norm = K1 * (1.0 - B + B * self.lengths / self.avgdl)
         for term in self.sequence:
             pos, tf, weight = self.terms[term]
-            score[pos] += weight * ((tf * (K1 + 1.0)) / (tf + norm[pos]))
+            score[pos] += weight * ((tf * (K1 + 1.0)) / (tf + self._norm(pos)))
         return score
+
+    def _norm(self, pos: "np.ndarray") -> "np.ndarray":
+        """BM25's length normalisation k1 (1 − b + b·D/avgdl) of the rows at ``pos`` (computed
+        where needed: the same operations per element wherever it is computed)."""
+        return K1 * (1.0 - B + B * self.lengths[pos] / self.avgdl)
 
     def exact(self, rows: "np.ndarray") -> "np.ndarray":
         """Raw BM25 of the snapshot rows at positions ``rows`` (ascending, distinct): the values
-        ``full()[rows]`` has, bit for bit, found by a binary search of each row in each term."""
+        ``full()[rows]`` has, bit for bit. A few rows are looked up in each term's postings (a
+        binary search each); many are marked, and each term's postings on marked rows added up
+        in a snapshot-wide accumulator, in the question's term order as :meth:`full` does."""
         import numpy as np
 
         rows = np.asarray(rows, dtype=np.int64)
         score = np.zeros(len(rows), dtype=np.float64)
         if not len(rows) or not self.sequence:
             return score
-        norm = K1 * (1.0 - B + B * self.lengths[rows] / self.avgdl)
+        postings = sum(len(self.terms[t][0]) for t in self.sequence)
+        if len(rows) * 16 > postings:
+            mark = np.zeros(self.n, dtype=bool)
+            mark[rows] = True
+            acc = np.zeros(self.n, dtype=np.float64)
+            for term in self.sequence:
+                pos, tf, weight = self.terms[term]
+                on = mark[pos]
+                pos, tf = pos[on], tf[on]
+                acc[pos] += weight * ((tf * (K1 + 1.0)) / (tf + self._norm(pos)))
+            return acc[rows]
+        norm = self._norm(rows)
         found: dict[str, tuple] = {}
         for term in self.sequence:
             hit = found.get(term)
@@ -254,32 +269,30 @@ class SnapshotKeyword:
         for j in range(len(order) - 2, -1, -1):
             rest[j] = (rest[j + 1] + bounds[order[j + 1]]) * BOUND_MARGIN
 
-        def union(j: int) -> "np.ndarray":
-            parts = [self.terms[t][0] for t in order[: j + 1]]
-            if len(parts) == 1:
-                return parts[0]
-            if sum(len(p) for p in parts) * 8 < self.n:
-                return np.unique(np.concatenate(parts))
+        # a lower bound of the k-th best score: every row of the first term's postings scores at
+        # least that term's share (shares are positive, and a float sum of positives is at least
+        # each of them), so the k-th best share is at most the k-th best score
+        pos, tf, weight = self.terms[order[0]]
+        live = eligible[pos] if eligible is not None else None
+        if live is not None:
+            pos, tf = pos[live], tf[live]
+        theta = 0.0
+        if len(pos) >= k > 0:
+            share = weight * ((tf * (K1 + 1.0)) / (tf + self._norm(pos)))
+            theta = float(np.partition(share, len(share) - k)[len(share) - k])
+        j = next((i for i in range(len(order)) if rest[i] < theta), len(order) - 1)
+        if j == len(order) - 1:  # no term can be left out: every match, scored as full() does
+            score = self.full()
+            rows = np.flatnonzero(score > 0)
+            return rows, score[rows], 0.0
+        if j == 0:
+            rows = self.terms[order[0]][0]
+        else:
             mark = np.zeros(self.n, dtype=bool)
-            for p in parts:
-                mark[p] = True
-            return np.flatnonzero(mark)
-
-        def kth(rows: "np.ndarray", scores: "np.ndarray") -> float:
-            live = scores[eligible[rows]] if eligible is not None else scores
-            live = live[live > 0]
-            return float(np.partition(live, len(live) - k)[len(live) - k]) if len(live) >= k > 0 else 0.0
-
-        j = 0
-        rows = union(0)
-        scores = self.exact(rows)
-        theta = kth(rows, scores)
-        while j < len(order) - 1 and not rest[j] < theta:
-            j = next((i for i in range(j + 1, len(order)) if rest[i] < theta), len(order) - 1)
-            rows = union(j)
-            scores = self.exact(rows)
-            theta = kth(rows, scores)
-        return rows, scores, rest[j]
+            for term in order[: j + 1]:
+                mark[self.terms[term][0]] = True
+            rows = np.flatnonzero(mark)
+        return rows, self.exact(rows), rest[j]
 
 
 class PostingsReader:
