@@ -17,14 +17,25 @@ from __future__ import annotations
 from dataclasses import asdict
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ragit.retrieve import keyword_bound
 from ragit.retrieve.keyword_bound import pool_raw
 from ragit.retrieve.rerank import pool_indices
 from ragit.retrieve.search import RetrievalParams, RowFilter, SnapshotScores, rank_hits
 from ragit.store.base import ChunkRow
 from ragit.store.bm25 import B, K1, RowPositions, SnapshotKeyword, idf
+
+@pytest.fixture(autouse=True, scope="module")
+def bound_every_size():
+    """The bound runs on snapshots of any size here (it starts at BOUNDED_MIN_ROWS in use)."""
+    saved = keyword_bound.BOUNDED_MIN_ROWS
+    keyword_bound.BOUNDED_MIN_ROWS = 0
+    yield
+    keyword_bound.BOUNDED_MIN_ROWS = saved
+
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 VOCAB = [f"w{i}" for i in range(8)]

@@ -4,11 +4,18 @@ ragit.retrieve.keyword_bound.pool_raw) on small hand-built snapshots."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
+from ragit.retrieve import keyword_bound
 from ragit.retrieve.keyword_bound import pool_raw
 from ragit.store.bm25 import SnapshotKeyword
 
 N = 1000
+
+
+@pytest.fixture(autouse=True)
+def bound_every_size(monkeypatch):
+    monkeypatch.setattr(keyword_bound, "BOUNDED_MIN_ROWS", 0)
 
 
 def _scorer(terms: list[str]) -> SnapshotKeyword:
@@ -76,3 +83,10 @@ def test_pool_raw_with_an_overlay_best_and_no_snapshot_match():
     vector = np.linspace(0.0, 0.5, N)
     raw = pool_raw(scorer, vector, None, 0.7, [2.5], keyword_k=5, fused_k=20, final_space=True)
     assert not raw.any()
+
+
+def test_small_snapshots_are_scored_whole(monkeypatch):
+    monkeypatch.setattr(keyword_bound, "BOUNDED_MIN_ROWS", N + 1)
+    scorer = _scorer(["common", "rare"])
+    raw = pool_raw(scorer, np.linspace(0.0, 0.5, N), None, 0.7, [], keyword_k=5, fused_k=20, final_space=False)
+    assert raw.tobytes() == scorer.full().tobytes()

@@ -42,7 +42,8 @@ rounded, hence monotone: ``x ≤ y`` gives ``op(x) ≤ op(y)``. Only eligible ro
    only), ``_contenders``, the sort by (score, path, title, citation, chunk id), breakdowns — reads
    the vector and keyword scores of pool rows and ``best``: all equal.
 
-When the snapshot has no more eligible rows than the largest pool, everything is scored.
+When the snapshot has no more eligible rows than the largest pool, or fewer than
+:data:`BOUNDED_MIN_ROWS` rows, everything is scored.
 """
 
 from __future__ import annotations
@@ -55,6 +56,11 @@ if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
     from ..store.bm25 import SnapshotKeyword
+
+
+# Below this many snapshot rows every row is scored: full scoring then costs less than the
+# bookkeeping of the bound (gin, 1.9k chunks: warm CPU p95 2.0 ms full vs 2.6 ms bounded).
+BOUNDED_MIN_ROWS = 20_000
 
 
 def _kth(values: "np.ndarray", k: int) -> float:
@@ -73,6 +79,8 @@ def pool_raw(keyword: "SnapshotKeyword", vector: "np.ndarray", eligible: "np.nda
     import numpy as np
 
     n = keyword.n
+    if n < BOUNDED_MIN_ROWS:
+        return keyword.full()
     allowed = n if eligible is None else int(eligible.sum())
     k = max(keyword_k, 1)
     if allowed <= max(k, fused_k):
