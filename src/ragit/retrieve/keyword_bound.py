@@ -17,10 +17,12 @@ computed rows; ``raw' = 0`` on the others), ``b`` for the bound of
 rounded, hence monotone: ``x ≤ y`` gives ``op(x) ≤ op(y)``. Only eligible rows (those a
 ``--path``/``--exclude-tests`` filter admits) compete anywhere, so "row" means eligible row.
 
-1. *The normaliser.* ``top(K)`` returns the K best matches, so the best match (if any) is in
-   ``E``, and ``max raw' = max raw`` (rows outside ``E`` only lose score, down to 0). With no
-   match, ``b = 0`` and both maxima are 0. ``best`` also takes the overlay's raw scores, which
-   do not change.
+1. *The normaliser.* ``top(K)`` returns every row scoring more than ``b`` with its exact score:
+   at least K eligible ones when ``b > 0``, every match when ``b = 0``. So the best eligible
+   match (if any) is in ``E``, and ``max raw' = max raw`` (rows outside ``E`` only lose score,
+   down to 0). ``best`` also takes the overlay's raw scores, which do not change. ``b`` bounds
+   the computed floats, not just the real numbers: each term's bound carries a relative margin
+   far above the rounding of the few operations in a score (``bm25.BOUND_MARGIN``).
 2. *The keyword pool* (``_top`` of the normalised keyword, matches only). If ``b = 0`` the rows
    outside ``E`` do not match in either array. Otherwise ``E`` holds at least K matches scoring
    more than ``b``; we check that the K-th best normalised keyword of ``E``, ``κ``, exceeds
@@ -31,13 +33,16 @@ rounded, hence monotone: ``x ≤ y`` gives ``op(x) ≤ op(y)``. Only eligible ro
 3. *The vector pool* does not read keyword scores; its rows (every row at or above its cut) are
    in ``E``.
 4. *The fused pool* (``_top`` of ``hybrid = α·v + (1 − α)·kw``, or ``final``, a monotone function
-   of it, without the re-rank). For a row outside ``E``, ``kw ≤ b / best``, so its hybrid in
-   either array is at most ``u = α·v + (1 − α)·(b / best)``. ``E`` holds at least M rows; with
-   ``L`` their M-th best hybrid, every row with ``u ≥ L`` is added to ``E`` (exactly scored), so
-   every row outside ``E`` has hybrid ``< L`` in both arrays, while ``E`` holds M rows at or
-   above ``L``: the M-th best value, the rows above it and the rows tied with it are the same in
-   both arrays, and ``_top`` picks the same rows (the same argument on ``final`` without the
-   re-rank).
+   of it, without the re-rank). If ``b = 0`` the two arrays are equal everywhere. Otherwise, for a
+   row outside ``E``, ``kw ≤ b / best`` in the full array and ``kw = 0`` in ours, so its hybrid in
+   either array is at most ``u = α·v + (1 − α)·(b / best)``, computed with the same operations.
+   ``E`` starts with at least M rows (the vector cut takes ``max(K, M)``); with ``L`` their M-th
+   best hybrid, every row with ``u ≥ L`` is added to ``E`` (exactly scored; the rows to test are
+   first narrowed by ``v ≥ (L − (1 − α)·b / best) / α`` less a slack far above the rounding).
+   Adding rows only raises the M-th best of ``E`` to some ``L′ ≥ L``, and every row left outside
+   has hybrid ``< L ≤ L′`` in both arrays, so in both the M-th best value is ``L′``, the rows
+   above it and tied with it are the same rows of ``E`` with the same values, and ``_top`` picks
+   the same rows (the same argument on ``final`` without the re-rank).
 5. *Everything after the pool* — the re-rank (file aggregation sums the hybrid of pool rows
    only), ``_contenders``, the sort by (score, path, title, citation, chunk id), breakdowns — reads
    the vector and keyword scores of pool rows and ``best``: all equal.
