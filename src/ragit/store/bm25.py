@@ -97,8 +97,8 @@ class RowPositions:
         self.contiguous = n > 0 and span == n
         self.table = None
         if n and not self.contiguous and span <= max(4 * n, 1 << 20):
-            table = np.full(span, -1, dtype=np.int64)
-            table[rowids - self.first] = np.arange(n, dtype=np.int64)
+            table = np.full(span, -1, dtype=np.int32)  # 4 bytes per id of the span (≤ 4n or 4 MiB)
+            table[rowids - self.first] = np.arange(n, dtype=np.int32)
             self.table = table
 
     def restrict(self, ids: "np.ndarray", tf: "np.ndarray") -> "tuple[np.ndarray, np.ndarray]":
@@ -116,7 +116,7 @@ class RowPositions:
         if self.table is not None:
             pos = self.table[ids - self.first]
             inside = pos >= 0
-            return pos[inside], tf[inside]
+            return pos[inside].astype(np.int64), tf[inside]
         pos = np.minimum(np.searchsorted(self.rowids, ids), n - 1)
         inside = self.rowids[pos] == ids
         return pos[inside], tf[inside]
