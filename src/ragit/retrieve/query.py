@@ -130,10 +130,10 @@ def retrieve(
             extra_raw = snapshot.extra_raw
         elif candidates and params.keyword_enabled:
             # artifacts only: the snapshot lends its keyword statistics, nothing else is ranked
-            from .search import keyword_raw, load_matrix
+            from .search import keyword_scorer, load_matrix
 
             snap = cache.get(store, sha, embedder.id) if cache is not None else load_matrix(store, sha, embedder.id)
-            extra_raw = keyword_raw(store, snap, masked.text, extra, cache, params.term_repeats)[1]
+            extra_raw = keyword_scorer(store, snap, masked.text, extra, cache, params.term_repeats).extra_score
         elif candidates:
             extra_raw = [0.0] * len(candidates)
         if candidates:

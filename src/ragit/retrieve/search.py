@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..gitsnap.cochange import CoChange
     from ..ingest.globs import GlobSet
     from ..store.base import ChunkRow, Store
+    from ..store.bm25 import RowPositions, SnapshotKeyword
     from ..store.vectorindex import HeapIndex
     from .rerank import RerankWeights
     from .sources import OverlayCandidate
@@ -44,6 +45,16 @@ class SnapshotMatrix:
     index: "HeapIndex | None" = None
     mapped: bool = False  # the heap is read through a memory mapping (map_heap)
     _positions: "tuple[np.ndarray, np.ndarray] | None" = None
+    _row_positions: "RowPositions | None" = None
+
+    def row_positions(self) -> "RowPositions":
+        """Store row id → snapshot position (kept: a warm process restricts every question's
+        postings to this snapshot with it)."""
+        if self._row_positions is None:
+            from ..store.bm25 import RowPositions
+
+            self._row_positions = RowPositions(self.rowids)
+        return self._row_positions
 
     def full_matrix(self) -> "np.ndarray":
         """Every row's vector (gathered from the heap on the approximate path: exact search)."""
@@ -255,12 +266,25 @@ def _default_weights() -> "RerankWeights":
 
 @dataclass
 class SnapshotScores:
-    """Per-row vector and raw keyword scores of one snapshot for one question."""
+    """Per-row vector and raw keyword scores of one snapshot for one question. The keyword
+    scores come either as a whole array or as ``keyword``, scored on demand: ``rank_hits`` then
+    computes only the rows its answer reads (ragit.retrieve.keyword_bound)."""
 
     rowids: "np.ndarray"  # int64 FTS row id per row, ascending
     vector: "np.ndarray"  # float64 cosine per row
-    raw_keyword: "np.ndarray"  # float64 −bm25 per row, 0 where the row does not match
-    extra_raw: list[float] = field(default_factory=list)  # −bm25 of the extra (overlay) documents
+    raw_keyword: "np.ndarray | None" = None  # float64 bm25 per row, 0 where the row does not match
+    extra_raw: list[float] = field(default_factory=list)  # bm25 of the extra (overlay) documents
+    keyword: "SnapshotKeyword | None" = None  # the on-demand scorer when raw_keyword is None
+
+    def raw(self) -> "np.ndarray":
+        """The whole raw keyword array (computed from ``keyword`` when not given; zeros without
+        either)."""
+        if self.raw_keyword is None:
+            import numpy as np
+
+            self.raw_keyword = self.keyword.full() if self.keyword is not None \
+                else np.zeros(len(self.rowids), dtype=np.float64)
+        return self.raw_keyword
 
 
 def vector_scores(snap: SnapshotMatrix, embedder: "Embedder", masked_question: str,
@@ -292,11 +316,38 @@ def keyword_raw(
     """Raw BM25 per snapshot row (0 where it does not match) and per ``extra`` (text, title,
     path) document, with the statistics of the snapshot's rows and those documents together
     (ragit.store.bm25). Every lexical match of the snapshot is scored (no LIMIT)."""
-    from ..store.bm25 import snapshot_scores, weighted_counts
+    scorer = keyword_scorer(store, snap, masked_question, extra, cache, term_repeats)
+    return scorer.full(), scorer.extra_score
+
+
+def keyword_scorer(
+    store: "Store", snap: SnapshotMatrix, masked_question: str, extra: Sequence[tuple[str, str, str]] = (),
+    cache: VectorCache | None = None, term_repeats: int = 1,
+) -> "SnapshotKeyword":
+    """The question's BM25 over the snapshot, scored on demand (:func:`keyword_raw`'s floats):
+    the postings are read and the statistics fixed here, the per-row arithmetic when asked."""
+    from ..store.bm25 import SnapshotKeyword, weighted_counts
 
     terms = query_terms(masked_question, term_repeats)
     postings = cache.postings(store) if cache is not None else store.postings()
-    return snapshot_scores(postings, terms, snap.rowids, snap.lengths, [weighted_counts(*doc) for doc in extra])
+    return SnapshotKeyword(postings, terms, snap.rowids, snap.lengths, [weighted_counts(*doc) for doc in extra],
+                           snap.row_positions())
+
+
+def keyword_candidates(scorer: "SnapshotKeyword", count: int) -> "np.ndarray":
+    """The ``count`` best keyword matches (positions, ascending; every match when there are no
+    more), found with a bounded top-k; among rows tied at the cut the first rows stay."""
+    import numpy as np
+
+    rows, scores, _ = scorer.top(count)
+    matched = scores > 0
+    rows, scores = rows[matched], scores[matched]
+    if len(rows) > count:
+        kth = np.partition(scores, len(scores) - count)[len(scores) - count]
+        tied = np.flatnonzero(scores == kth)
+        above = np.flatnonzero(scores > kth)
+        rows = np.sort(np.concatenate([rows[above], rows[tied[: count - len(above)]]]))
+    return rows
 
 
 # The approximate path's candidates: the index's nearest rows per question vector (over-fetched by
@@ -330,7 +381,7 @@ def _scored_rows(snap: SnapshotMatrix, seed: "np.ndarray", embedder: "Embedder",
 
 
 def approximate_scores(snap: SnapshotMatrix, embedder: "Embedder", masked_question: str, file_blend: float,
-                       passage_words: int, raw_keyword: "np.ndarray | None") -> "tuple[np.ndarray, np.ndarray] | None":
+                       passage_words: int, keyword_rows: "np.ndarray | None") -> "tuple[np.ndarray, np.ndarray] | None":
     """(rows, vector score) of the candidate rows of a snapshot on the approximate path, rows
     ascending; each score has the bits :func:`vector_scores` gives that row (its file's rows are
     all scored, in the same order). None when the index cannot supply enough of this snapshot's
@@ -352,11 +403,8 @@ def approximate_scores(snap: SnapshotMatrix, embedder: "Embedder", masked_questi
     if not enough:
         return None
     seeds = [rows[rows >= 0], tail]
-    if raw_keyword is not None:
-        matched = np.nonzero(raw_keyword > 0)[0]
-        if len(matched) > KEYWORD_CANDIDATES:
-            matched = matched[np.argpartition(-raw_keyword[matched], KEYWORD_CANDIDATES - 1)[:KEYWORD_CANDIDATES]]
-        seeds.append(matched)
+    if keyword_rows is not None:
+        seeds.append(keyword_rows)
     seed = np.unique(np.concatenate(seeds).astype(np.int64))
     return _scored_rows(snap, seed, embedder, masked_question, file_blend, passage_words)
 
@@ -381,18 +429,23 @@ def score_snapshot(
     import numpy as np
 
     snap = cache.get(store, sha, embedder.id) if cache is not None else load_matrix(store, sha, embedder.id)
+    scorer = None
     if params.keyword_enabled:
-        raw, extra_raw = keyword_raw(store, snap, masked_question, extra, cache, params.term_repeats)
+        scorer = keyword_scorer(store, snap, masked_question, extra, cache, params.term_repeats)
+        extra_raw = scorer.extra_score
     else:
-        raw, extra_raw = np.zeros(len(snap.rowids), dtype=np.float64), [0.0] * len(extra)
+        extra_raw = [0.0] * len(extra)
     if snap.index is not None and len(snap.rowids):
         picked = approximate_scores(snap, embedder, masked_question, params.file_blend, params.passage_words,
-                                    raw if params.keyword_enabled else None)
+                                    keyword_candidates(scorer, KEYWORD_CANDIDATES) if scorer is not None else None)
         if picked is not None:
             rows, vector = picked
-            return SnapshotScores(snap.rowids[rows], vector, raw[rows], extra_raw)
+            raw = scorer.exact(rows) if scorer is not None else np.zeros(len(rows), dtype=np.float64)
+            return SnapshotScores(snap.rowids[rows], vector, raw, extra_raw)
     vector = vector_scores(snap, embedder, masked_question, params.file_blend, params.passage_words)
-    return SnapshotScores(snap.rowids, vector, raw, extra_raw)
+    if scorer is None:
+        return SnapshotScores(snap.rowids, vector, np.zeros(len(snap.rowids), dtype=np.float64), extra_raw)
+    return SnapshotScores(snap.rowids, vector, None, extra_raw, keyword=scorer)
 
 
 @dataclass(frozen=True)
@@ -530,10 +583,24 @@ def rank_hits(
 
     alpha = params.alpha
     eligible = _eligible(store, snapshot, row_filter) if snapshot is not None and store is not None else None
+    raw_keyword = None
+    if snapshot is not None:
+        raw_keyword = snapshot.raw_keyword
+        if raw_keyword is None and snapshot.keyword is not None and params.keyword_enabled:
+            # only the rows the answer reads are scored; the rest stay 0 (keyword_bound's proof)
+            from .keyword_bound import pool_raw
+
+            pool = params.rerank_weights.pool
+            raw_keyword = pool_raw(snapshot.keyword, snapshot.vector, eligible, alpha, [r for _, _, r in overlay],
+                                   keyword_k=pool if params.rerank else 1,
+                                   fused_k=max(pool, 2 * top_k) if params.rerank else top_k,
+                                   final_space=not params.rerank)
+        elif raw_keyword is None:
+            raw_keyword = snapshot.raw()
     best = 0.0
     if params.keyword_enabled:
-        if snapshot is not None and len(snapshot.raw_keyword):
-            raw = snapshot.raw_keyword if eligible is None else snapshot.raw_keyword[eligible]
+        if snapshot is not None and len(raw_keyword):
+            raw = raw_keyword if eligible is None else raw_keyword[eligible]
             best = float(raw.max()) if len(raw) else 0.0
         best = max([best] + [raw for _, _, raw in overlay])
 
@@ -544,7 +611,7 @@ def rank_hits(
     if snapshot is not None and store is not None and sha is not None and len(snapshot.rowids):
         n = len(snapshot.rowids)
         if best > 0:
-            keyword = np.where(snapshot.raw_keyword > 0, snapshot.raw_keyword / best, 0.0)
+            keyword = np.where(raw_keyword > 0, raw_keyword / best, 0.0)
         else:
             keyword = np.zeros(n, dtype=np.float64)
         retrieval = alpha * snapshot.vector + (1.0 - alpha) * keyword

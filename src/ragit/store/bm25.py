@@ -70,44 +70,229 @@ def snapshot_scores(
     rowids: "np.ndarray",
     lengths: "np.ndarray",
     extra: Sequence[tuple[dict[str, float], int]] = (),
+    positions: "RowPositions | None" = None,
 ) -> tuple["np.ndarray", list[float]]:
     """Raw BM25 of every snapshot row (sorted ``rowids`` with their ``lengths``) and of each
-    ``extra`` document, with the statistics of those rows and documents together."""
-    import numpy as np
+    ``extra`` document, with the statistics of those rows and documents together (``positions``:
+    the rows' :class:`RowPositions`, built here when not given)."""
+    scorer = SnapshotKeyword(postings, terms, rowids, lengths, extra, positions)
+    return scorer.full(), scorer.extra_score
 
-    n = len(rowids)
-    score = np.zeros(n, dtype=np.float64)
-    extra_score = [0.0] * len(extra)
-    n_rows = n + len(extra)
-    if not terms or not n_rows:
-        return score, extra_score
-    total = float(lengths.sum()) + float(sum(length for _, length in extra))
-    avgdl = total / n_rows if total > 0 else 1.0
-    norm = K1 * (1.0 - B + B * lengths / avgdl)
-    cache: dict[str, tuple] = {}
-    for term in terms:
-        hit = cache.get(term)
-        if hit is None:
-            ids, tf = postings(term)
-            if len(ids) and n:
-                pos = np.minimum(np.searchsorted(rowids, ids), n - 1)
-                inside = rowids[pos] == ids
-                pos, tf = pos[inside], tf[inside]
-            else:
-                pos, tf = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
-            extra_tf = [doc.get(term, 0.0) for doc, _ in extra]
-            df = len(pos) + sum(1 for f in extra_tf if f > 0)
-            hit = cache[term] = (pos, tf, extra_tf, idf(n_rows, df) if df else 0.0)
-        pos, tf, extra_tf, weight = hit
-        if not weight:
-            continue
-        if len(pos):
-            score[pos] += weight * ((tf * (K1 + 1.0)) / (tf + norm[pos]))
-        for i, f in enumerate(extra_tf):
-            if f > 0:
-                doc_norm = K1 * (1.0 - B + B * extra[i][1] / avgdl)
-                extra_score[i] += weight * ((f * (K1 + 1.0)) / (f + doc_norm))
-    return score, extra_score
+
+class RowPositions:
+    """The snapshot position of a store row id, found in O(1) per id where the snapshot's row ids
+    allow it: a snapshot ingested in one go holds a contiguous run of ids (position = id − first),
+    and one that shares rows with other commits gets a lookup table over its id span (unless the
+    span is far larger than the snapshot; then a binary search, as before). A warm process keeps
+    one per snapshot (``SnapshotMatrix``), so the postings of a question's terms cost no search."""
+
+    def __init__(self, rowids: "np.ndarray"):
+        import numpy as np
+
+        self.rowids = rowids
+        n = len(rowids)
+        self.first = int(rowids[0]) if n else 0
+        self.last = int(rowids[-1]) if n else -1
+        span = self.last - self.first + 1
+        self.contiguous = n > 0 and span == n
+        self.table = None
+        if n and not self.contiguous and span <= max(4 * n, 1 << 20):
+            table = np.full(span, -1, dtype=np.int32)  # 4 bytes per id of the span (≤ 4n or 4 MiB)
+            table[rowids - self.first] = np.arange(n, dtype=np.int32)
+            self.table = table
+
+    def restrict(self, ids: "np.ndarray", tf: "np.ndarray") -> "tuple[np.ndarray, np.ndarray]":
+        """(snapshot positions, weighted counts) of the postings ``ids`` (ascending) that are
+        snapshot rows, in the order of ``ids``: the pairs a binary search of every id finds."""
+        import numpy as np
+
+        n = len(self.rowids)
+        if not len(ids) or not n:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+        lo, hi = np.searchsorted(ids, [self.first, self.last + 1])
+        ids, tf = ids[lo:hi], tf[lo:hi]
+        if self.contiguous:
+            return (ids - self.first).astype(np.int64, copy=False), tf
+        if self.table is not None:
+            pos = self.table[ids - self.first]
+            inside = pos >= 0
+            return pos[inside].astype(np.int64), tf[inside]
+        pos = np.minimum(np.searchsorted(self.rowids, ids), n - 1)
+        inside = self.rowids[pos] == ids
+        return pos[inside], tf[inside]
+
+
+BOUND_MARGIN = 1.0 + 1e-9  # relative slack on every upper bound: covers the rounding of a few float ops
+
+
+class SnapshotKeyword:
+    """One question's BM25 over one snapshot, computed on demand: the whole score array
+    (:meth:`full`, what :func:`snapshot_scores` returns), the exact scores of chosen rows
+    (:meth:`exact`) or a bounded exact top-k (:meth:`top`), all with the same floats.
+
+    Reading a term's postings fixes its idf (the snapshot's df) and its positions; a row's score
+    is then the sum, in the question's term order (a repeated term adds again), of
+    ``idf · tf (k1 + 1) / (tf + norm)``, and each way of computing it performs exactly those
+    float operations on that row, element by element, so the bits do not depend on which rows
+    are computed together.
+    """
+
+    def __init__(self, postings: Callable[[str], Postings], terms: Sequence[str], rowids: "np.ndarray",
+                 lengths: "np.ndarray", extra: Sequence[tuple[dict[str, float], int]] = (),
+                 positions: "RowPositions | None" = None):
+        import numpy as np
+
+        n = len(rowids)
+        self.n = n
+        self.lengths = lengths
+        self.extra_score = [0.0] * len(extra)
+        self.sequence: list[str] = []  # the question's terms that weigh, in order (repeats kept)
+        self.terms: dict[str, tuple] = {}  # term → (positions, tf, idf)
+        n_rows = n + len(extra)
+        self.avgdl = 1.0
+        if not terms or not n_rows:
+            return
+        total = float(lengths.sum()) + float(sum(length for _, length in extra))
+        self.avgdl = avgdl = total / n_rows if total > 0 else 1.0
+        if positions is None and n:
+            positions = RowPositions(rowids)
+        empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
+        cache: dict[str, tuple] = {}
+        for term in terms:
+            hit = cache.get(term)
+            if hit is None:
+                ids, tf = postings(term)
+                pos, tf = positions.restrict(ids, tf) if len(ids) and n else empty
+                extra_tf = [doc.get(term, 0.0) for doc, _ in extra]
+                df = len(pos) + sum(1 for f in extra_tf if f > 0)
+                hit = cache[term] = (pos, tf, extra_tf, idf(n_rows, df) if df else 0.0)
+            pos, tf, extra_tf, weight = hit
+            if not weight:
+                continue
+            if len(pos):
+                self.sequence.append(term)
+                self.terms[term] = (pos, tf, weight)
+            for i, f in enumerate(extra_tf):
+                if f > 0:
+                    doc_norm = K1 * (1.0 - B + B * extra[i][1] / avgdl)
+                    self.extra_score[i] += weight * ((f * (K1 + 1.0)) / (f + doc_norm))
+
+    def full(self) -> "np.ndarray":
+        """Raw BM25 of every snapshot row (0 where no term matches)."""
+        import numpy as np
+
+        score = np.zeros(self.n, dtype=np.float64)
+        for term in self.sequence:
+            pos, tf, weight = self.terms[term]
+            score[pos] += weight * ((tf * (K1 + 1.0)) / (tf + self._norm(pos)))
+        return score
+
+    def _norm(self, pos: "np.ndarray") -> "np.ndarray":
+        """BM25's length normalisation k1 (1 − b + b·D/avgdl) of the rows at ``pos`` (computed
+        where needed: the same operations per element wherever it is computed)."""
+        return K1 * (1.0 - B + B * self.lengths[pos] / self.avgdl)
+
+    def exact(self, rows: "np.ndarray") -> "np.ndarray":
+        """Raw BM25 of the snapshot rows at positions ``rows`` (ascending, distinct): the values
+        ``full()[rows]`` has, bit for bit. A few rows are looked up in each term's postings (a
+        binary search each); many are marked, and each term's postings on marked rows added up
+        in a snapshot-wide accumulator, in the question's term order as :meth:`full` does."""
+        import numpy as np
+
+        rows = np.asarray(rows, dtype=np.int64)
+        score = np.zeros(len(rows), dtype=np.float64)
+        if not len(rows) or not self.sequence:
+            return score
+        postings = sum(len(self.terms[t][0]) for t in self.sequence)
+        if len(rows) * 16 > postings:
+            mark = np.zeros(self.n, dtype=bool)
+            mark[rows] = True
+            acc = np.zeros(self.n, dtype=np.float64)
+            for term in self.sequence:
+                pos, tf, weight = self.terms[term]
+                on = mark[pos]
+                pos, tf = pos[on], tf[on]
+                acc[pos] += weight * ((tf * (K1 + 1.0)) / (tf + self._norm(pos)))
+            return acc[rows]
+        norm = self._norm(rows)
+        found: dict[str, tuple] = {}
+        for term in self.sequence:
+            hit = found.get(term)
+            if hit is None:
+                pos, tf, weight = self.terms[term]
+                at = np.minimum(np.searchsorted(pos, rows), len(pos) - 1)
+                inside = pos[at] == rows
+                hit = found[term] = (inside, tf[at[inside]], weight)
+            inside, tf, weight = hit
+            score[inside] += weight * ((tf * (K1 + 1.0)) / (tf + norm[inside]))
+        return score
+
+    def term_bounds(self) -> dict[str, float]:
+        """An upper bound of each term's total share of any row's score (its share times the
+        times the question repeats it): idf · tfₘₐₓ (k1 + 1) / (tfₘₐₓ + normₘᵢₙ), which no
+        posting exceeds (the share grows with tf and shrinks with the row's length), with
+        :data:`BOUND_MARGIN` for rounding."""
+        if not self.sequence:
+            return {}
+        shortest = float(self.lengths.min())
+        norm_min = K1 * (1.0 - B + B * shortest / self.avgdl)
+        repeats: dict[str, int] = {}
+        for term in self.sequence:
+            repeats[term] = repeats.get(term, 0) + 1
+        out = {}
+        for term, times in repeats.items():
+            _, tf, weight = self.terms[term]
+            top = float(tf.max())
+            out[term] = times * weight * (top * (K1 + 1.0)) / (top + norm_min) * BOUND_MARGIN
+        return out
+
+    def top(self, k: int, eligible: "np.ndarray | None" = None) -> "tuple[np.ndarray, np.ndarray, float]":
+        """(rows, their exact scores, bound), rows ascending, such that every snapshot row outside
+        ``rows`` scores at most ``bound`` and, when ``bound > 0``, at least ``k`` rows of ``rows``
+        that ``eligible`` admits score more than ``bound`` (``bound = 0``: ``rows`` holds every
+        matching row). So the ``k`` best eligible rows, every row tied with the k-th and the best
+        row are all in ``rows``, with the floats :meth:`full` gives them.
+
+        MaxScore over the question's terms: with the terms in descending order of their bounds
+        (:meth:`term_bounds`), a row found in none of the first ``j`` terms' postings scores at
+        most the sum of the other terms' bounds; once ``k`` eligible rows of those postings score
+        more than that sum, no other row can reach them, and the other (usually frequent, low
+        idf) terms are only looked up for those rows, never scattered over the snapshot.
+        """
+        import numpy as np
+
+        bounds = self.term_bounds()
+        if not bounds:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64), 0.0
+        order = sorted(bounds, key=lambda t: -bounds[t])
+        rest = [0.0] * len(order)  # rest[j]: bound of a row in none of order[:j + 1]
+        for j in range(len(order) - 2, -1, -1):
+            rest[j] = (rest[j + 1] + bounds[order[j + 1]]) * BOUND_MARGIN
+
+        # a lower bound of the k-th best score: every row of the first term's postings scores at
+        # least that term's share (shares are positive, and a float sum of positives is at least
+        # each of them), so the k-th best share is at most the k-th best score
+        pos, tf, weight = self.terms[order[0]]
+        live = eligible[pos] if eligible is not None else None
+        if live is not None:
+            pos, tf = pos[live], tf[live]
+        theta = 0.0
+        if len(pos) >= k > 0:
+            share = weight * ((tf * (K1 + 1.0)) / (tf + self._norm(pos)))
+            theta = float(np.partition(share, len(share) - k)[len(share) - k])
+        j = next((i for i in range(len(order)) if rest[i] < theta), len(order) - 1)
+        if j == len(order) - 1:  # no term can be left out: every match, scored as full() does
+            score = self.full()
+            rows = np.flatnonzero(score > 0)
+            return rows, score[rows], 0.0
+        if j == 0:
+            rows = self.terms[order[0]][0]
+        else:
+            mark = np.zeros(self.n, dtype=bool)
+            for term in order[: j + 1]:
+                mark[self.terms[term][0]] = True
+            rows = np.flatnonzero(mark)
+        return rows, self.exact(rows), rest[j]
 
 
 class PostingsReader:
