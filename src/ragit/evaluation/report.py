@@ -55,6 +55,15 @@ def run_text(data: dict[str, Any]) -> str:
                  "none" if c["ci95"] is None else f"[{_num(c['ci95'][0])}, {_num(c['ci95'][1])}]"]
                 for c in data["comparisons"]]
         lines += [""] + _table(["a", "b", "metric", "diff (b − a)", "95% CI"], comp)
+    if "regressions" in data:
+        gate = data["baseline"]
+        if data["regressions"]:
+            rows = [[r["mode"], _METRIC_LABELS[r["metric"]], _num(r["baseline"]), _num(r["value"])]
+                    for r in data["regressions"]]
+            lines += ["", f"regressions against {gate['file']} (max drop {_num(gate['maxDrop'])}):", ""]
+            lines += _table(["mode", "metric", "baseline", "value"], rows)
+        else:
+            lines += ["", f"regressions against {gate['file']} (max drop {_num(gate['maxDrop'])}): none"]
     timing = data.get("timing")
     if timing:
         lines += ["", timing_text(timing)]
