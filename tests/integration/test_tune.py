@@ -98,6 +98,8 @@ def test_given_task_file_and_bad_input(git_repo, cli, tmp_path, monkeypatch):
 
     r = cli("tune", "--tasks", str(tmp_path / "missing.jsonl"), "--format", "json", "--cwd", str(root))
     assert r.code == 2 and r.json["error"]["code"] == "INPUT_INVALID"
+    assert r.json["error"]["details"]["field"] == "--tasks"
+    assert r.json["error"]["recovery"]["command"] == "ragit describe tune"
     outside = tmp_path / "plain"
     outside.mkdir()
     r = cli("tune", "--format", "json", "--cwd", str(outside))

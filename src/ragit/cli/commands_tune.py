@@ -41,7 +41,7 @@ def tune_cmd(tasks_file, repos, dry_run, format_, cwd) -> Output:
     if tasks_file is not None and not tasks_file.strip():
         raise v.fail("--tasks", "empty", "--tasks needs a file")
     if tasks_file is not None:
-        tasks = load_tasks(_abspath(tasks_file), tasks_file)
+        tasks = _load(tasks_file, load_tasks)
         root, _ = resolve_root(cwd)
         gits = [open_repository(_abspath(r), r) for r in repos] or [open_repository(root, str(root))]
     else:
@@ -68,6 +68,21 @@ def tune_cmd(tasks_file, repos, dry_run, format_, cwd) -> Output:
     result.data["configPath"] = CONFIG_RELPATH
     data = result.data
     return Output("tune", data, lambda: tune_text(data), data["warnings"], cwd=str(root))
+
+
+def _load(given: str, load_tasks) -> list:
+    """The task file, its failures named for ``tune`` (``--tasks``, ``ragit describe tune``)."""
+    from ..errors import RagitError
+
+    try:
+        return load_tasks(_abspath(given), given)
+    except RagitError as exc:
+        if exc.code != "INPUT_INVALID":
+            raise
+        details = dict(exc.details)
+        if details.get("field") == "tasksFile":
+            details["field"] = "--tasks"
+        raise RagitError(exc.code, exc.message, details, "ragit describe tune") from None
 
 
 def _mined(root: Path, git, config) -> list:
