@@ -60,6 +60,11 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "query_term_repeats": 3,
         "rerank": True,
         "cochange": True,
+        # the code re-rank's per-repository knobs (ragit.retrieve.rerank.weights_from_config; `ragit tune`)
+        "rerank_definition": 1.0,
+        "rerank_path": 1.0,
+        "rerank_file": 0.2,
+        "rerank_role": 0.5,
         "ingest_wait_seconds": 10,  # commit-then-read (knowledge §5.7); 0 = never wait
     },
     "memory": {
@@ -296,7 +301,7 @@ def coerce_value(dotted: str, current: Any, raw: str) -> Any:
                 number = int(number)
         if isinstance(number, float) and not math.isfinite(number):
             raise bad("out_of_range", "expected a finite number")
-        if dotted == "retrieval.alpha" and not 0 <= number <= 1:
+        if dotted in ("retrieval.alpha", "retrieval.rerank_role") and not 0 <= number <= 1:
             raise bad("out_of_range", "must be within [0, 1]")
         if dotted in _POSITIVE_INTS and number <= 0:
             raise bad("out_of_range", "must be a positive integer")

@@ -88,10 +88,15 @@ def mine_cmd(out, count, ext, seed, format_, cwd) -> Output:
 @click.option("--mode", default=None, metavar="keyword|vector|hybrid|all", help="Retrieval mode(s) (default all).")
 @click.option("--budget", default=None, metavar="B,...", help="Pack budgets (default 600,1200,2400).")
 @click.option("--seed", default=None, metavar="N", help="Seed of the bootstrap (default 0).")
+@click.option("--baseline", default=None, metavar="FILE",
+              help="JSON of an earlier `eval run --format json`: exit 3 when a metric dropped below it.")
+@click.option("--max-drop", "max_drop", default=None, metavar="X",
+              help="Largest allowed absolute drop of R@5, R@10, MRR or NDCG@10 against --baseline (default 0).")
 @common
-def run_cmd(tasks_file, repos, mode, budget, seed, format_, cwd) -> Output:
+def run_cmd(tasks_file, repos, mode, budget, seed, baseline, max_drop, format_, cwd) -> Output:
     """Index each task's commit into the evaluation store and measure keyword, vector and hybrid retrieval."""
     from ..config import load_config
+    from ..evaluation.baseline import load_baseline, parse_max_drop, regressions
     from ..evaluation.report import run_text
     from ..evaluation.run import (
         DEFAULT_BUDGETS,
@@ -114,7 +119,13 @@ def run_cmd(tasks_file, repos, mode, budget, seed, format_, cwd) -> Output:
             raise v.fail("--budget", "empty", "--budget needs at least one positive integer", value=budget)
         budgets = list(dict.fromkeys(v.cli_positive_int(b, "--budget") for b in items))
     seed_value = _seed(v, seed)
+    if max_drop is not None and baseline is None:
+        raise v.fail("--baseline", "required", "--max-drop needs --baseline")
+    if baseline is not None and not baseline.strip():
+        raise v.fail("--baseline", "empty", "--baseline needs a file")
+    drop = parse_max_drop(max_drop)
     tasks = load_tasks(_abspath(tasks_file), tasks_file)
+    gate = load_baseline(_abspath(baseline), baseline, tasks, modes, drop) if baseline is not None else None
 
     root, _ = resolve_root(cwd)
     given = list(repos) or [str(root)]
@@ -122,12 +133,21 @@ def run_cmd(tasks_file, repos, mode, budget, seed, format_, cwd) -> Output:
     request = EvalRequest(tasks_file, tasks, gits, modes, budgets, seed_value)
     result = run_eval(root, load_config(root), request, progress=progress_printer(format_, "both", "eval"))
     data = result.data
-    return Output("eval run", data, lambda: run_text(data), data["warnings"], cwd=str(root))
+    ok = True
+    if gate is not None:
+        found = regressions(gate, data["modes"])
+        warnings = data.pop("warnings")
+        data["baseline"] = {"file": baseline, "maxDrop": drop}
+        data["regressions"] = found
+        data["warnings"] = warnings
+        ok = not found
+    return Output("eval run", data, lambda: run_text(data), data["warnings"], ok=ok, exit_code=0 if ok else 3,
+                  cwd=str(root))
 
 
 _RUN_OUTPUTS = ["tasksFile", "tasks", "evaluated", "skipped", "embedderId", "modes", "modes[].packRecall",
                 "modes[].tokensPerTask", "modes[].secondsPerTask", "comparisons", "timing", "timing.perTask",
-                "warnings"]
+                "baseline", "regressions", "warnings"]
 
 register(_spec(
     "eval mine", "Mine file-localisation tasks (query = commit message, gold = modified files) from HEAD's history.",
@@ -152,8 +172,15 @@ register(_spec(
              {"name": "--budget", "type": "string", "description": "Comma-separated pack budgets.",
               "defaultValue": "600,1200,2400"},
              {"name": "--seed", "type": "number", "description": "Seed of the bootstrap resamples.", "defaultValue": 0},
+             {"name": "--baseline", "type": "path",
+              "description": "JSON envelope of an earlier `eval run --format json` on the same task file; a metric "
+                             "that dropped more than --max-drop is listed in data.regressions, ok false, exit 3."},
+             {"name": "--max-drop", "type": "number",
+              "description": "Largest allowed absolute drop of R@5, R@10, MRR and NDCG@10 (needs --baseline).",
+              "defaultValue": 0},
              dict(_FMT, defaultValue="both"), _CWD],
-    examples=["ragit eval run tasks.jsonl", "ragit eval run bench/tasks/hist_flask.jsonl --repo ../flask --mode hybrid"],
+    examples=["ragit eval run tasks.jsonl", "ragit eval run bench/tasks/hist_flask.jsonl --repo ../flask --mode hybrid",
+              "ragit eval run tasks.jsonl --baseline baseline.json --max-drop 0.01"],
     errors=["INPUT_INVALID", "GIT_REPOSITORY_REQUIRED", "EMBEDDER_UNAVAILABLE", "STORE_WRITE_BUSY", "CONFIG_INVALID"],
     formats=("both", "both"),
 ))

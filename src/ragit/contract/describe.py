@@ -246,6 +246,7 @@ ORDER = (
     "artifact review", "artifact promote", "artifact supersede", "artifact retract", "artifact archive",
     "window check", "window compact", "window recall", "session mirror", "session search", "session dream", "mcp",
     "snapshot export", "snapshot import", "serve", "setup",
+    "tune",
 )
 
 

@@ -11,7 +11,6 @@ and each task is ranked and measured under every mode. The scores are those of
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..config import Config
     from ..embed.base import Embedder
     from ..gitsnap.cochange import CoChange
+    from ..retrieve.search import RetrievalParams
     from ..store.base import Store
 
 TOP_K = 100
@@ -67,10 +67,13 @@ class _Prepared:
 
 
 def evaluate_tasks(root: Path, configs: dict[str, Config], tasks: list[Task], embedder: Embedder,
-                   modes: list[str], alphas: dict[str, float], budgets: list[int],
+                   variants: "dict[str, RetrievalParams]", budgets: list[int],
                    done: Callable[[int], None] | None = None,
                    history: "Callable[[str], CoChange | None] | None" = None) -> list[TaskResult]:
-    """Every task measured under every mode, in task order; ``done(n)`` after each task.
+    """Every task measured under every variant (a mode of ``eval run``, a setting ``tune``
+    tries), in task order; ``done(n)`` after each task. A task's vector and keyword scores are
+    computed once and ranked under each variant, so variants differ only in what ranking reads
+    (alpha, re-rank weights, the co-change stage); ``budgets = []`` skips the pack measurements.
     ``history(commit)`` gives a task's co-change statistics (None: no co-change stage)."""
     results: list[TaskResult | None] = [None] * len(tasks)
     finished = 0
@@ -82,11 +85,11 @@ def evaluate_tasks(root: Path, configs: dict[str, Config], tasks: list[Task], em
             batch: list[_Prepared] = []
             rows = 0
             for i in indices:
-                prepared, store = _prepare(root, config, i, tasks[i], embedder, modes, alphas, store)
+                prepared, store = _prepare(root, config, i, tasks[i], embedder, variants, store)
                 batch.append(prepared)
                 rows += len(prepared.rowids)
                 if rows >= BATCH_ROWS or i == indices[-1]:
-                    for p in _rank_batch(store, config, batch, modes, alphas, budgets, history):
+                    for p in _rank_batch(store, batch, variants, budgets, history):
                         results[p[0]] = p[1]
                         finished += 1
                         if done:
@@ -98,16 +101,16 @@ def evaluate_tasks(root: Path, configs: dict[str, Config], tasks: list[Task], em
     return [r for r in results if r is not None]
 
 
-def _needs_vector(n: int, modes: list[str], alphas: dict[str, float]) -> bool:
-    return n > 0 and any(alphas[m] > 0 for m in modes)
+def _needs_vector(n: int, variants: "dict[str, RetrievalParams]") -> bool:
+    return n > 0 and any(v.alpha > 0 for v in variants.values())
 
 
-def _needs_keyword(n: int, config: Config, modes: list[str], alphas: dict[str, float]) -> bool:
-    return n > 0 and config["retrieval"]["keyword_enabled"] and any(alphas[m] < 1 for m in modes)
+def _needs_keyword(n: int, config: Config, variants: "dict[str, RetrievalParams]") -> bool:
+    return n > 0 and config["retrieval"]["keyword_enabled"] and any(v.alpha < 1 for v in variants.values())
 
 
-def _prepare(root: Path, config: Config, index: int, task: Task, embedder: Embedder, modes: list[str],
-             alphas: dict[str, float], store: Store | None) -> tuple[_Prepared, Store]:
+def _prepare(root: Path, config: Config, index: int, task: Task, embedder: Embedder,
+             variants: "dict[str, RetrievalParams]", store: Store | None) -> tuple[_Prepared, Store]:
     """Load the task's snapshot (opening and checking the store on the first task), score its
     rows by vector and note its keyword terms; the matrix is not kept."""
     import numpy as np
@@ -126,10 +129,10 @@ def _prepare(root: Path, config: Config, index: int, task: Task, embedder: Embed
     snap = load_matrix(store, task.commit, embedder.id)
     params = RetrievalParams.from_config(config)
     n = len(snap.rowids)
-    terms = query_terms(masked, params.term_repeats) if _needs_keyword(n, config, modes, alphas) else []
+    terms = query_terms(masked, params.term_repeats) if _needs_keyword(n, config, variants) else []
     load = time.perf_counter() - started
     started = time.perf_counter()
-    if _needs_vector(n, modes, alphas):
+    if _needs_vector(n, variants):
         vector = vector_scores(snap, embedder, masked, params.file_blend, params.passage_words)
     else:
         vector = np.zeros(n, dtype=np.float64)
@@ -137,8 +140,7 @@ def _prepare(root: Path, config: Config, index: int, task: Task, embedder: Embed
     return _Prepared(index, task, masked, terms, snap.rowids, snap.lengths, vector, timing), store
 
 
-def _rank_batch(store: Store, config: Config, batch: list[_Prepared], modes: list[str],
-                alphas: dict[str, float], budgets: list[int],
+def _rank_batch(store: Store, batch: list[_Prepared], variants: "dict[str, RetrievalParams]", budgets: list[int],
                 history: "Callable[[str], CoChange | None] | None" = None) -> list[tuple[int, TaskResult]]:
     """Keyword-score the batch with each term read once, then rank and measure every task."""
     import numpy as np
@@ -159,36 +161,36 @@ def _rank_batch(store: Store, config: Config, batch: list[_Prepared], modes: lis
         else:
             raw, read = np.zeros(len(p.rowids), dtype=np.float64), 0.0
         p.timing["keyword"] = read + time.perf_counter() - started
-        out.append((p.index, _measure(store, config, p, raw, modes, alphas, budgets, history)))
+        out.append((p.index, _measure(store, p, raw, variants, budgets, history)))
     return out
 
 
-def _measure(store: Store, config: Config, p: _Prepared, raw: "np.ndarray", modes: list[str],
-             alphas: dict[str, float], budgets: list[int],
-             history: "Callable[[str], CoChange | None] | None" = None) -> TaskResult:
-    """Rank the task's scores under every mode; file metrics, NDCG and pack recall of each."""
+def _measure(store: Store, p: _Prepared, raw: "np.ndarray", variants: "dict[str, RetrievalParams]",
+             budgets: list[int], history: "Callable[[str], CoChange | None] | None" = None) -> TaskResult:
+    """Rank the task's scores under every variant; file metrics, NDCG and pack recall of each."""
     from ..context.pack import select_hits
     from ..contract.payloads import PACK_TOP_K
     from ..retrieve.remask import remask_hits
-    from ..retrieve.search import RetrievalParams, SnapshotScores, rank_hits
+    from ..retrieve.search import SnapshotScores, rank_hits
 
-    base = RetrievalParams.from_config(config)
-    cochange = history(p.task.commit) if history is not None and base.rerank and base.cochange else None
+    wants = history is not None and any(v.rerank and v.cochange for v in variants.values())
+    cochange = history(p.task.commit) if wants else None
     scores = SnapshotScores(p.rowids, p.vector, raw)
-    rows: dict = {}  # chunk rows fetched once for every mode
+    rows: dict = {}  # chunk rows fetched once for every variant
     measured: dict[str, ModeResult] = {}
     rank_total = 0.0
-    for mode in modes:
-        alpha = alphas[mode]
+    for mode, params in variants.items():
+        alpha = params.alpha
         started = time.perf_counter()
-        hits = rank_hits(store, p.task.commit, scores, (), dataclasses.replace(base, alpha=alpha), TOP_K, p.masked,
-                         rows_cache=rows, cochange=cochange)
+        hits = rank_hits(store, p.task.commit, scores, (), params, TOP_K, p.masked, rows_cache=rows,
+                         cochange=cochange)
         ranked = rank_metrics(file_ranking(hits), p.task.gold)
         ndcg = ndcg_at_k(hits, p.task.targets)
-        candidates = hits[:PACK_TOP_K]
-        remask_hits(candidates)
         pack: dict[int, float] = {}
         tokens: dict[int, float] = {}
+        candidates = hits[:PACK_TOP_K]
+        if budgets:
+            remask_hits(candidates)
         for budget in budgets:
             selection = select_hits(candidates, budget)
             pack[budget] = pack_recall(selection.hits, p.task.gold)

@@ -55,6 +55,15 @@ def run_text(data: dict[str, Any]) -> str:
                  "none" if c["ci95"] is None else f"[{_num(c['ci95'][0])}, {_num(c['ci95'][1])}]"]
                 for c in data["comparisons"]]
         lines += [""] + _table(["a", "b", "metric", "diff (b − a)", "95% CI"], comp)
+    if "regressions" in data:
+        gate = data["baseline"]
+        if data["regressions"]:
+            rows = [[r["mode"], _METRIC_LABELS[r["metric"]], _num(r["baseline"]), _num(r["value"])]
+                    for r in data["regressions"]]
+            lines += ["", f"regressions against {gate['file']} (max drop {_num(gate['maxDrop'])}):", ""]
+            lines += _table(["mode", "metric", "baseline", "value"], rows)
+        else:
+            lines += ["", f"regressions against {gate['file']} (max drop {_num(gate['maxDrop'])}): none"]
     timing = data.get("timing")
     if timing:
         lines += ["", timing_text(timing)]
@@ -70,3 +79,43 @@ def timing_text(t: dict[str, Any]) -> str:
         query += (f" ({_num(t['querySecondsPerTask'])} s wall, {_num(t['queryCpuSecondsPerTask'])} s CPU"
                   " per task)")
     return f"timing: {ingest}; {query}"
+
+
+_DECISIONS = {
+    "written": "written to {path}",
+    "dry_run": "not written (--dry-run); without it the setting would be written",
+    "no_better_setting": "not written: no setting beat the current configuration on the training half",
+    "ci_includes_zero": "not written: the held-out gain's 95% interval does not lie above zero",
+    "too_few_tasks": "not written: too few tasks to split",
+}
+
+
+def _setting(values: dict[str, Any] | None) -> str:
+    if not values:
+        return "(the current configuration)"
+    return ", ".join(f"{k} = {str(v).lower() if isinstance(v, bool) else _num(v)}" for k, v in values.items())
+
+
+def tune_text(data: dict[str, Any]) -> str:
+    """Header, the baseline and best rows (train and held-out), the gain and the decision."""
+    best = data["best"]
+    lines = header("tune", [("tasks", data["tasks"]), ("train", data["train"]), ("held-out", data["heldOut"]),
+                            ("best", _setting(best["changed"]) if best else "none"),
+                            ("decision", _DECISIONS[data["decision"]].format(path=data["configPath"]))],
+                   data["warnings"])
+    if best is not None:
+        rows = []
+        for name, row in (("current", data["baseline"]), ("best", best)):
+            for split, label in (("train", "train"), ("heldOut", "held-out")):
+                m = row[split] or {}
+                rows.append([name, label] + [_num(m.get(k)) for k in ("recallAt5", "recallAt10", "mrr", "ndcgAt10")])
+        lines += [""] + _table(["setting", "split", "R@5", "R@10", "MRR", "NDCG@10"], rows)
+        ci = data["ci95"]
+        lines += ["", f"held-out R@5 gain: {_num(data['gain'])}"
+                      + ("" if ci is None else f" [95% CI {_num(ci[0])}, {_num(ci[1])}]")]
+        cost = data["cost"]
+        lines += [f"cost: {cost['settings']} setting(s), {cost['rankings']} ranking(s) in {cost['scoringPasses']} "
+                  f"scoring pass(es); ingest {_num(cost['ingestCpuSeconds'])} s CPU "
+                  f"({cost['ingestedCommits']} commit(s)), search {_num(cost['searchCpuSeconds'])} s CPU, "
+                  f"held-out {_num(cost['heldOutCpuSeconds'])} s CPU"]
+    return "\n".join(lines) + "\n"

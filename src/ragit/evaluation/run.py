@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..embed.base import Embedder
     from ..gitsnap.cochange import CoChange
     from ..gitsnap.git import Git
+    from ..retrieve.search import RetrievalParams
 
 MODES = ("keyword", "vector", "hybrid")
 DEFAULT_BUDGETS = (600, 1200, 2400)
@@ -89,6 +90,13 @@ class _ModeTotals:
 
 def mode_alpha(mode: str, config: Config) -> float:
     return {"keyword": 0.0, "vector": 1.0}.get(mode, config["retrieval"]["alpha"])
+
+
+def mode_variants(config: Config, modes: list[str]) -> "dict[str, RetrievalParams]":
+    """Each mode's retrieval parameters: the configuration's, with the mode's alpha."""
+    from ..retrieve.search import RetrievalParams
+
+    return {m: RetrievalParams.from_config(config, alpha=mode_alpha(m, config)) for m in modes}
 
 
 def open_repository(path: Path, given: str) -> Git:
@@ -248,8 +256,9 @@ def run_eval(root: Path, config: Config, request: EvalRequest, *, embedder: Embe
     ingest_time = clock.lap()
 
     alphas = {m: mode_alpha(m, config) for m in request.modes}
+    variants = mode_variants(config, request.modes)
     done = (lambda n: progress("evaluate", n, len(runnable))) if progress else None
-    results = evaluate_tasks(root, configs, runnable, embedder, request.modes, alphas, request.budgets, done,
+    results = evaluate_tasks(root, configs, runnable, embedder, variants, request.budgets, done,
                              history=task_history(root, located))
     query_time = clock.lap()
     totals = {m: _ModeTotals(pack={b: [] for b in request.budgets}, tokens={b: [] for b in request.budgets})

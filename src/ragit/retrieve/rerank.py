@@ -33,7 +33,8 @@ from ..pathroles import path_role
 
 @dataclass(frozen=True)
 class RerankWeights:
-    """The re-rank's constants (measured, then fixed: not a per-repository knob)."""
+    """The re-rank's constants, measured on the development sets; four of them can be set per
+    repository (:data:`CONFIG_DEFAULTS`, chosen by ``ragit tune``)."""
 
     definition: float = 1.0  # × pool max, for a chunk defining a named identifier
     path_name: float = 0.5  # × pool max, file name equal to a named identifier
@@ -45,6 +46,20 @@ class RerankWeights:
     other: float = 0.6  # × for data and configuration files
     diversity: float = 0.5  # × per earlier chunk of the same file in the ranking
     pool: int = 100  # candidates re-ranked: the best by fused, keyword and vector score each
+
+
+# The re-rank's configuration keys (``[retrieval]``) and their measured defaults. ``ragit tune``
+# searches them per repository; ``rerank_path`` scales both path boosts (name 0.5, words 0.6).
+CONFIG_DEFAULTS = {"rerank_definition": 1.0, "rerank_path": 1.0, "rerank_file": 0.2, "rerank_role": 0.5}
+
+
+def weights_from_config(retrieval: dict) -> RerankWeights:
+    """The weights a ``[retrieval]`` table asks for; the defaults give ``RerankWeights()`` exactly."""
+    get = lambda key: float(retrieval.get(key, CONFIG_DEFAULTS[key]))  # noqa: E731
+    base = RerankWeights()
+    scale = get("rerank_path")
+    return RerankWeights(definition=get("rerank_definition"), path_name=base.path_name * scale,
+                         path_words=base.path_words * scale, file=get("rerank_file"), role=get("rerank_role"))
 
 
 # ``--ablate`` rows of bench/quality_lab.py: each rule switched off alone.

@@ -255,7 +255,14 @@ class RetrievalParams:
         return cls(alpha=r["alpha"] if alpha is None else alpha, keyword_enabled=r["keyword_enabled"],
                    file_blend=FILE_BLEND if blended else 0.0,
                    passage_words=r["passage_words"] if blended else 0,
-                   term_repeats=r["query_term_repeats"], rerank=r["rerank"], cochange=r["cochange"])
+                   term_repeats=r["query_term_repeats"], rerank=r["rerank"], cochange=r["cochange"],
+                   rerank_weights=_config_weights(r))
+
+
+def _config_weights(retrieval: dict) -> "RerankWeights":
+    from .rerank import weights_from_config
+
+    return weights_from_config(retrieval)
 
 
 def _default_weights() -> "RerankWeights":
