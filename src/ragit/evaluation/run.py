@@ -156,15 +156,16 @@ def load_eval_embedder(config: Config, modes: list[str], warnings: list[str]) ->
 
 def _indexed(root: Path, config: Config, sha: str, params, store) -> bool:
     from ..ingest.manifest import load_manifest
+    from ..store import holds_manifest
 
     if store is None:
         return False
     try:
         # a manifest the store published is read by its header (the document list is not needed)
-        loaded = load_manifest(root, config, sha, trusted=lambda s, digest: store.snapshot_hash(s) == digest)
+        loaded = load_manifest(root, config, sha, trusted=lambda s, digest: holds_manifest(store, s, digest))
     except RagitError:
         return False
-    return loaded.manifest.params == params and store.snapshot_hash(sha) == loaded.sha256
+    return loaded.manifest.params == params and holds_manifest(store, sha, loaded.sha256)
 
 
 def index_commits(root: Path, config: Config, commits: list[tuple[str, Git]], embedder: Embedder,

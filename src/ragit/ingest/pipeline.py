@@ -185,7 +185,7 @@ def _stored_hash_check(root: Path, config) -> Callable[[str, str], bool]:
     Answers are remembered for the ingest's lifetime: loading the base and checking that the
     store holds it ask the same question (one store open instead of two).
     """
-    from ..store import try_open_store
+    from ..store import holds_manifest, try_open_store
 
     answers: dict[tuple[str, str], bool] = {}
 
@@ -194,7 +194,7 @@ def _stored_hash_check(root: Path, config) -> Callable[[str, str], bool]:
         if store is None:
             return False
         try:
-            return store.snapshot_hash(sha) == digest
+            return holds_manifest(store, sha, digest)
         finally:
             store.close()
 
@@ -455,7 +455,8 @@ def _ingest_commit(root: Path, git: "Git", config, request: IngestRequest, head:
                 store.write_snapshot(write)
                 publish_manifest(root, config, manifest, data)
                 published = set(list_manifest_shas(root, config))
-                store.delete_snapshots([s for s in store.snapshot_shas() if s not in published])
+                if not getattr(store, "shared", False):  # a shared store's other snapshots are other clones'
+                    store.delete_snapshots([s for s in store.snapshot_shas() if s not in published])
                 from ..store.vectorindex import refresh as refresh_vector_index
 
                 refresh_vector_index(store, embedder_id, head)
