@@ -207,6 +207,14 @@ _add(_spec(
     formats=("json", "json"),
 ))
 _add(_spec(
+    "migrate", "Apply the store's versioned schema migrations (SQLite or PostgreSQL), each once.",
+    related=["migrate rebuild", "doctor", "status"], mutating=True, dry_run=True,
+    outputs=["backend", "current", "applied", "pending"],
+    options=[_DRY, _FMT, _CWD], examples=["ragit migrate --dry-run", "ragit migrate"],
+    errors=["STORE_UNAVAILABLE", "STORE_WRITE_BUSY", "STORE_WRITE_FAILED", "GIT_REPOSITORY_REQUIRED"],
+    formats=("json", "json"),
+))
+_add(_spec(
     "config get", "Print one configuration value.",
     related=["config set"], mutating=False, outputs=["key", "value"],
     arguments=[{"name": "key", "type": "string", "required": True, "description": "section.key"}],
@@ -245,7 +253,7 @@ ORDER = (
     "config get", "verify", "eval mine", "eval run", "artifact capture", "artifact list", "artifact show",
     "artifact review", "artifact promote", "artifact supersede", "artifact retract", "artifact archive",
     "window check", "window compact", "window recall", "session mirror", "session search", "session dream", "mcp",
-    "serve", "setup",
+    "serve", "setup", "migrate",
 )
 
 
