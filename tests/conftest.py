@@ -300,9 +300,14 @@ def pg_dsn(pg_server):
 
 
 def write_pg_config(root: Path, dsn: str | None = None, extra: str = "") -> None:
-    """The placeholder-embedder test config with ``store.backend = "postgres"`` (and a DSN)."""
-    write_placeholder_config(root)
+    """The placeholder-embedder test config with ``store.backend = "postgres"`` (and a DSN); in a
+    linked worktree (``.git`` is a file) the main repository's exclude already covers ``.ragit/``."""
     target = root / ".ragit" / "config.toml"
+    if (root / ".git").is_dir():
+        write_placeholder_config(root)
+    else:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(PLACEHOLDER_CONFIG, encoding="utf-8")
     block = '\n[store]\nbackend = "postgres"\n' + (f'dsn = "{dsn}"\n' if dsn else "") + extra
     target.write_text(target.read_text(encoding="utf-8") + block, encoding="utf-8")
 

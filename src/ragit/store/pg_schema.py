@@ -79,8 +79,15 @@ CREATE TABLE snapshot_rows(
 )
 
 LATEST = MIGRATIONS[-1].version
-# migration version -> store layout version (ragit.store.base.SCHEMA_VERSION) it provides
+# migration version -> store layout version (ragit.store.base.SCHEMA_VERSION) from that migration
+# on; a migration that leaves the layout as it was needs no entry
 LAYOUT = {1: 5}
+
+
+def layout_version(migrated: int) -> int | None:
+    """The store layout a database migrated up to ``migrated`` provides."""
+    steps = [v for v in LAYOUT if v <= migrated]
+    return LAYOUT[max(steps)] if steps else None
 
 _LEDGER = """CREATE TABLE IF NOT EXISTS ragit_migrations(
   version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"""

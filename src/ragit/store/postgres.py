@@ -109,7 +109,7 @@ class PostgresStore:
         done = pg_schema.applied_versions(self.conn)
         if not done or pg_schema.pending(self.conn):
             return None
-        return pg_schema.LAYOUT.get(max(done))
+        return pg_schema.layout_version(max(done))
 
     def close(self) -> None:
         self.conn.close()
