@@ -309,6 +309,21 @@ class PostgresStore:
 
         return ensure_index(self, embedder_id, commit_sha)
 
+    def ann_rows(self, commit_sha: str, embedder_id: str):
+        """A large snapshot's packed rows with its pgvector HNSW index and a vector reader, for the
+        approximate path of ragit.retrieve.search (None: search this snapshot exactly)."""
+        from .pg_ann import ann_rows
+
+        with self._faults():
+            return ann_rows(self, commit_sha, embedder_id)
+
+    def heap_view(self, embedder_id: str, slots):
+        """The vectors of a warm process's approximate path (read by slot, as ``ann_rows`` gives)."""
+        from .pg_ann import PgVectors, _Link
+
+        return PgVectors(_Link(self), embedder_id, int(slots.max()) + 1 if len(slots) else 0,
+                         self.embedder_dims(embedder_id) or 0)
+
     def orphan_heaps(self) -> list:
         """No heap files: vectors live in the database (doctor's ``store.hygiene``)."""
         return []
@@ -370,30 +385,11 @@ class PostgresStore:
     def gather(self, embedder_id: str, slots) -> "object":
         """float32 [len(slots), dims] of the vectors at ``slots`` (in that order), bit for bit
         the floats ingest wrote (binary pgvector)."""
-        import numpy as np
-
         dims = self.embedder_dims(embedder_id)
         if dims is None:
             raise StoreUnreadable(f"no vectors for {embedder_id}")
-        unique, inverse = np.unique(np.asarray(slots, dtype=np.int64), return_inverse=True)
-        block = np.empty((len(unique), dims), dtype=np.float32)
-        found = np.zeros(len(unique), dtype=bool)
-        with self._faults(), self.conn.cursor(binary=True) as cur:
-            for start in range(0, len(unique), _READ_BATCH):
-                cur.execute("SELECT slot, vec FROM vectors WHERE slot = ANY(%s)",
-                            (unique[start:start + _READ_BATCH].tolist(),))
-                rows = cur.fetchall()
-                if not rows:
-                    continue
-                got = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-                # each value: int16 dims + int16 unused (one float32's width), then dims big-endian floats
-                data = np.frombuffer(b"".join(r[1] for r in rows), dtype=">f4").reshape(len(rows), dims + 1)
-                at = np.searchsorted(unique, got)
-                block[at] = data[:, 1:]
-                found[at] = True
-        if not found.all():
-            raise StoreUnreadable(f"{int((~found).sum())} vector(s) of the snapshot are missing for {embedder_id}")
-        return block[inverse.reshape(-1)]
+        with self._faults():
+            return gather(self.conn, dims, slots, embedder_id)
 
     def postings(self):
         from .pg_keyword import PgPostings
@@ -455,6 +451,30 @@ class PostgresStore:
 
     def _faults(self):
         return _Faults(self.dsn)
+
+
+def gather(conn, dims: int, slots, embedder_id: str):
+    """float32 [len(slots), dims] of the vectors at ``slots`` read on ``conn`` (binary pgvector:
+    an int16 of dimensions and an unused int16, one float32's width, then big-endian floats)."""
+    import numpy as np
+
+    unique, inverse = np.unique(np.asarray(slots, dtype=np.int64), return_inverse=True)
+    block = np.empty((len(unique), dims), dtype=np.float32)
+    found = np.zeros(len(unique), dtype=bool)
+    with conn.cursor(binary=True) as cur:
+        for start in range(0, len(unique), _READ_BATCH):
+            cur.execute("SELECT slot, vec FROM vectors WHERE slot = ANY(%s)", (unique[start:start + _READ_BATCH].tolist(),))
+            rows = cur.fetchall()
+            if not rows:
+                continue
+            got = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+            data = np.frombuffer(b"".join(r[1] for r in rows), dtype=">f4").reshape(len(rows), dims + 1)
+            at = np.searchsorted(unique, got)
+            block[at] = data[:, 1:]
+            found[at] = True
+    if not found.all():
+        raise StoreUnreadable(f"{int((~found).sum())} vector(s) of the snapshot are missing for {embedder_id}")
+    return block[inverse.reshape(-1)]
 
 
 class _Faults:
