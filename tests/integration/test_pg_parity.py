@@ -96,7 +96,14 @@ def test_sqlite_and_postgres_answer_identically(history, tmp_path, cli, pg_dsn, 
     write_pg_config(pg)
     monkeypatch.setenv("RAGIT_DATABASE_URL", pg_dsn)
     _ingest(cli, lite, shas)
+    from ragit.store import pg_write
+
+    full_builds = []
+    build = pg_write.build_rows
+    monkeypatch.setattr(pg_write, "build_rows", lambda store, write: (full_builds.append(write.commit_sha),
+                                                                      build(store, write)))
     _ingest(cli, pg, shas)
+    assert full_builds == shas[:1]  # the incremental ingests derived their rows from their base's
 
     compared = 0
     for sha in shas:

@@ -67,6 +67,51 @@ _ROWS = (
 )
 
 
+def write_rows(store: "PostgresStore", write: SnapshotWrite) -> None:
+    """The snapshot's packed rows: derived from its base's for an incremental write (cost follows
+    the change), else built from all its documents."""
+    if write.base_sha is not None and write.replaced_paths is not None and _derive_rows(store, write):
+        return
+    build_rows(store, write)
+
+
+def _derive_rows(store: "PostgresStore", write: SnapshotWrite) -> bool:
+    """The base snapshot's packed rows minus the replaced paths' rows plus this snapshot's rows at
+    those paths (as SqliteStore derives them: file ordinals only group rows, so fresh ordinals
+    for new files change no score). False when the base has no rows for this embedder."""
+    from .packed import PackedRows
+
+    conn, embedder_id = store.conn, write.embedder_id
+    base = store._packed(write.base_sha, embedder_id)
+    if base is None:
+        return False
+    rows = PackedRows.from_blobs(*base)
+    replaced = list(write.replaced_paths or ())
+    dropped = [r[0] for r in conn.execute("SELECT row_id FROM keyword_rows WHERE path = ANY(%s)", (replaced,))]
+    added = _checked(conn.execute(_ROWS.replace(" ORDER BY", " AND d.path = ANY(%s) ORDER BY"),
+                                  (embedder_id, embedder_id, store.repo_id, write.commit_sha, replaced)).fetchall(),
+                     write)
+    new_paths = sorted({r[2] for r in added})
+    ordinal = {path: len(rows.norms) + i for i, path in enumerate(new_paths)}
+    norm_of = _file_norms(store, embedder_id, added)
+    rows = rows.splice(dropped, [(r[0], r[1], ordinal[r[2]], r[7]) for r in added], [norm_of[p] for p in new_paths])
+    _put(store, write, *rows.blobs())
+    return True
+
+
+def _checked(rows: list, write: SnapshotWrite) -> list:
+    """``rows`` when every one has a vector, else StoreUnreadable (vectors precede rows)."""
+    missing = sum(1 for r in rows if r[1] is None)
+    if missing:
+        raise StoreUnreadable(f"{missing} chunk(s) of {write.commit_sha} have no vector for {write.embedder_id}")
+    return rows
+
+
+def _put(store: "PostgresStore", write: SnapshotWrite, *blobs: bytes) -> None:
+    store.conn.execute("INSERT INTO snapshot_rows VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                       (store.repo_id, write.commit_sha, write.embedder_id, *blobs))
+
+
 def build_rows(store: "PostgresStore", write: SnapshotWrite) -> None:
     """Pack the snapshot's rows: row ids (sorted), vector slots, file ordinals (paths sorted),
     keyword lengths and each file's vector-sum norm, computed once per (blob, chunker,
@@ -74,10 +119,7 @@ def build_rows(store: "PostgresStore", write: SnapshotWrite) -> None:
     import numpy as np
 
     conn, embedder_id = store.conn, write.embedder_id
-    rows = conn.execute(_ROWS, (embedder_id, embedder_id, store.repo_id, write.commit_sha)).fetchall()
-    missing = sum(1 for r in rows if r[1] is None)
-    if missing:
-        raise StoreUnreadable(f"{missing} chunk(s) of {write.commit_sha} have no vector for {embedder_id}")
+    rows = _checked(conn.execute(_ROWS, (embedder_id, embedder_id, store.repo_id, write.commit_sha)).fetchall(), write)
     n = len(rows)
     rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
     slots = np.fromiter((r[1] for r in rows), dtype=np.int64, count=n)
@@ -87,9 +129,7 @@ def build_rows(store: "PostgresStore", write: SnapshotWrite) -> None:
     lengths = np.fromiter((r[7] for r in rows), dtype=np.int32, count=n)
     norm_of = _file_norms(store, embedder_id, rows)
     norms = np.array([norm_of[p] for p in paths], dtype=np.float64)
-    conn.execute("INSERT INTO snapshot_rows VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-                 (store.repo_id, write.commit_sha, embedder_id, rowids.tobytes(), slots.tobytes(), files.tobytes(),
-                  lengths.tobytes(), norms.tobytes()))
+    _put(store, write, rowids.tobytes(), slots.tobytes(), files.tobytes(), lengths.tobytes(), norms.tobytes())
 
 
 def _file_norms(store: "PostgresStore", embedder_id: str, rows) -> dict[str, float]:

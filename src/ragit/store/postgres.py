@@ -202,7 +202,7 @@ class PostgresStore:
             self._write_snapshot(write)
 
     def _write_snapshot(self, write: SnapshotWrite) -> None:
-        from .pg_write import build_rows, index_rows
+        from .pg_write import index_rows, write_rows
 
         conn, repo, sha = self.conn, self.repo_id, write.commit_sha
         self._write_new_rows(write.new_blobs, write.new_chunks, write.embedder_id, write.vector_ids, write.vectors,
@@ -228,7 +228,7 @@ class PostgresStore:
             for path, doc_type, blob_id, chunker_key in docs:
                 copy.write_row((repo, sha, path, doc_type, blob_id, chunker_key))
         fresh = index_rows(conn, repo, sha, write.fts_paths)
-        build_rows(self, write)
+        write_rows(self, write)
         conn.execute("INSERT INTO snapshots VALUES (%s, %s, %s, %s, %s)",
                      (repo, sha, digest, json.dumps(write.params, sort_keys=True), write.created_at))
         conn.execute("INSERT INTO snapshot_manifests(repo_id, commit_sha, manifest_sha256) VALUES (%s, %s, %s)",
@@ -488,6 +488,10 @@ class _Faults:
 
     def __exit__(self, kind, exc, tb) -> bool:
         if exc is not None and isinstance(exc, driver_errors()):
+            from psycopg.errors import TransactionRollbackError
+
+            if isinstance(exc, TransactionRollbackError):  # a deadlock or serialisation failure: retry
+                raise unavailable(self.dsn, "write_conflict", f"the transaction was rolled back: {exc}") from None
             raise unavailable(self.dsn, "connection_lost", f"the PostgreSQL connection failed: {exc}") from None
         return False
 
