@@ -136,6 +136,9 @@ def eval_config(config: Config, embedder_id: str, root: str = ".") -> Config:
     key = hashlib.sha256(identity.encode()).hexdigest()[:16]
     data["storage"]["manifest_dir"] = f"{EVAL_DIR}/{key}/manifest"
     data["storage"]["store_dir"] = f"{EVAL_DIR}/{key}/store"
+    if isinstance(data.get("store"), dict) and not data["store"].get("repository_id"):
+        # a shared database (postgres): the evaluation store's snapshots under a key of their own
+        data["store"]["repository_id"] = f"eval:{key}"
     return Config(data, config.path, config.exists)
 
 

@@ -98,12 +98,27 @@ def open_store_write(root: Path, config) -> Store:
 
 
 def store_exists(root: Path, config) -> bool:
-    """Whether there is a store to open: the SQLite file, or (postgres) a configured DSN (whether
-    the server answers is for the open to report, as ``STORE_UNAVAILABLE``)."""
+    """Whether there is a store to open: the SQLite file, or (postgres) a database that holds
+    ragit's schema. A server that does not answer counts as existing: opening it then reports
+    ``STORE_UNAVAILABLE`` (this check never raises)."""
     if backend_of(config) == "postgres":
-        from .pg_connect import configured_dsn
+        from ..errors import RagitError
+        from .pg_connect import configured_dsn, connect
+        from .pg_schema import applied_versions
 
-        return bool(configured_dsn(config))
+        dsn = configured_dsn(config)
+        if not dsn:
+            return False
+        try:
+            conn = connect(dsn)
+        except RagitError:
+            return True
+        try:
+            return bool(applied_versions(conn))
+        except Exception:  # noqa: BLE001 - a fault after connecting: let the open report it
+            return True
+        finally:
+            conn.close()
     from .sqlite import DB_NAME
 
     return (store_dir(root, config) / DB_NAME).is_file()

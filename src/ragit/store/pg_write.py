@@ -19,9 +19,11 @@ def index_rows(conn, repo_id: str, commit_sha: str, paths: list[str] | None) -> 
     """Keyword rows (and their postings) for the snapshot's (path, chunk) pairs that have none
     yet, restricted to ``paths`` when given; returns how many this transaction inserted.
 
-    Rows are inserted in (path, chunk id) order with ``ON CONFLICT DO NOTHING``: a pair another
-    ingest is inserting right now waits for it and is then skipped (its postings are that
-    ingest's), and one key order keeps concurrent writers free of deadlocks.
+    Rows are inserted in (path, chunk ordinal) order, the order SQLite numbers them in, so row ids
+    rank alike in both backends; with ``ON CONFLICT DO NOTHING`` a pair another ingest is
+    inserting right now waits for it and is then skipped (its postings are that ingest's), and
+    the one key order (a path's chunks all come from one blob) keeps concurrent writers free of
+    deadlocks.
     """
     from .pg_keyword import postings_rows, row_postings
 
@@ -35,7 +37,7 @@ def index_rows(conn, repo_id: str, commit_sha: str, paths: list[str] | None) -> 
         " JOIN chunks c ON c.blob_id = d.blob_id AND c.chunker_key = d.chunker_key"
         " WHERE d.repo_id = %s AND d.commit_sha = %s" + only + " AND NOT EXISTS"
         " (SELECT 1 FROM keyword_rows r WHERE r.path = d.path AND r.chunk_id = c.chunk_id)"
-        " ORDER BY d.path COLLATE \"C\", c.chunk_id COLLATE \"C\"", params).fetchall()
+        " ORDER BY d.path COLLATE \"C\", c.ordinal, c.chunk_id COLLATE \"C\"", params).fetchall()
     inserted = 0
     for start in range(0, len(fresh), INDEX_BATCH):
         part = fresh[start:start + INDEX_BATCH]
