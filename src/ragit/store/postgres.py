@@ -26,7 +26,7 @@ import json
 import zlib
 from collections.abc import Iterable, Sequence
 
-from .base import SCHEMA_VERSION, BlobRecord, ChunkRow, NewChunk, SnapshotWrite, StoreStats, StoredChunk
+from .base import BlobRecord, ChunkRow, NewChunk, SnapshotWrite, StoreStats, StoredChunk
 from .pg_connect import PgVector, connect, driver_errors, redact_dsn, register_vector, unavailable
 from .sqlite import StoreMissing, StoreUnreadable
 
@@ -508,5 +508,3 @@ def _apply(conn, dsn: str) -> list[int]:
             raise unavailable(dsn, "migration_failed", f"applying the schema failed: {exc}") from None
         raise
 
-
-assert SCHEMA_VERSION  # the layout this module implements is checked through pg_schema.LAYOUT
