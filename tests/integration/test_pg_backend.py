@@ -143,3 +143,28 @@ def test_describe_lists_bare_migrate(cli):
     assert spec["outputSchemaSummary"] == ["backend", "current", "applied", "pending"]
     assert "STORE_UNAVAILABLE" in spec["errorCodes"]
     json.dumps(spec)
+
+
+def test_doctor_and_status_on_a_healthy_database(git_repo, cli, pg_dsn, monkeypatch):
+    monkeypatch.setenv("RAGIT_DATABASE_URL", pg_dsn)
+    write_pg_config(git_repo.root)
+    git_repo.commit("initial", SAMPLE_FILES)
+    root = str(git_repo.root)
+    assert cli("ingest", "--all", "--cwd", root, "--format", "json").code == 0
+    doctor = cli("doctor", "--cwd", root, "--format", "json")
+    assert doctor.code == 0, doctor
+    checks = {c["name"]: c for c in doctor.json["data"]["checks"]}
+    assert checks["store.runtime"] == {"name": "store.runtime", "ok": True, "detail": "postgres"}
+    assert checks["store.schema"]["ok"] and checks["ragit.manifest-consistency"]["ok"]
+    assert checks["ragit.config"]["detail"].startswith("backend=postgres")
+    text = cli("status", "--cwd", root, "--format", "text").out
+    assert "- backend: postgres\n" in text
+    # a vector lost from the shared table is what doctor reports, and migrate rebuild restores
+    pg_rows(pg_dsn, "DELETE FROM vectors WHERE chunk_id = (SELECT min(chunk_id) FROM vectors) RETURNING 1")
+    doctor = cli("doctor", "--cwd", root, "--format", "json").json["data"]
+    consistency = next(c for c in doctor["checks"] if c["name"] == "ragit.manifest-consistency")
+    assert not consistency["ok"] and "missingChunkIds=1" in consistency["detail"]
+    rebuilt = cli("migrate", "rebuild", "--cwd", root, "--format", "json").json["data"]
+    assert rebuilt["rebuilt"] == 1 and rebuilt["failed"] == 0
+    doctor = cli("doctor", "--cwd", root, "--format", "json").json["data"]
+    assert next(c for c in doctor["checks"] if c["name"] == "ragit.manifest-consistency")["ok"]

@@ -216,8 +216,10 @@ class PostgresStore:
         has_rows = conn.execute(
             "SELECT 1 FROM snapshot_rows WHERE repo_id = %s AND commit_sha = %s AND embedder_id = %s",
             (repo, sha, write.embedder_id)).fetchone() is not None
-        if existing is not None and existing[0] == digest and (has_rows or not docs):
-            # the same snapshot, published before (another worktree or clone): record the manifest only
+        if (existing is not None and existing[0] == digest and (has_rows or not docs)
+                and not self.unservable_chunks(sha, write.embedder_id)):
+            # the same snapshot, published before (another worktree or clone) and still servable
+            # (no vector it points at was lost): record the manifest only
             conn.execute("INSERT INTO snapshot_manifests(repo_id, commit_sha, manifest_sha256) VALUES (%s, %s, %s)"
                          " ON CONFLICT DO NOTHING", (repo, sha, write.manifest_sha256))
             return
