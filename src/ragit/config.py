@@ -33,6 +33,9 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "known_gaps": "docs/known-gaps.md",
         "adr_dir": "docs/adr",
     },
+    # knowledge §2.2, §3: the backend and, for postgres, the DSN (RAGIT_DATABASE_URL wins) and the
+    # key of this repository in the shared database (empty: its root commit, ragit.store)
+    "store": {"backend": "sqlite", "dsn": "", "repository_id": ""},
     "storage": {"backend": "sqlite", "manifest_dir": ".ragit/manifest", "store_dir": ".ragit/store"},
     "embedding": {"provider": "code-static", "model": "code-static-256", "dimensions": 256, "model_path": ""},
     "ingest": {
@@ -92,7 +95,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
 ENUMS: dict[str, tuple[str, ...]] = {
     "project.mode": ("auto", "empty", "existing", "monorepo", "docs-heavy"),
     "init.strategy": ("minimal", "balanced", "full"),
-    "storage.backend": ("sqlite",),
+    "store.backend": ("sqlite", "postgres"),
+    "storage.backend": ("sqlite", "postgres"),  # the older key, read as an alias of store.backend
     "embedding.provider": ("wordllama", "minilm-static", "code-static", "placeholder"),
     "ingest.type_detection": ("frontmatter-first",),
     "ingest.chunker_version": ("1", "2"),
@@ -193,7 +197,19 @@ def load_config(root: Path) -> Config:
                 if isinstance(DEFAULTS[section][key], float):
                     value = float(value)
             target[key] = value
+    stated = raw.get("store") if isinstance(raw.get("store"), dict) else {}
+    older = raw.get("storage") if isinstance(raw.get("storage"), dict) else {}
+    if "backend" not in stated and "backend" in older:  # storage.backend is an alias (knowledge §3)
+        data["store"]["backend"] = older["backend"]
     return Config(data, path, exists=True)
+
+
+def store_backend(config: Config) -> str:
+    """``store.backend`` (``storage.backend`` is read as its alias when only it is set)."""
+    store = config.data.get("store")
+    if isinstance(store, dict) and store.get("backend"):
+        return str(store["backend"])
+    return str(config.data.get("storage", {}).get("backend", "sqlite"))
 
 
 # ---------------------------------------------------------------- writing

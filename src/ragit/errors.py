@@ -42,6 +42,7 @@ ERROR_CODES: dict[str, tuple[str, bool]] = {
     "REPOSITORY_STATE_CHANGED": ("transient", True),
     "STORE_WRITE_BUSY": ("transient", True),
     "SNAPSHOT_INGEST_IN_PROGRESS": ("transient", True),
+    "STORE_UNAVAILABLE": ("transient", True),
     "SNAPSHOT_MANIFEST_INVALID": ("corrupt_or_incompatible", False),
     "SNAPSHOT_SCHEMA_UNSUPPORTED": ("corrupt_or_incompatible", False),
     "SNAPSHOT_BUNDLE_INVALID": ("corrupt_or_incompatible", False),

@@ -165,9 +165,19 @@ def doctor_cmd(format_, cwd) -> Output:
 
 # ------------------------------------------------------------------ migrate
 
-@cli.group("migrate")
-def migrate_group() -> None:
-    """Rebuild or convert stores."""
+@cli.group("migrate", invoke_without_command=True)
+@dry_run_option
+@common
+@click.pass_context
+def migrate_group(ctx, dry_run, format_, cwd) -> Output | None:
+    """Apply the store's schema migrations (no sub-command), or rebuild or convert stores."""
+    if ctx.invoked_subcommand is not None:
+        return None
+    from ..maintenance.schema import migrate_schema, migrate_text
+
+    repo = open_repo(cwd)
+    data, warnings = migrate_schema(repo.root, repo.config, dry_run=dry_run)
+    return Output("migrate", data, lambda: migrate_text(data), warnings=warnings, cwd=str(repo.root))
 
 
 @migrate_group.command("rebuild")

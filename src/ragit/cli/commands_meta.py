@@ -49,6 +49,11 @@ def config_set_cmd(key, value, format_, cwd) -> Output:
     config.data[section][name] = new
     write_config(root, config)
     data = {"key": dotted, "value": new, "previous": previous}
+    if dotted == "store.dsn":  # cli-contract §10: a DSN is never printed with its password
+        from ..store.pg_connect import redact_dsn
+
+        data = {"key": dotted, "value": redact_dsn(new), "previous": redact_dsn(previous)}
+        new = data["value"]
 
     def text() -> str:
         shown = ",".join(new) if isinstance(new, list) else ("true" if new is True else "false" if new is False else new)
@@ -72,6 +77,10 @@ def config_get_cmd(key, format_, cwd) -> Output:
     config = load_config(root)
     section, name = lookup(config, key, "config get")
     value = config.data[section][name]
+    if f"{section}.{name}" == "store.dsn":  # never printed with its password (cli-contract §10)
+        from ..store.pg_connect import redact_dsn
+
+        value = redact_dsn(value)
     data = {"key": f"{section}.{name}", "value": value}
 
     def text() -> str:

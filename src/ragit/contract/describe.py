@@ -124,7 +124,7 @@ _add(_spec(
     errors=["INPUT_INVALID", "SNAPSHOT_REF_INVALID", "SNAPSHOT_REF_AMBIGUOUS", "SNAPSHOT_NOT_INDEXED",
             "INGEST_BASE_NOT_ANCESTOR",
             "INGEST_BASE_NOT_INDEXED", "INGEST_CANDIDATES_DIRTY", "EMBEDDER_UNAVAILABLE", "STORE_WRITE_BUSY",
-            "SNAPSHOT_MANIFEST_INVALID", "SNAPSHOT_SCHEMA_UNSUPPORTED", "GIT_REPOSITORY_REQUIRED", "CONFIG_INVALID"],
+            "STORE_UNAVAILABLE", "SNAPSHOT_MANIFEST_INVALID", "SNAPSHOT_SCHEMA_UNSUPPORTED", "GIT_REPOSITORY_REQUIRED", "CONFIG_INVALID"],
     formats=("json", "json"),
 ))
 _add(_spec(
@@ -141,7 +141,7 @@ _add(_spec(
               'ragit query "restore auth context" --explain --view minimal --format json',
               "ragit query \"where are redirects followed\" --path 'src/**' --exclude-tests",
               "ragit query --input query.json --view minimal --format json"],
-    errors=_SNAPSHOT_ERRORS, formats=("both", "both"),
+    errors=[*_SNAPSHOT_ERRORS, "STORE_UNAVAILABLE"], formats=("both", "both"),
 ))
 _add(_spec(
     "status", "Report HEAD's snapshot, the store and the configuration; always exits 0.",
@@ -203,7 +203,16 @@ _add(_spec(
     related=["doctor", "ingest"], mutating=True, dry_run=True,
     outputs=["mode", "snapshots", "rebuilt", "failed"],
     options=[_AT, _DRY, _FMT, _CWD], examples=["ragit migrate rebuild", "ragit migrate rebuild --at 3f2a1b4c"],
-    errors=["SNAPSHOT_REF_INVALID", "SNAPSHOT_STORE_UNAVAILABLE", "STORE_WRITE_BUSY", "GIT_REPOSITORY_REQUIRED"],
+    errors=["SNAPSHOT_REF_INVALID", "SNAPSHOT_STORE_UNAVAILABLE", "STORE_WRITE_BUSY", "STORE_UNAVAILABLE",
+            "GIT_REPOSITORY_REQUIRED"],
+    formats=("json", "json"),
+))
+_add(_spec(
+    "migrate", "Apply the store's versioned schema migrations (SQLite or PostgreSQL), each once.",
+    related=["migrate rebuild", "doctor", "status"], mutating=True, dry_run=True,
+    outputs=["backend", "current", "applied", "pending"],
+    options=[_DRY, _FMT, _CWD], examples=["ragit migrate --dry-run", "ragit migrate"],
+    errors=["STORE_UNAVAILABLE", "STORE_WRITE_BUSY", "STORE_WRITE_FAILED", "GIT_REPOSITORY_REQUIRED"],
     formats=("json", "json"),
 ))
 _add(_spec(
@@ -245,7 +254,7 @@ ORDER = (
     "config get", "verify", "eval mine", "eval run", "artifact capture", "artifact list", "artifact show",
     "artifact review", "artifact promote", "artifact supersede", "artifact retract", "artifact archive",
     "window check", "window compact", "window recall", "session mirror", "session search", "session dream", "mcp",
-    "snapshot export", "snapshot import", "serve", "setup",
+    "migrate", "snapshot export", "snapshot import", "serve", "setup",
     "tune",
 )
 

@@ -119,10 +119,11 @@ def _prepare(root: Path, config: Config, index: int, task: Task, embedder: Embed
     from ..retrieve.readiness import open_checked_store
     from ..retrieve.search import RetrievalParams, load_matrix, query_terms, vector_scores
     from ..security.masking import mask_text
+    from ..store import holds_manifest
 
     started = time.perf_counter()
     # the open store vouches for a manifest it published, so only its header is parsed
-    trusted = None if store is None else (lambda sha, digest: store.snapshot_hash(sha) == digest)
+    trusted = None if store is None else (lambda sha, digest: holds_manifest(store, sha, digest))
     loaded = load_manifest(root, config, task.commit, trusted=trusted)
     store = open_checked_store(root, config, loaded, embedder.id, store=store)
     masked = mask_text(task.query).text

@@ -145,6 +145,9 @@ def eval_config(config: Config, embedder_id: str, root: str = ".") -> Config:
     key = hashlib.sha256(identity.encode()).hexdigest()[:16]
     data["storage"]["manifest_dir"] = f"{EVAL_DIR}/{key}/manifest"
     data["storage"]["store_dir"] = f"{EVAL_DIR}/{key}/store"
+    if isinstance(data.get("store"), dict) and not data["store"].get("repository_id"):
+        # a shared database (postgres): the evaluation store's snapshots under a key of their own
+        data["store"]["repository_id"] = f"eval:{key}"
     return Config(data, config.path, config.exists)
 
 
@@ -165,15 +168,16 @@ def load_eval_embedder(config: Config, modes: list[str], warnings: list[str]) ->
 
 def _indexed(root: Path, config: Config, sha: str, params, store) -> bool:
     from ..ingest.manifest import load_manifest
+    from ..store import holds_manifest
 
     if store is None:
         return False
     try:
         # a manifest the store published is read by its header (the document list is not needed)
-        loaded = load_manifest(root, config, sha, trusted=lambda s, digest: store.snapshot_hash(s) == digest)
+        loaded = load_manifest(root, config, sha, trusted=lambda s, digest: holds_manifest(store, s, digest))
     except RagitError:
         return False
-    return loaded.manifest.params == params and store.snapshot_hash(sha) == loaded.sha256
+    return loaded.manifest.params == params and holds_manifest(store, sha, loaded.sha256)
 
 
 def index_commits(root: Path, config: Config, commits: list[tuple[str, Git]], embedder: Embedder,

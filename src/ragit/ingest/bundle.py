@@ -152,7 +152,9 @@ def export_snapshot(root: Path, git: "Git", config, rev: str, out: Path) -> dict
     manifest = loaded.manifest
     store = _open_read(root, config, sha)
     try:
-        if store.snapshot_hash(sha) != loaded.sha256:
+        from ..store import holds_manifest
+
+        if not holds_manifest(store, sha, loaded.sha256):
             raise _store_unavailable(sha, "snapshot_not_in_store", f"the store does not hold the manifest of {sha}")
         records, vectors, dims = _collect(store, manifest)
     finally:
@@ -204,6 +206,8 @@ def _open_read(root: Path, config, sha: str) -> "Store":
         store = open_store_read(root, config)
     except StoreMissing:
         raise _store_unavailable(sha, "store_missing", "the store does not exist") from None
+    except RagitError:  # STORE_UNAVAILABLE: a database that cannot be reached says so itself
+        raise
     except Exception as exc:  # noqa: BLE001 - any backend's failure to open is "unreadable"
         raise _store_unavailable(sha, "store_unreadable", f"the store cannot be read: {exc}") from None
     try:
@@ -450,13 +454,13 @@ def import_snapshot(root: Path, git: "Git", config, path: Path) -> dict[str, Any
 
 
 def _published(root: Path, config, sha: str, digest: str) -> bool:
-    from ..store import try_open_store
+    from ..store import holds_manifest, try_open_store
 
     store = try_open_store(root, config)
     if store is None:
         return False
     try:
-        return store.snapshot_hash(sha) == digest
+        return holds_manifest(store, sha, digest)
     finally:
         store.close()
 

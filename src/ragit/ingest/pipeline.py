@@ -183,7 +183,7 @@ def _stored_hash_check(root: Path, config) -> Callable[[str, str], bool]:
     Answers are remembered for the ingest's lifetime: loading the base and checking that the
     store holds it ask the same question (one store open instead of two).
     """
-    from ..store import try_open_store
+    from ..store import holds_manifest, try_open_store
 
     answers: dict[tuple[str, str], bool] = {}
 
@@ -192,7 +192,7 @@ def _stored_hash_check(root: Path, config) -> Callable[[str, str], bool]:
         if store is None:
             return False
         try:
-            return store.snapshot_hash(sha) == digest
+            return holds_manifest(store, sha, digest)
         finally:
             store.close()
 

@@ -29,5 +29,6 @@ def publish_snapshot(root: Path, config, store: "Store", write: "SnapshotWrite",
     store.write_snapshot(write)
     publish_manifest(root, config, manifest, data)
     published = set(list_manifest_shas(root, config))
-    store.delete_snapshots([s for s in store.snapshot_shas() if s not in published])
+    if not getattr(store, "shared", False):  # a shared store's other snapshots are other clones'
+        store.delete_snapshots([s for s in store.snapshot_shas() if s not in published])
     refresh_vector_index(store, write.embedder_id, write.commit_sha)

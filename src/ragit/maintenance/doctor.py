@@ -19,7 +19,7 @@ def run_doctor(cwd: Path) -> tuple[Path, dict[str, Any]]:
     from ..gitsnap.git import Git, find_root, is_sha256_repo
     from ..gitsnap.refs import head_sha
     from ..ingest.manifest import list_manifest_shas, load_manifest, manifest_relpath
-    from ..store import SCHEMA_VERSION, open_store_read, store_exists
+    from ..store import SCHEMA_VERSION, backend_of, open_store_read, store_exists
 
     checks: list[dict[str, Any]] = []
     root = find_root(cwd) if cwd.is_dir() else None
@@ -42,7 +42,7 @@ def run_doctor(cwd: Path) -> tuple[Path, dict[str, Any]]:
     shas = list_manifest_shas(base, config)
     checks.append(_check("ragit.structure", True, f"manifest={len(shas)}"))
     embedder_id = embedder_id_for(config)
-    checks.append(_check("ragit.config", True, f"backend={config['storage']['backend']}, embedding={embedder_id}"))
+    checks.append(_check("ragit.config", True, f"backend={backend_of(config)}, embedding={embedder_id}"))
 
     try:
         embedder = load_embedder(config)
@@ -56,7 +56,10 @@ def run_doctor(cwd: Path) -> tuple[Path, dict[str, Any]]:
     else:
         try:
             store = open_store_read(base, config)
-            checks.append(_check("store.runtime", True, "sqlite"))
+            checks.append(_check("store.runtime", True, backend_of(config)))
+        except RagitError as exc:  # STORE_UNAVAILABLE: the database cannot be reached or needs migrations
+            checks.append(_check("store.runtime", False, f"{exc.message} ({exc.details.get('reason')}, "
+                                 f"dsn={exc.details.get('dsn')})"))
         except Exception as exc:  # noqa: BLE001
             checks.append(_check("store.runtime", False, f"store unreadable ({exc}); delete .ragit/store and run ragit migrate rebuild"))
     try:

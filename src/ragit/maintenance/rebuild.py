@@ -21,7 +21,7 @@ def rebuild(root: Path, git, config, *, at: str | None = None, dry_run: bool = F
     from ..ingest.manifest import list_manifest_shas, load_manifest
     from ..ingest.pipeline import _evaluate, current_params
     from ..retrieve.readiness import store_unavailable
-    from ..store import open_store_write, store_dir, try_open_store
+    from ..store import holds_manifest, open_store_write, store_dir, try_open_store
     from ..store.base import SnapshotDoc, SnapshotWrite
     from ..store.lock import write_lock
 
@@ -48,7 +48,7 @@ def rebuild(root: Path, git, config, *, at: str | None = None, dry_run: bool = F
                     continue
                 # a published snapshot is kept unless it lost vectors (e.g. a truncated heap):
                 # those are re-embedded and its rows packed again
-                if (store is not None and store.snapshot_hash(sha) == lm.sha256
+                if (store is not None and holds_manifest(store, sha, lm.sha256)
                         and not store.unservable_chunks(sha, mp.embedder_id)
                         and not store.missing_vectors([c for d in m.docs for c in m.chunk_ids(d)], mp.embedder_id)):
                     results.append({"sha": sha, "status": "skipped", "chunks": chunks})

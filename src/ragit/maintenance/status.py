@@ -50,7 +50,7 @@ def status_data(cwd: Path) -> tuple[Path, dict[str, Any]]:
     from ..gitsnap.context import read_context
     from ..gitsnap.git import Git, find_root
     from ..ingest.manifest import list_manifest_shas
-    from ..store import open_store_read, store_exists
+    from ..store import backend_of, open_store_read, store_exists
 
     root = find_root(cwd) if cwd.is_dir() else None
     git = Git(root) if root else None
@@ -79,6 +79,9 @@ def status_data(cwd: Path) -> tuple[Path, dict[str, Any]]:
                     "documents": stats.documents, "chunks": stats.chunks,
                     "vectors": stats.vectors, "snapshots": stats.snapshots,
                 }
+                repositories = getattr(store, "repositories", None)
+                if repositories is not None:  # a shared database: its totals, and how many repositories
+                    store_block["stats"]["repositories"] = repositories()
             finally:
                 store.close()
         except Exception:
@@ -89,7 +92,7 @@ def status_data(cwd: Path) -> tuple[Path, dict[str, Any]]:
         "branch": context.branch if context and context.head and not context.detached else None,
         "head": context.head if context else None,
         "snapshot": block,
-        "backend": config["storage"]["backend"],
+        "backend": backend_of(config),
         "store": store_block,
         "supported_types": list(config["ingest"]["supported_types"]),
         "manifests": len(list_manifest_shas(base, config)),

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from .hits import Hit
 from .remask import hits_redaction, remask_hits
-from ..store import try_open_store
+from ..store import holds_manifest, try_open_store
 from .readiness import open_checked_store
 from .search import RetrievalParams, RowFilter, VectorCache, label_hits, rank_hits, score_snapshot
 from .selection import Selection, ingest_wait_seconds, select_snapshot
@@ -88,7 +88,7 @@ def retrieve(
         if early is not None:
             def trusted(sha: str, digest: str) -> bool:
                 try:
-                    return early.snapshot_hash(sha) == digest
+                    return holds_manifest(early, sha, digest)
                 except Exception:
                     return False
         wait = ingest_wait_seconds(config) if ingest_wait is None else max(0.0, ingest_wait)

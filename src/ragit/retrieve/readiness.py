@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import RagitError
-from ..store import SCHEMA_VERSION, open_store_read
+from ..store import SCHEMA_VERSION, holds_manifest, open_store_read
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..ingest.manifest import LoadedManifest
@@ -42,7 +42,7 @@ def open_checked_store(root: Path, config, loaded: "LoadedManifest", embedder_id
                 sha, "embedder_mismatch",
                 f"snapshot was embedded with {loaded.manifest.params.embedder_id}, configured {embedder_id}",
             )
-        if store.snapshot_hash(sha) != loaded.sha256:
+        if not holds_manifest(store, sha, loaded.sha256):
             raise store_unavailable(sha, "snapshot_not_in_store", f"the store does not hold the manifest of {sha}")
     except RagitError:
         store.close()

@@ -158,6 +158,11 @@ def load_matrix(store: "Store", sha: str, embedder_id: str) -> SnapshotMatrix:
                 return SnapshotMatrix(rowids, None, files, file_norms, lengths, slots=slots, heap=heap, index=index)
             matrix = np.asarray(heap[slots]) if heap is not None else np.zeros((0, 0), dtype=np.float32)
             return SnapshotMatrix(rowids, matrix, files, file_norms, lengths)
+        ann_rows = getattr(store, "ann_rows", None)  # a backend with its own index (PostgreSQL)
+        found = ann_rows(sha, embedder_id) if ann_rows is not None else None
+        if found is not None:
+            rowids, slots, files, file_norms, lengths, index, heap = found
+            return SnapshotMatrix(rowids, None, files, file_norms, lengths, slots=slots, heap=heap, index=index)
         rowids, matrix, files, file_norms, lengths = store.load_vectors(sha, embedder_id)
     except StoreUnreadable as exc:
         from .readiness import store_unavailable

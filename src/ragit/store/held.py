@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from . import store_dir, try_open_store
+from . import backend_of, store_dir, try_open_store
 from .base import Store
 
 
@@ -33,6 +33,8 @@ class HeldStore:
         """``(store, owned)``: the store or None (missing, unreadable, other schema), and whether
         the caller must close it (True on a process's first read, False once it is held)."""
         self._reads += 1
+        if backend_of(config) == "postgres":  # a server: nothing on disk to stat, the connection is kept
+            return self._keep(("postgres", str(root), 0), root, config)
         key = (root, config["storage"]["store_dir"])
         path = self._paths.get(key)
         if path is None:
@@ -44,7 +46,9 @@ class HeldStore:
         except OSError:
             self.close()
             return None, True
-        ident = (path, stat.st_dev, stat.st_ino)
+        return self._keep((path, stat.st_dev, stat.st_ino), root, config)
+
+    def _keep(self, ident: tuple[str, int, int], root: Path, config) -> tuple[Store | None, bool]:
         if self._store is not None and self._ident == ident:
             return self._store, False
         self.close()

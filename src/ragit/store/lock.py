@@ -3,6 +3,11 @@
 The holder writes the commit it is indexing into the lock file, so a read whose snapshot is
 missing can tell "being indexed right now" (wait for it, knowledge §5.7) from "not indexed".
 The record is only believed while the OS lock is held: a crashed writer leaves nothing to wait for.
+
+With ``store.backend = "postgres"`` the lock stays per clone: it still orders the writers of one
+clone and tells its readers which commit is being indexed, but it does not (and need not) order
+different clones sharing the database; their publications are serialised by PostgreSQL itself
+(one transaction and an advisory lock per repository and commit, ragit.store.postgres).
 """
 
 from __future__ import annotations

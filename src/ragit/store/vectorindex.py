@@ -260,6 +260,9 @@ def refresh(store, embedder_id: str, commit_sha: str) -> str:
     enough to use it, extend it when its tail outgrew :func:`tail_limit`, else leave it. Returns
     what it did ("none", "kept", "built", "extended", "failed"); a failure only leaves the store
     without an index (queries are then exact), never fails the ingest."""
+    own = getattr(store, "refresh_vector_index", None)
+    if own is not None:  # a backend with its own index (PostgreSQL: pgvector HNSW)
+        return own(embedder_id, commit_sha)
     heap_info = getattr(store, "heap_info", None)
     found = None
     try:

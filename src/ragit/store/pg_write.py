@@ -1,0 +1,163 @@
+"""The parts of a PostgreSQL publication that derive rows from other rows: keyword rows with
+their postings, and the snapshot's packed rows (ragit.store.packed's five arrays, as SQLite keeps
+them). Both run inside :meth:`PostgresStore.write_snapshot`'s transaction."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .base import SnapshotWrite
+from .sqlite import StoreUnreadable
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .postgres import PostgresStore
+
+INDEX_BATCH = 4096  # keyword rows analysed and inserted per batch
+
+
+def index_rows(conn, repo_id: str, commit_sha: str, paths: list[str] | None) -> int:
+    """Keyword rows (and their postings) for the snapshot's (path, chunk) pairs that have none
+    yet, restricted to ``paths`` when given; returns how many this transaction inserted.
+
+    Rows are inserted in (path, chunk ordinal) order, the order SQLite numbers them in, so row ids
+    rank alike in both backends; with ``ON CONFLICT DO NOTHING`` a pair another ingest is
+    inserting right now waits for it and is then skipped (its postings are that ingest's), and
+    the one key order (a path's chunks all come from one blob) keeps concurrent writers free of
+    deadlocks.
+    """
+    from .pg_keyword import postings_rows, row_postings
+
+    params: list = [repo_id, commit_sha]
+    only = ""
+    if paths is not None:
+        only = " AND d.path = ANY(%s)"
+        params.append(list(paths))
+    fresh = conn.execute(
+        "SELECT d.path, c.chunk_id FROM snapshot_docs d"
+        " JOIN chunks c ON c.blob_id = d.blob_id AND c.chunker_key = d.chunker_key"
+        " WHERE d.repo_id = %s AND d.commit_sha = %s" + only + " AND NOT EXISTS"
+        " (SELECT 1 FROM keyword_rows r WHERE r.path = d.path AND r.chunk_id = c.chunk_id)"
+        " ORDER BY d.path COLLATE \"C\", c.ordinal, c.chunk_id COLLATE \"C\"", params).fetchall()
+    inserted = 0
+    for start in range(0, len(fresh), INDEX_BATCH):
+        part = fresh[start:start + INDEX_BATCH]
+        texts = {cid: (text, title) for cid, text, title in conn.execute(
+            "SELECT chunk_id, text, title FROM chunks WHERE chunk_id = ANY(%s)",
+            (list({cid for _, cid in part}),))}
+        analysed = {(path, cid): row_postings(*texts[cid], path) for path, cid in part}
+        got = conn.execute(
+            "INSERT INTO keyword_rows(path, chunk_id, tokens)"
+            " SELECT p, c, t FROM unnest(%s::text[], %s::text[], %s::int[]) WITH ORDINALITY AS q(p, c, t, i)"
+            " ORDER BY i ON CONFLICT (path, chunk_id) DO NOTHING RETURNING row_id, path, chunk_id",
+            ([p for p, _ in part], [c for _, c in part], [analysed[k][1] for k in part])).fetchall()
+        if got:
+            with conn.cursor().copy("COPY keyword_postings(term, row_id, tf) FROM STDIN") as copy:
+                for row in postings_rows([(row_id, analysed[(path, cid)][0]) for row_id, path, cid in got]):
+                    copy.write_row(row)
+        inserted += len(got)
+    return inserted
+
+
+# A snapshot row as packing needs it (the columns of ragit.store.sqlite's _ROW_COLUMNS).
+_ROWS = (
+    "SELECT r.row_id, v.slot, d.path, d.blob_id, d.chunker_key, n.norm, c.ordinal, r.tokens FROM snapshot_docs d"
+    " JOIN chunks c ON c.blob_id = d.blob_id AND c.chunker_key = d.chunker_key"
+    " JOIN keyword_rows r ON r.path = d.path AND r.chunk_id = c.chunk_id"
+    " LEFT JOIN vectors v ON v.chunk_id = c.chunk_id AND v.embedder_id = %s"
+    " LEFT JOIN blob_norms n ON n.blob_id = d.blob_id AND n.chunker_key = d.chunker_key AND n.embedder_id = %s"
+    " WHERE d.repo_id = %s AND d.commit_sha = %s ORDER BY r.row_id"
+)
+
+
+def write_rows(store: "PostgresStore", write: SnapshotWrite) -> None:
+    """The snapshot's packed rows: derived from its base's for an incremental write (cost follows
+    the change), else built from all its documents."""
+    if write.base_sha is not None and write.replaced_paths is not None and _derive_rows(store, write):
+        return
+    build_rows(store, write)
+
+
+def _derive_rows(store: "PostgresStore", write: SnapshotWrite) -> bool:
+    """The base snapshot's packed rows minus the replaced paths' rows plus this snapshot's rows at
+    those paths (as SqliteStore derives them: file ordinals only group rows, so fresh ordinals
+    for new files change no score). False when the base has no rows for this embedder."""
+    from .packed import PackedRows
+
+    conn, embedder_id = store.conn, write.embedder_id
+    base = store._packed(write.base_sha, embedder_id)
+    if base is None:
+        return False
+    rows = PackedRows.from_blobs(*base)
+    replaced = list(write.replaced_paths or ())
+    dropped = [r[0] for r in conn.execute("SELECT row_id FROM keyword_rows WHERE path = ANY(%s)", (replaced,))]
+    added = _checked(conn.execute(_ROWS.replace(" ORDER BY", " AND d.path = ANY(%s) ORDER BY"),
+                                  (embedder_id, embedder_id, store.repo_id, write.commit_sha, replaced)).fetchall(),
+                     write)
+    new_paths = sorted({r[2] for r in added})
+    ordinal = {path: len(rows.norms) + i for i, path in enumerate(new_paths)}
+    norm_of = _file_norms(store, embedder_id, added)
+    rows = rows.splice(dropped, [(r[0], r[1], ordinal[r[2]], r[7]) for r in added], [norm_of[p] for p in new_paths])
+    _put(store, write, *rows.blobs())
+    return True
+
+
+def _checked(rows: list, write: SnapshotWrite) -> list:
+    """``rows`` when every one has a vector, else StoreUnreadable (vectors precede rows)."""
+    missing = sum(1 for r in rows if r[1] is None)
+    if missing:
+        raise StoreUnreadable(f"{missing} chunk(s) of {write.commit_sha} have no vector for {write.embedder_id}")
+    return rows
+
+
+def _put(store: "PostgresStore", write: SnapshotWrite, *blobs: bytes) -> None:
+    store.conn.execute("INSERT INTO snapshot_rows VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                       (store.repo_id, write.commit_sha, write.embedder_id, *blobs))
+
+
+def build_rows(store: "PostgresStore", write: SnapshotWrite) -> None:
+    """Pack the snapshot's rows: row ids (sorted), vector slots, file ordinals (paths sorted),
+    keyword lengths and each file's vector-sum norm, computed once per (blob, chunker,
+    embedder) with ragit.vectormath exactly as the SQLite store computes it."""
+    import numpy as np
+
+    conn, embedder_id = store.conn, write.embedder_id
+    rows = _checked(conn.execute(_ROWS, (embedder_id, embedder_id, store.repo_id, write.commit_sha)).fetchall(), write)
+    n = len(rows)
+    rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
+    slots = np.fromiter((r[1] for r in rows), dtype=np.int64, count=n)
+    paths = sorted({r[2] for r in rows})
+    ordinal = {path: i for i, path in enumerate(paths)}
+    files = np.fromiter((ordinal[r[2]] for r in rows), dtype=np.int32, count=n)
+    lengths = np.fromiter((r[7] for r in rows), dtype=np.int32, count=n)
+    norm_of = _file_norms(store, embedder_id, rows)
+    norms = np.array([norm_of[p] for p in paths], dtype=np.float64)
+    _put(store, write, rowids.tobytes(), slots.tobytes(), files.tobytes(), lengths.tobytes(), norms.tobytes())
+
+
+def _file_norms(store: "PostgresStore", embedder_id: str, rows) -> dict[str, float]:
+    """Path -> norm of its blob's vector sum (chunk order); missing norms computed and stored."""
+    import numpy as np
+
+    from .. import vectormath
+
+    norm_of: dict[str, float] = {}
+    todo: dict[tuple[str, str], dict[int, int]] = {}
+    for r in rows:
+        if r[5] is not None:
+            norm_of[r[2]] = r[5]
+        else:
+            todo.setdefault((r[3], r[4]), {})[r[6]] = r[1]
+    if todo:
+        keys = sorted(todo)
+        segments = [[todo[k][o] for o in sorted(todo[k])] for k in keys]
+        gathered = store.gather(embedder_id, [s for seg in segments for s in seg])
+        sums = vectormath.segment_sums_numpy(gathered, np.array([len(seg) for seg in segments], dtype=np.int64))
+        values = [float(v) for v in vectormath.norms_numpy(sums)]
+        with store.conn.cursor() as cur:
+            cur.executemany("INSERT INTO blob_norms VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                            [(b, k, embedder_id, v) for (b, k), v in zip(keys, values)])
+        by_blob = dict(zip(keys, values))
+        for r in rows:
+            if r[5] is None:
+                norm_of[r[2]] = by_blob[(r[3], r[4])]
+    return norm_of

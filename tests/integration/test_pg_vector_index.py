@@ -1,0 +1,87 @@
+"""The approximate path on PostgreSQL: a pgvector HNSW index gives the candidates of a large
+snapshot and ragit.retrieve.search re-scores them exactly (knowledge §2.2, §11.4). The threshold
+and candidate counts are lowered to scale, as in test_vector_index.py for the SQLite index."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import pg_rows, write_pg_config
+
+from ragit import Repo
+from ragit.embed.placeholder import PlaceholderEmbedder
+from ragit.retrieve import search
+from ragit.store import open_store_read, vectorindex
+from ragit.store.pg_ann import index_name
+
+from test_vector_index import _docs, _questions  # the same corpus and questions
+
+
+@pytest.fixture
+def big_pg_repo(git_repo, pg_dsn, monkeypatch):
+    monkeypatch.setenv("RAGIT_DATABASE_URL", pg_dsn)
+    monkeypatch.setattr(vectorindex, "APPROX_MIN_ROWS", 100)
+    monkeypatch.setattr(search, "VECTOR_CANDIDATES", 64)
+    monkeypatch.setattr(search, "KEYWORD_CANDIDATES", 64)
+    write_pg_config(git_repo.root)
+    git_repo.commit("corpus", _docs(120))
+    repo = Repo.open(git_repo.root)
+    repo.ingest(all=True)
+    return repo
+
+
+def _hits(root, questions, exact: bool, monkeypatch) -> list[list[tuple]]:
+    monkeypatch.setattr(vectorindex, "APPROX_MIN_ROWS", 10**12 if exact else 100)
+    repo = Repo.open(root)
+    return [[(h.path, h.chunk_id, h.score_final, h.score_vector, h.score_keyword) for h in repo.query(q).hits]
+            for q in questions]
+
+
+def _open(repo: Repo):
+    store = open_store_read(repo.root, repo.config)
+    return store, repo.git.run("rev-parse", "HEAD").decode().strip()
+
+
+def test_index_is_created_at_ingest_and_used(big_pg_repo, pg_dsn):
+    emb = PlaceholderEmbedder()
+    assert pg_rows(pg_dsn, "SELECT to_regclass(%s) IS NOT NULL", (index_name(emb.id),))[0][0]
+    store, sha = _open(big_pg_repo)
+    try:
+        snap = search.load_matrix(store, sha, emb.id)
+        assert snap.index is not None and snap.matrix is None  # the matrix is never gathered
+        exact = search.vector_scores(snap, emb, "token session store", search.FILE_BLEND, search.PASSAGE_WORDS)
+        rows, vector = search.approximate_scores(snap, emb, "token session store", search.FILE_BLEND,
+                                                 search.PASSAGE_WORDS, None)
+        assert 0 < len(rows) < len(snap.rowids)  # only candidates (and their files' rows) were scored
+        assert np.array_equal(vector, exact[rows])  # exactly as exact search scores them
+    finally:
+        store.close()
+
+
+def test_approximate_recall_against_exact(big_pg_repo, monkeypatch):
+    questions = _questions()
+    approx = _hits(big_pg_repo.root, questions, False, monkeypatch)
+    exact = _hits(big_pg_repo.root, questions, True, monkeypatch)
+    recall = [len({h[:2] for h in a} & {h[:2] for h in e}) / len(e) for a, e in zip(approx, exact) if e]
+    assert sum(recall) / len(recall) >= 0.98
+    for a, e in zip(approx, exact):
+        scores = {h[:2]: h[3:] for h in e}
+        for h in a:
+            if h[:2] in scores:
+                assert h[3:] == scores[h[:2]]
+
+
+def test_small_snapshots_stay_exact(git_repo, pg_dsn, monkeypatch):
+    """Below the threshold no index is built and the snapshot goes through ``load_vectors``."""
+    monkeypatch.setenv("RAGIT_DATABASE_URL", pg_dsn)
+    write_pg_config(git_repo.root)
+    git_repo.commit("corpus", _docs(10))
+    repo = Repo.open(git_repo.root)
+    repo.ingest(all=True)
+    assert not pg_rows(pg_dsn, "SELECT 1 FROM pg_indexes WHERE indexname LIKE 'vectors_hnsw_%%'")
+    store, sha = _open(repo)
+    try:
+        snap = search.load_matrix(store, sha, PlaceholderEmbedder().id)
+        assert snap.index is None and snap.matrix is not None and len(snap.matrix) == len(snap.rowids)
+    finally:
+        store.close()
