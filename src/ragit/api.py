@@ -265,6 +265,29 @@ class Repo:
         return PackResult(retrieval, inp.budget, selection, counter_name, count, (warning,) if warning else (), unit)
 
 
+    def why(self, target: str, *, at: str = "HEAD", limit: int | None = None, memory=None) -> dict[str, Any]:
+        """The commits that introduced and last changed ``path[:Lx-Ly]`` at HEAD (or ``at``), newest
+        first, with masked hunks (knowledge §22.3). ``memory`` (a ragit.retrieve.why.MemoryCitations)
+        lists the memory items whose evidence cites the lines; without it the list is empty.
+        Read-only; an absolute path inside the repository is taken relative to its root."""
+        from .gitsnap.context import read_context
+        from .retrieve.query import DIRTY_WARNING
+        from .retrieve.why import DEFAULT_LIMIT, why
+
+        text = target.strip()
+        if text.startswith("/"):
+            try:
+                text = Path(text).relative_to(self.root).as_posix()
+            except ValueError:
+                pass  # outside the repository: why() names it
+        try:
+            data = why(self.git, text, at=at, limit=DEFAULT_LIMIT if limit is None else limit, memory=memory)
+        except RagitError as exc:  # `at="main"`: name its commit and the exact command (knowledge §5.1)
+            raise self._exact_revision(exc, ["why", target], [("--limit", limit)]) from None
+        if at == "HEAD" and read_context(self.git).dirty:
+            data["warnings"].append(DIRTY_WARNING)
+        return data
+
     def recall(self, goal: str, *, no_wait: bool = False):
         """The resume packet for ``goal`` (memory §3): working state plus snapshot hits, degrading
         to artifacts only when no snapshot is usable. Reuses this Repo's embedder and cache;

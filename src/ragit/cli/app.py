@@ -18,7 +18,7 @@ from .output import emit, emit_failure, normalize_format, stdout_is_terminal
 
 COMMAND_ORDER = (
     "init", "describe", "config", "hooks", "ingest", "query", "context", "memory", "migrate", "status",
-    "doctor", "verify", "eval", "artifact", "window", "session", "mcp", "serve", "setup",
+    "doctor", "verify", "why", "eval", "artifact", "window", "session", "mcp", "serve", "setup",
 )
 
 
@@ -85,6 +85,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "session": ("commands_assemble", "commands_session", "commands_window"),
     "status": ("commands_knowledge",),
     "verify": ("commands_verify",),
+    "why": ("commands_why",),
     "window": ("commands_assemble", "commands_window"),
 }
 

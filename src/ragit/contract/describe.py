@@ -245,7 +245,7 @@ ORDER = (
     "config get", "verify", "eval mine", "eval run", "artifact capture", "artifact list", "artifact show",
     "artifact review", "artifact promote", "artifact supersede", "artifact retract", "artifact archive",
     "window check", "window compact", "window recall", "session mirror", "session search", "session dream", "mcp",
-    "serve", "setup",
+    "serve", "setup", "why",
 )
 
 
