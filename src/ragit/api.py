@@ -161,7 +161,22 @@ class Repo:
 
             # the snapshot's co-change counts, kept for the queries that follow (they write nothing)
             snapshot_cochange(self.git, self.root, result.commit_sha, keep_changes=True, keep_counts=True)
+        if not dry_run and result.search_ready:
+            self._index_history(result)
         return result
+
+    def _index_history(self, result: "IngestResult") -> None:
+        """Add the snapshot's new commits to the history index (``--scope history``; a cache: a
+        failure to write it costs those hits, never the ingest, and says so)."""
+        import sqlite3
+
+        from .gitsnap.git import GitError
+        from .history.index import update_index
+
+        try:
+            update_index(self.git, self.root, result.commit_sha)
+        except (OSError, sqlite3.Error, GitError) as exc:
+            result.warnings.append(f"history index not updated ({exc}); --scope history may miss recent commits")
 
     def query(self, question: str, *, top_k: int | None = None, scope: str = "durable",
               at: str | None = None, explain: bool = False, paths: list[str] | None = None,
@@ -201,7 +216,11 @@ class Repo:
         from .retrieve.search import RowFilter
 
         overlay_source = None
-        if scope != "durable":  # artifacts reach retrieval only as the overlay of a non-durable scope
+        if scope == "history":  # commit messages and hunks, from the history index ingest keeps
+            from .retrieve.history_overlay import HistoryOverlay
+
+            overlay_source = HistoryOverlay(self.root, self.git)
+        elif scope != "durable":  # artifacts reach retrieval only as the overlay of a non-durable scope
             from .memory.artifact_overlay import ArtifactOverlay
 
             overlay_source = ArtifactOverlay(self.root, self.config)

@@ -19,7 +19,8 @@ from .patches import FileDiff, Hunk, parse_patch
 PINNED_CONFIG = (
     "-c", "diff.noprefix=false", "-c", "diff.mnemonicPrefix=false", "-c", "diff.srcPrefix=a/",
     "-c", "diff.dstPrefix=b/", "-c", "log.showSignature=false", "-c", "log.follow=false",
-    "-c", "diff.relative=false", "-c", "color.ui=never", "-c", "core.quotePath=true",
+    "-c", "diff.relative=false", "-c", "color.ui=never", "-c", "core.quotePath=true", "-c", "diff.context=3",
+    "-c", "diff.interHunkContext=0", "-c", "diff.algorithm=myers",
 )
 PINNED_OPTIONS = ("--no-color", "--no-ext-diff", "--no-textconv", "--no-abbrev")
 _MARK = "\0COMMIT\0"

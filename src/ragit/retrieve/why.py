@@ -21,6 +21,7 @@ from ..errors import RagitError, input_invalid
 from ..gitsnap.git import Git, decode_path
 from ..gitsnap.linehistory import LineCommit, line_history
 from ..gitsnap.refs import resolve_at
+from ..history.hunks import capped, masked_diff
 
 DEFAULT_LIMIT = 10  # commits reported (the newest, plus the introducing one when cut)
 MAX_LIMIT = 1000
@@ -103,50 +104,11 @@ def _iso(seconds: int) -> str:
     return format_iso(datetime.fromtimestamp(seconds, timezone.utc))
 
 
-def capped_hunk(text: str, max_lines: int = MAX_HUNK_LINES, max_chars: int = MAX_HUNK_CHARS) -> str:
-    """``text`` cut to ``max_lines`` lines and ``max_chars`` characters, with a marker line."""
-    lines = text.split("\n")
-    kept: list[str] = []
-    used = 0
-    for line in lines:
-        if len(kept) == max_lines or used + len(line) + 1 > max_chars:
-            kept.append(f"... ({len(lines) - len(kept)} more lines)")
-            break
-        kept.append(line)
-        used += len(line) + 1
-    return "\n".join(kept)
-
-
-def masked_diff(text: str, path: str) -> tuple[str, int]:
-    """A unified diff masked line by line (knowledge §10): rules anchored at a line start (a
-    ``.env`` assignment, a PEM block) see each side's lines without the ``+``/``-``/`` `` column,
-    in code mode for source files; lines and prefixes are kept."""
-    from ..pathroles import is_source_path
-    from ..security.masking import code_mode, mask_text
-
-    code = code_mode(path, "code" if is_source_path(path) else "doc")
-    lines = text.split("\n")
-    body = [i for i, line in enumerate(lines) if line[:1] in (" ", "-", "+") and not line.startswith(("---", "+++"))]
-    out = list(lines)
-    count = 0
-    for side in ("-", "+"):  # each side as the file read at one commit
-        rows = [i for i in body if lines[i][:1] in (" ", side)]
-        if not rows:
-            continue
-        result = mask_text("\n".join(lines[i][1:] for i in rows), code=code)
-        count += result.count
-        for i, masked in zip(rows, result.text.split("\n")):
-            if lines[i][:1] == side or masked != lines[i][1:]:
-                out[i] = lines[i][:1] + masked
-    final = mask_text("\n".join(out), code=code)  # headers and anything the sides did not show
-    return final.text, count + final.count
-
-
 def _entry(c: LineCommit) -> tuple[dict[str, Any], dict[str, int]]:
     """One commit as reported, and the secrets masking hid per field."""
     from ..security.masking import mask_text
 
-    hunk, n = masked_diff(capped_hunk(c.hunk_text()), c.path)
+    hunk, n = masked_diff(capped(c.hunk_text(), MAX_HUNK_LINES, MAX_HUNK_CHARS), c.path)
     subject = mask_text(c.subject)
     path = mask_text(c.path)
     entry = {"sha": c.sha, "subject": subject.text, "committedAt": _iso(c.committed), "path": path.text,
