@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .git import Git
+from .git import Git, GitError
 from .patches import FileDiff, Hunk, parse_patch
 
 # Settings that change ``git log``'s patch output; pinned so user configuration cannot.
@@ -25,6 +25,13 @@ PINNED_CONFIG = (
 PINNED_OPTIONS = ("--no-color", "--no-ext-diff", "--no-textconv", "--no-abbrev")
 _MARK = "\0COMMIT\0"
 LOG_FORMAT = "--format=%x00COMMIT%x00%H%x00%ct%x00%s%x00"
+
+
+class MissingHistory(Exception):
+    """Git could not read an object the walk needs (a partial clone, a damaged repository)."""
+
+
+_MISSING = ("unable to read", "bad object", "missing blob", "missing tree", "could not read")
 
 
 @dataclass(frozen=True)
@@ -69,19 +76,30 @@ def _commit(sha: str, seconds: int, subject: str, patch: str, path: str,
     return LineCommit(sha, seconds, subject, diff.path, hunks, adds), diff.old_path or diff.path
 
 
-def line_history(git: Git, commit: str, path: str, start: int | None = None,
-                 end: int | None = None) -> list[LineCommit]:
+def line_history(git: Git, commit: str, path: str, start: int | None = None, end: int | None = None,
+                 max_count: int | None = None, patches: bool = True) -> list[LineCommit]:
     """The commits reachable from ``commit`` that changed lines ``start..end`` of ``path`` (the
     whole file when no range is given), newest first, each with its hunks of those lines.
 
-    The caller checks that ``path`` is a file of ``commit`` and that the range lies inside it
-    (git would fail with an untyped error)."""
+    ``max_count`` stops the walk after that many commits (git reads no older objects);
+    ``patches = False`` lists a whole file's commits under its present name without reading any
+    blob (no hunks, no rename following). The caller checks
+    that ``path`` is a file of ``commit`` and that the range lies inside it (git would fail with
+    an untyped error). An object git cannot read raises :class:`MissingHistory`."""
+    limit = () if max_count is None else (f"--max-count={max_count}",)
     if start is not None and end is not None:
-        raw = git.run(*PINNED_CONFIG, "log", *PINNED_OPTIONS, LOG_FORMAT, f"-L{start},{end}:{path}", commit)
+        args = ("log", *PINNED_OPTIONS, LOG_FORMAT, *limit, f"-L{start},{end}:{path}", commit)
         whole = False
     else:
-        raw = git.run(*PINNED_CONFIG, "log", *PINNED_OPTIONS, LOG_FORMAT, "--follow", "-M", "-p", commit, "--", path)
+        follow = ("--follow", "-M", "-p") if patches else ()  # rename detection reads blobs too
+        args = ("log", *PINNED_OPTIONS, LOG_FORMAT, *limit, *follow, commit, "--", path)
         whole = True
+    try:
+        raw = git.run(*PINNED_CONFIG, *args)
+    except GitError as exc:
+        if any(m in exc.stderr for m in _MISSING):
+            raise MissingHistory(exc.stderr) from None
+        raise
     out: list[LineCommit] = []
     current = path
     for sha, seconds, subject, patch in log_records(raw):

@@ -87,6 +87,24 @@ def _side(raw: str, prefix: str) -> str | None:
     return value[len(prefix):] if value.startswith(prefix) else value
 
 
+def _header_name(rest: str) -> str | None:
+    """The path of ``diff --git a/X b/X`` when both sides name the same file (a binary or
+    mode-only change prints no ``---``/``+++`` lines); None when they differ."""
+    if rest.startswith('"'):
+        end = rest.find('" ', 1)
+        while end != -1 and rest[end - 1] == "\\":
+            end = rest.find('" ', end + 1)
+        if end == -1:
+            return None
+        left, right = unquote_path(rest[:end + 1]), unquote_path(rest[end + 2:])
+        return left[2:] if left[2:] == right[2:] else None
+    n = len(rest)
+    if n % 2 == 0 or not rest.startswith("a/"):
+        return None
+    left, right = rest[: n // 2], rest[n // 2 + 1:]
+    return left[2:] if right.startswith("b/") and left[2:] == right[2:] else None
+
+
 def parse_patch(text: str) -> list[FileDiff]:
     """The files of one commit's patch text (``diff --git`` blocks), in order."""
     files: list[FileDiff] = []
@@ -96,7 +114,8 @@ def parse_patch(text: str) -> list[FileDiff]:
     while i < n:
         line = lines[i]
         if line.startswith("diff --git "):
-            current = FileDiff(None, None)
+            name = _header_name(line[11:])
+            current = FileDiff(name, name)  # ``---``/``+++``/``rename`` lines refine it
             files.append(current)
             i += 1
             continue

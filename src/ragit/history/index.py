@@ -28,7 +28,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..gitsnap.git import Git
+from ..gitsnap.git import Git, GitError
 from ..gitsnap.linehistory import PINNED_CONFIG, PINNED_OPTIONS
 from ..gitsnap.patches import parse_patch
 
@@ -127,15 +127,30 @@ def commit_entries(sha: str, committed: int, message: str, patch: str) -> list[E
 
 
 def read_commits(git: Git, shas: list[str]) -> list[list[Entry]]:
-    """Entries of each of ``shas`` (one ``git log --no-walk`` per :data:`BATCH` commits)."""
+    """Entries of each of ``shas`` (one ``git log --no-walk`` per :data:`BATCH` commits). A
+    commit whose diff git cannot read (a blob missing from a partial clone) keeps its message."""
     out: list[list[Entry]] = []
     for i in range(0, len(shas), BATCH):
         chunk = shas[i:i + BATCH]
-        raw = git.run(*PINNED_CONFIG, "log", *PINNED_OPTIONS, "--no-walk=unsorted", "--stdin", "-p", "-M",
-                      "--diff-merges=off", _FORMAT, input=("\n".join(chunk) + "\n").encode())
-        for record in raw.decode("utf-8", "replace").split(_MARK)[1:]:
-            sha, seconds, _parents, message, patch = (record.split("\0", 4) + ["", "", "", ""])[:5]
-            out.append(commit_entries(sha, int(seconds or 0), message, patch))
+        try:
+            out += _read(git, chunk, True)
+        except GitError:
+            for sha in chunk:
+                try:
+                    out += _read(git, [sha], True)
+                except GitError:
+                    out += _read(git, [sha], False)
+    return out
+
+
+def _read(git: Git, shas: list[str], patches: bool) -> list[list[Entry]]:
+    raw = git.run(*PINNED_CONFIG, "log", *PINNED_OPTIONS, "--no-walk=unsorted", "--stdin",
+                  *(("-p", "-M", "--diff-merges=off") if patches else ("--no-patch",)), _FORMAT,
+                  input=("\n".join(shas) + "\n").encode())
+    out: list[list[Entry]] = []
+    for record in raw.decode("utf-8", "replace").split(_MARK)[1:]:
+        sha, seconds, _parents, message, patch = (record.split("\0", 4) + ["", "", "", ""])[:5]
+        out.append(commit_entries(sha, int(seconds or 0), message, patch))
     return out
 
 

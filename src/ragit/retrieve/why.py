@@ -18,8 +18,8 @@ from datetime import datetime, timezone
 from typing import Any, Protocol
 
 from ..errors import RagitError, input_invalid
-from ..gitsnap.git import Git, decode_path
-from ..gitsnap.linehistory import LineCommit, line_history
+from ..gitsnap.git import Git, GitError, decode_path
+from ..gitsnap.linehistory import LineCommit, MissingHistory, line_history
 from ..gitsnap.refs import resolve_at
 from ..history.hunks import capped, masked_diff
 
@@ -82,7 +82,8 @@ def _not_found(target: str, reason: str, message: str) -> RagitError:
 
 
 def _file_lines(git: Git, commit: str, path: str) -> int | None:
-    """The number of lines of ``path`` at ``commit``; None when it is not a file there."""
+    """The number of lines of ``path`` at ``commit``; None when it is not a file there, -1 when
+    its blob is missing from the clone."""
     out = git.run("ls-tree", "-z", "--full-tree", commit, "--", path)
     blob = None
     for record in out.split(b"\0"):
@@ -92,7 +93,10 @@ def _file_lines(git: Git, commit: str, path: str) -> int | None:
             blob = fields[2].decode()
     if blob is None:
         return None
-    data = git.run("cat-file", "blob", blob)
+    try:
+        data = git.run("cat-file", "blob", blob)
+    except GitError:
+        return -1  # the blob is not in this clone
     if not data:
         return 0
     return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
@@ -126,6 +130,32 @@ def select_commits(commits: list[LineCommit], limit: int) -> tuple[list[LineComm
     return commits[: limit - 1] + commits[-1:], len(commits) - limit
 
 
+PARTIAL_WARNING = ("this clone lacks objects of older history (partial or damaged): only the newest commits "
+                   "are shown and the introducing commit is unknown")
+
+
+def _walk(git: Git, sha: str, parsed: WhyTarget, limit: int, target: str,
+          warnings: list[str]) -> tuple[list[LineCommit], bool]:
+    """The line history and whether it is complete. A clone missing older objects still answers
+    with the newest ``limit`` commits (git stops before the objects it lacks), or for a whole
+    file with its commits under its present name, without hunks; a range it cannot walk at all is CITATION_NOT_FOUND
+    (``missing_object``)."""
+    try:
+        return line_history(git, sha, parsed.path, parsed.start, parsed.end), True
+    except MissingHistory:
+        warnings.append(PARTIAL_WARNING)
+    try:
+        return line_history(git, sha, parsed.path, parsed.start, parsed.end, max_count=limit), False
+    except MissingHistory:
+        if parsed.start is None:
+            try:
+                return line_history(git, sha, parsed.path, max_count=limit, patches=False), False
+            except MissingHistory:
+                pass
+    raise _not_found(target, "missing_object",
+                     f"the history of {parsed.display()} needs objects this clone does not have (partial clone?)")
+
+
 def why(git: Git, target: str, *, at: str = "HEAD", limit: int = DEFAULT_LIMIT,
         memory: MemoryCitations | None = None, commit: str | None = None) -> dict[str, Any]:
     """The ``data`` of ``ragit why`` for ``target`` at ``at`` (§5.1 resolution) or at the full SHA
@@ -142,10 +172,13 @@ def why(git: Git, target: str, *, at: str = "HEAD", limit: int = DEFAULT_LIMIT,
     total = _file_lines(git, sha, parsed.path)
     if total is None:
         raise _not_found(target, "path_not_in_commit", f"{parsed.path} is not a file of commit {sha}")
+    if total < 0:
+        raise _not_found(target, "missing_object", f"{parsed.path} at {sha} is not in this clone (partial clone?)")
     if parsed.end is not None and parsed.end > total:
         raise _not_found(target, "lines_out_of_range",
                          f"{parsed.path} has {total} lines at {sha}; asked for L{parsed.start}-L{parsed.end}")
-    history = line_history(git, sha, parsed.path, parsed.start, parsed.end)
+    warnings: list[str] = []
+    history, complete = _walk(git, sha, parsed, limit, target, warnings)
     kept, omitted = select_commits(history, limit)
     entries: list[dict[str, Any]] = []
     masked, sources = 0, []
@@ -156,7 +189,7 @@ def why(git: Git, target: str, *, at: str = "HEAD", limit: int = DEFAULT_LIMIT,
             if n:
                 masked += n
                 sources.append(f"commits[{i}].{name}")
-    oldest = history[-1] if history else None
+    oldest = history[-1] if history and complete else None
     items = [dict(item) for item in memory.items_citing(parsed.path, parsed.start, parsed.end, sha)] if memory else []
     return {
         "path": parsed.path,
@@ -168,6 +201,6 @@ def why(git: Git, target: str, *, at: str = "HEAD", limit: int = DEFAULT_LIMIT,
         "introduced": oldest.sha if oldest is not None and oldest.adds else None,
         "omitted": omitted,
         "memoryItems": items,
-        "warnings": [],
+        "warnings": warnings,
         "redactionSummary": {"applied": masked > 0, "maskedCount": masked, "sources": sources},
     }
