@@ -166,10 +166,10 @@ def why(git: Git, target: str, *, at: str = "HEAD", limit: int = DEFAULT_LIMIT,
                             command="why", value=limit)
     from .verify import outside_repo
 
-    if outside_repo(parsed.path) or parsed.path in ("", "."):
+    if outside_repo(parsed.path):
         raise _not_found(target, "path_outside_repo", f"{parsed.path} is not a path inside the repository")
     sha = commit if commit is not None else resolve_at(git, at)
-    total = _file_lines(git, sha, parsed.path)
+    total = _file_lines(git, sha, parsed.path) if parsed.path not in ("", ".") else None
     if total is None:
         raise _not_found(target, "path_not_in_commit", f"{parsed.path} is not a file of commit {sha}")
     if total < 0:
