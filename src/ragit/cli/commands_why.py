@@ -19,10 +19,10 @@ from .output import Output
 @common
 def why_cmd(target: str, at: str | None, limit: str | None, format_: str | None, cwd: str | None) -> Output:
     """Show the commits that introduced and last changed path[:Lx-Ly], with their masked hunks."""
-    from ..contract.inputs import Validator, check_citation
+    from ..contract.inputs import Validator, check_text
 
     v = Validator("why")
-    check_citation(target)  # size limit and lone surrogates, as for a verify handle
+    check_text(target, v, "path")  # size limit and lone surrogates (cli-contract §3.3)
     count = v.cli_positive_int(limit, "--limit") if limit is not None else None
     repo = open_repo(cwd)
     data = repo.why(target, at="HEAD" if at is None else at.strip(), limit=count)
