@@ -50,6 +50,7 @@ def test_range_gives_last_changed_then_introduced(history, cli):
     assert [c["sha"] for c in data["commits"]] == [c4, c2, c1]  # c3 never touched lines 2-4
     assert data["lastChanged"] == c4 and data["introduced"] == c1
     assert [c["subject"] for c in data["commits"]] == ["restore line three", "rename line three", "add app"]
+    assert [c["message"] for c in data["commits"]] == ["restore line three", "rename line three", "add app"]
     assert "+line 3 again" in data["commits"][0]["hunk"] and "-line three" in data["commits"][0]["hunk"]
     assert data["commits"][0]["committedAt"] == "2026-03-08T10:00:00.000Z"
     assert (data["path"], data["startLine"], data["endLine"]) == ("app.py", 2, 4)
@@ -94,7 +95,7 @@ def test_secrets_in_hunks_and_subjects_are_masked(git_repo, cli):
     r = git_repo
     r.commit("add settings", {"settings.env": "DEBUG=1\n", "client.py": "x = 1\n"})
     token = "ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZ123456"
-    r.commit(f"wire the token {token}", {"settings.env": "DEBUG=1\nDB_PASSWORD=hunter2hunter2\n",
+    r.commit(f"wire the token {token}\n\nThe body names it again: {token}", {"settings.env": "DEBUG=1\nDB_PASSWORD=hunter2hunter2\n",
                                          "client.py": f'x = 1\nTOKEN = "{token}"\n'})
     for target in ("settings.env:L2", "client.py:L2", "client.py", "settings.env"):
         r_ = cli("why", target, "--cwd", str(r.root), "--format", "both")
@@ -104,6 +105,8 @@ def test_secrets_in_hunks_and_subjects_are_masked(git_repo, cli):
     assert "+DB_PASSWORD=***" in data["commits"][0]["hunk"]  # anchored rule sees the line without "+"
     assert data["redactionSummary"]["applied"] and data["redactionSummary"]["maskedCount"] >= 2
     assert "commits[0].subject" in data["redactionSummary"]["sources"]
+    assert "commits[0].message" in data["redactionSummary"]["sources"]
+    assert data["commits"][0]["message"].startswith("wire the token ghp_AB***\n\nThe body names it again: ghp_AB***")
 
 
 @pytest.mark.parametrize("target,reason", [

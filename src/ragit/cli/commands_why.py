@@ -50,6 +50,8 @@ def why_text(data: dict[str, Any]) -> str:
         lines.append("- none")
     for n, c in enumerate(data["commits"], 1):
         lines.append(f"{n}. {c['sha'][:12]} · {c['committedAt']} · {c['subject']} · `{c['path']}`")
+        body = c["message"].split("\n", 1)[1].strip("\n") if "\n" in c["message"] else ""
+        lines += [f"   > {row}".rstrip() for row in body.split("\n")] if body else []
         lines += [f"   {row}" for row in c["hunk"].split("\n")] if c["hunk"] else []
     for item in data["memoryItems"]:
         state = "stale" if item.get("stale") else "current"
@@ -61,7 +63,7 @@ register(_spec(
     "why", "The commits that introduced and last changed path[:Lx-Ly] (line history, renames followed), "
            "newest first, with masked hunks, plus the memory items whose evidence cites the lines.",
     related=["verify", "query"], mutating=False,
-    outputs=["path", "startLine", "endLine", "sha", "commits", "commits[].hunk", "lastChanged", "introduced",
+    outputs=["path", "startLine", "endLine", "sha", "commits", "commits[].message", "commits[].hunk", "lastChanged", "introduced",
              "omitted", "memoryItems", "warnings", "redactionSummary"],
     arguments=[{"name": "target", "type": "string", "required": True,
                 "description": "A repository path, optionally with lines: path:L<start>-L<end> or path:L<n>."}],

@@ -24,7 +24,7 @@ PINNED_CONFIG = (
 )
 PINNED_OPTIONS = ("--no-color", "--no-ext-diff", "--no-textconv", "--no-abbrev")
 _MARK = "\0COMMIT\0"
-LOG_FORMAT = "--format=%x00COMMIT%x00%H%x00%ct%x00%s%x00"
+LOG_FORMAT = "--format=%x00COMMIT%x00%H%x00%ct%x00%s%x00%B%x00"
 
 
 class MissingHistory(Exception):
@@ -41,6 +41,7 @@ class LineCommit:
     sha: str
     committed: int  # committer time, seconds since the epoch
     subject: str
+    message: str  # the whole commit message
     path: str  # the file's name at this commit (renames are followed)
     hunks: tuple[Hunk, ...]
     adds: bool  # the commit created the tracked lines (no old side) or added the file
@@ -50,30 +51,30 @@ class LineCommit:
         return "\n".join(h.text() for h in self.hunks)
 
 
-def log_records(raw: bytes) -> list[tuple[str, int, str, str]]:
-    """``(sha, committer seconds, subject, patch text)`` per commit of ``git log`` output made
-    with :data:`LOG_FORMAT` (or a format that ends in the same subject field)."""
+def log_records(raw: bytes) -> list[tuple[str, int, str, str, str]]:
+    """``(sha, committer seconds, subject, message, patch text)`` per commit of ``git log``
+    output made with :data:`LOG_FORMAT`."""
     text = raw.decode("utf-8", "replace")
-    out: list[tuple[str, int, str, str]] = []
+    out: list[tuple[str, int, str, str, str]] = []
     for record in text.split(_MARK)[1:]:
-        sha, seconds, subject, patch = (record.split("\0", 3) + ["", "", ""])[:4]
-        out.append((sha, int(seconds or 0), subject, patch))
+        sha, seconds, subject, message, patch = (record.split("\0", 4) + ["", "", "", ""])[:5]
+        out.append((sha, int(seconds or 0), subject, message.strip("\n"), patch))
     return out
 
 
-def _commit(sha: str, seconds: int, subject: str, patch: str, path: str,
+def _commit(sha: str, seconds: int, subject: str, message: str, patch: str, path: str,
             whole_file: bool) -> tuple[LineCommit, str]:
     """The commit's entry and the file's name before it (its old path across a rename)."""
     files = parse_patch(patch)
     diff: FileDiff | None = next((f for f in files if path in (f.new_path, f.old_path)), files[0] if files else None)
     if diff is None:  # a merge (its combined diff is not parsed) or a mode-only change
-        return LineCommit(sha, seconds, subject, path, (), False), path
+        return LineCommit(sha, seconds, subject, message, path, (), False), path
     hunks = tuple(diff.hunks)
     if whole_file:
         adds = diff.old_path is None and not diff.binary
     else:
         adds = bool(hunks) and all(h.old_count == 0 for h in hunks)
-    return LineCommit(sha, seconds, subject, diff.path, hunks, adds), diff.old_path or diff.path
+    return LineCommit(sha, seconds, subject, message, diff.path, hunks, adds), diff.old_path or diff.path
 
 
 def line_history(git: Git, commit: str, path: str, start: int | None = None, end: int | None = None,
@@ -102,7 +103,7 @@ def line_history(git: Git, commit: str, path: str, start: int | None = None, end
         raise
     out: list[LineCommit] = []
     current = path
-    for sha, seconds, subject, patch in log_records(raw):
-        item, current = _commit(sha, seconds, subject, patch, current, whole)  # older commits: the old name
+    for sha, seconds, subject, message, patch in log_records(raw):
+        item, current = _commit(sha, seconds, subject, message, patch, current, whole)  # older commits: the old name
         out.append(item)
     return out

@@ -27,6 +27,8 @@ DEFAULT_LIMIT = 10  # commits reported (the newest, plus the introducing one whe
 MAX_LIMIT = 1000
 MAX_HUNK_LINES = 80  # per commit; a longer hunk is cut with a marker line
 MAX_HUNK_CHARS = 8000
+MAX_MESSAGE_LINES = 40  # the whole commit message, cut like a hunk
+MAX_MESSAGE_CHARS = 4000
 _RANGE = re.compile(r"^(?P<path>.+?):L(?P<start>[0-9]+)(?:-L(?P<end>[0-9]+))?$")
 
 
@@ -114,10 +116,11 @@ def _entry(c: LineCommit) -> tuple[dict[str, Any], dict[str, int]]:
 
     hunk, n = masked_diff(capped(c.hunk_text(), MAX_HUNK_LINES, MAX_HUNK_CHARS), c.path)
     subject = mask_text(c.subject)
+    message = mask_text(capped(c.message, MAX_MESSAGE_LINES, MAX_MESSAGE_CHARS))
     path = mask_text(c.path)
     entry = {"sha": c.sha, "subject": subject.text, "committedAt": _iso(c.committed), "path": path.text,
-             "hunk": hunk}
-    return entry, {"subject": subject.count, "path": path.count, "hunk": n}
+             "message": message.text, "hunk": hunk}
+    return entry, {"subject": subject.count, "path": path.count, "message": message.count, "hunk": n}
 
 
 def select_commits(commits: list[LineCommit], limit: int) -> tuple[list[LineCommit], int]:
