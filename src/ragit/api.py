@@ -175,7 +175,7 @@ class Repo:
 
         try:
             update_index(self.git, self.root, result.commit_sha)
-        except (OSError, sqlite3.Error, GitError) as exc:
+        except (OSError, sqlite3.Error, GitError, UnicodeError) as exc:
             result.warnings.append(f"history index not updated ({exc}); --scope history may miss recent commits")
 
     def query(self, question: str, *, top_k: int | None = None, scope: str = "durable",

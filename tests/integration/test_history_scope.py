@@ -156,3 +156,18 @@ def test_describe_and_mcp_list_the_scope(cli):
     from ragit.contract.payloads import SCOPES
 
     assert "history" in SCOPES
+
+
+def test_a_file_name_that_is_not_utf8_is_indexed_readably(git_repo, cli):
+    import os
+
+    write_placeholder_config(git_repo.root)
+    git_repo.write("a.md", "# A\n")
+    with open(os.fsencode(git_repo.root) + b"/caf\xe9.py", "wb") as fh:
+        fh.write(b"def brew():\n    return 'espresso'\n")
+    git_repo.commit("add the coffee maker")
+    ingest(cli, git_repo.root)
+    hits = query(cli, git_repo.root, "espresso brew")["hits"]
+    assert any(h["path"] == "caf\ufffd.py" for h in hits)
+    r = cli("why", "a.md", "--cwd", str(git_repo.root), "--format", "json")
+    assert r.code == 0

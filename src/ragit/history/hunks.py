@@ -6,6 +6,12 @@ Shared by ``why`` (hunks in its answer) and the history index (hunks stored for 
 from __future__ import annotations
 
 
+def printable_path(path: str) -> str:
+    """A path as text that can be stored and printed: bytes that are not UTF-8 (kept by git as
+    surrogate escapes) become U+FFFD. For display and search only, never to read a file."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def capped(text: str, max_lines: int, max_chars: int) -> str:
     """``text`` cut to ``max_lines`` lines and ``max_chars`` characters, with a marker line."""
     lines = text.split("\n")

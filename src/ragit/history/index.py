@@ -106,7 +106,7 @@ def commit_entries(sha: str, committed: int, message: str, patch: str) -> list[E
     """The masked entries of one commit from its message and patch text."""
     from ..ingest.skips import path_skip
     from ..security.masking import mask_text
-    from .hunks import capped, masked_diff
+    from .hunks import capped, masked_diff, printable_path
 
     message = message.strip("\n")
     subject = mask_text(message.split("\n", 1)[0]).text
@@ -121,7 +121,7 @@ def commit_entries(sha: str, committed: int, message: str, patch: str) -> list[E
             ordinal += 1
             span = hunk.new_range
             text = masked_diff(capped(hunk.text(), MAX_HUNK_LINES, MAX_HUNK_CHARS), diff.path)[0]
-            out.append(Entry(sha, committed, subject, "hunk", mask_text(diff.path).text, ordinal,
+            out.append(Entry(sha, committed, subject, "hunk", mask_text(printable_path(diff.path)).text, ordinal,
                              span[0] if span else None, span[1] if span else None, text))
     return out
 

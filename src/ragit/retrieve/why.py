@@ -21,7 +21,7 @@ from ..errors import RagitError, input_invalid
 from ..gitsnap.git import Git, GitError, decode_path
 from ..gitsnap.linehistory import LineCommit, MissingHistory, line_history
 from ..gitsnap.refs import resolve_at
-from ..history.hunks import capped, masked_diff
+from ..history.hunks import capped, masked_diff, printable_path
 
 DEFAULT_LIMIT = 10  # commits reported (the newest, plus the introducing one when cut)
 MAX_LIMIT = 1000
@@ -117,7 +117,7 @@ def _entry(c: LineCommit) -> tuple[dict[str, Any], dict[str, int]]:
     hunk, n = masked_diff(capped(c.hunk_text(), MAX_HUNK_LINES, MAX_HUNK_CHARS), c.path)
     subject = mask_text(c.subject)
     message = mask_text(capped(c.message, MAX_MESSAGE_LINES, MAX_MESSAGE_CHARS))
-    path = mask_text(c.path)
+    path = mask_text(printable_path(c.path))
     entry = {"sha": c.sha, "subject": subject.text, "committedAt": _iso(c.committed), "path": path.text,
              "message": message.text, "hunk": hunk}
     return entry, {"subject": subject.count, "path": path.count, "message": message.count, "hunk": n}
