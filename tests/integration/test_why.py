@@ -163,7 +163,8 @@ class FakeMemory:
 
     def items_citing(self, path, start, end, sha):
         self.calls.append((path, start, end, sha))
-        return [{"id": "dec-1", "kind": "decision", "stale": True}]
+        return [{"id": "dec-1", "kind": "decision", "stale": True},
+                {"id": "note-2", "kind": "note", "stale": False, "summary": "uses TOKEN=abcdef123456"}]
 
 
 def test_memory_items_come_from_the_caller(history):
@@ -172,7 +173,9 @@ def test_memory_items_come_from_the_caller(history):
     assert api.why("app.py:L3")["memoryItems"] == []
     memory = FakeMemory()
     data = api.why("app.py:L2-L3", memory=memory)
-    assert data["memoryItems"] == [{"id": "dec-1", "kind": "decision", "stale": True}]
+    assert data["memoryItems"] == [{"id": "dec-1", "kind": "decision", "stale": True},
+                                   {"id": "note-2", "kind": "note", "stale": False, "summary": "uses TOKEN: abcd***"}]
+    assert data["redactionSummary"]["sources"] == ["memoryItems[1].summary"]
     assert memory.calls == [("app.py", 2, 3, c4)]
 
 

@@ -141,8 +141,8 @@ def _walk(git: Git, sha: str, parsed: WhyTarget, limit: int, target: str,
           warnings: list[str]) -> tuple[list[LineCommit], bool]:
     """The line history and whether it is complete. A clone missing older objects still answers
     with the newest ``limit`` commits (git stops before the objects it lacks), or for a whole
-    file with its commits under its present name, without hunks; a range it cannot walk at all is CITATION_NOT_FOUND
-    (``missing_object``)."""
+    file with its commits under its present name, without hunks; a range it cannot walk at all
+    is CITATION_NOT_FOUND (``missing_object``)."""
     try:
         return line_history(git, sha, parsed.path, parsed.start, parsed.end), True
     except MissingHistory:
@@ -193,7 +193,14 @@ def why(git: Git, target: str, *, at: str = "HEAD", limit: int = DEFAULT_LIMIT,
                 masked += n
                 sources.append(f"commits[{i}].{name}")
     oldest = history[-1] if history and complete else None
-    items = [dict(item) for item in memory.items_citing(parsed.path, parsed.start, parsed.end, sha)] if memory else []
+    items: list[Any] = []
+    if memory is not None:  # re-masked like every output (knowledge §10.2)
+        from ..security.masking import mask_value
+
+        found = [dict(item) for item in memory.items_citing(parsed.path, parsed.start, parsed.end, sha)]
+        items, n, paths = mask_value(found, path="memoryItems")
+        masked += n
+        sources += paths
     return {
         "path": parsed.path,
         "startLine": parsed.start,
