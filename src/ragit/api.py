@@ -161,6 +161,8 @@ class Repo:
 
             # the snapshot's co-change counts, kept for the queries that follow (they write nothing)
             snapshot_cochange(self.git, self.root, result.commit_sha, keep_changes=True, keep_counts=True)
+        if not dry_run and result.search_ready:
+            self._index_history(result)
         return result
 
     def snapshot_export(self, rev: str, out: str | Path) -> dict[str, Any]:
@@ -186,6 +188,19 @@ class Repo:
         if self._read_state is not None:
             self._cache.entries.clear()
         return result
+
+    def _index_history(self, result: "IngestResult") -> None:
+        """Add the snapshot's new commits to the history index (``--scope history``; a cache: a
+        failure to write it costs those hits, never the ingest, and says so)."""
+        import sqlite3
+
+        from .gitsnap.git import GitError
+        from .history.index import update_index
+
+        try:
+            update_index(self.git, self.root, result.commit_sha)
+        except (OSError, sqlite3.Error, GitError, UnicodeError) as exc:
+            result.warnings.append(f"history index not updated ({exc}); --scope history may miss recent commits")
 
     def query(self, question: str, *, top_k: int | None = None, scope: str = "durable",
               at: str | None = None, explain: bool = False, paths: list[str] | None = None,
@@ -225,7 +240,11 @@ class Repo:
         from .retrieve.search import RowFilter
 
         overlay_source = None
-        if scope != "durable":  # artifacts reach retrieval only as the overlay of a non-durable scope
+        if scope == "history":  # commit messages and hunks, from the history index ingest keeps
+            from .retrieve.history_overlay import HistoryOverlay
+
+            overlay_source = HistoryOverlay(self.root, self.git)
+        elif scope != "durable":  # artifacts reach retrieval only as the overlay of a non-durable scope
             from .memory.artifact_overlay import ArtifactOverlay
 
             overlay_source = ArtifactOverlay(self.root, self.config)
@@ -288,6 +307,29 @@ class Repo:
             counter_name, count, warning = _model_tokens(self.config, [h.text for h in selection.hits])
         return PackResult(retrieval, inp.budget, selection, counter_name, count, (warning,) if warning else (), unit)
 
+
+    def why(self, target: str, *, at: str = "HEAD", limit: int | None = None, memory=None) -> dict[str, Any]:
+        """The commits that introduced and last changed ``path[:Lx-Ly]`` at HEAD (or ``at``), newest
+        first, with masked hunks (knowledge §22.3). ``memory`` (a ragit.retrieve.why.MemoryCitations)
+        lists the memory items whose evidence cites the lines; without it the list is empty.
+        Read-only; an absolute path inside the repository is taken relative to its root."""
+        from .gitsnap.context import read_context
+        from .retrieve.query import DIRTY_WARNING
+        from .retrieve.why import DEFAULT_LIMIT, why
+
+        text = target.strip()
+        if text.startswith("/"):
+            try:
+                text = Path(text).relative_to(self.root).as_posix()
+            except ValueError:
+                pass  # outside the repository: why() names it
+        try:
+            data = why(self.git, text, at=at, limit=DEFAULT_LIMIT if limit is None else limit, memory=memory)
+        except RagitError as exc:  # `at="main"`: name its commit and the exact command (knowledge §5.1)
+            raise self._exact_revision(exc, ["why", target], [("--limit", limit)]) from None
+        if at == "HEAD" and read_context(self.git).dirty:
+            data["warnings"].append(DIRTY_WARNING)
+        return data
 
     def recall(self, goal: str, *, no_wait: bool = False):
         """The resume packet for ``goal`` (memory §3): working state plus snapshot hits, degrading

@@ -232,7 +232,7 @@ def test_commit_returns_before_the_background_ingest_finishes(git_repo, capsys, 
     # The ingest waits for the gate: a hook that waited for it would time the commit out.
     env = fake_ragit(tmp_path / "bin", f'while [ ! -f "{gate}" ]; do sleep 0.05; done\n'
                                        f'exec "{sys.executable}" -m ragit "$@"\n')
-    log_path(root).parent.mkdir(parents=True, exist_ok=True)  # ingest keeps co-change counts there
+    log_path(root).parent.mkdir(parents=True, exist_ok=True)  # ingest keeps caches there (co-change, history)
     log_path(root).write_text("earlier run\n", encoding="utf-8")
 
     head = commit(root, "docs/new.md", "# New\n\nA new page.\n", env=env)

@@ -18,7 +18,7 @@ from .output import emit, emit_failure, normalize_format, stdout_is_terminal
 
 COMMAND_ORDER = (
     "init", "describe", "config", "hooks", "ingest", "query", "context", "memory", "migrate", "status",
-    "doctor", "verify", "eval", "artifact", "window", "session", "mcp", "snapshot", "serve", "setup",
+    "doctor", "verify", "why", "eval", "artifact", "window", "session", "mcp", "snapshot", "serve", "setup",
     "tune",
 )
 
@@ -88,6 +88,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "status": ("commands_knowledge",),
     "verify": ("commands_verify",),
     "tune": ("commands_tune",),
+    "why": ("commands_why",),
     "window": ("commands_assemble", "commands_window"),
 }
 

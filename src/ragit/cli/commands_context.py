@@ -19,7 +19,7 @@ def context_group() -> None:
 @click.argument("goal", required=False)
 @input_option
 @click.option("--budget", default=None, metavar="UNITS", help="Content-unit budget (default 1200).")
-@click.option("--scope", default=None, metavar="durable|session|harness|evidence|all")
+@click.option("--scope", default=None, metavar="durable|session|harness|evidence|all|history")
 @click.option("--at", default=None, metavar="SHA", help="HEAD, a full SHA or a unique hex prefix.")
 @click.option("--path", "paths", multiple=True, metavar="GLOB",
               help="Only files matching this glob are candidates (repeatable).")

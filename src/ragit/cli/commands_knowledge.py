@@ -79,7 +79,7 @@ def ingest_cmd(all_, since, files, paths, at, input_, dry_run, format_, cwd) -> 
 @click.argument("question", required=False)
 @input_option
 @click.option("--top-k", "top_k", default=None, metavar="N", help="Number of hits (default retrieval.top_k).")
-@click.option("--scope", default=None, metavar="durable|session|harness|evidence|all")
+@click.option("--scope", default=None, metavar="durable|session|harness|evidence|all|history")
 @click.option("--at", default=None, metavar="SHA", help="HEAD, a full SHA or a unique hex prefix.")
 @click.option("--path", "paths", multiple=True, metavar="GLOB",
               help="Only files matching this glob are candidates (repeatable).")

@@ -20,7 +20,7 @@ _VIEW = {"name": "--view", "type": "enum", "description": "Hit projection.", "en
 _INPUT = {"name": "--input", "type": "path", "description": "JSON payload file, or - for stdin."}
 _DRY = {"name": "--dry-run", "type": "boolean", "description": "Analyse only; write nothing at all."}
 _SCOPE = {"name": "--scope", "type": "enum", "description": "Durable snapshot and/or the explicit artifact overlay.",
-          "enum": ["durable", "session", "harness", "evidence", "all"], "defaultValue": "durable"}
+          "enum": ["durable", "session", "harness", "evidence", "all", "history"], "defaultValue": "durable"}
 _AT = {"name": "--at", "type": "string", "description": "HEAD, a full commit SHA or a unique hex prefix."}
 _PATH_FILTER = {"name": "--path", "type": "string",
                 "description": "Only files matching this glob are candidates (repeatable; JSON paths)."}
@@ -254,7 +254,7 @@ ORDER = (
     "config get", "verify", "eval mine", "eval run", "artifact capture", "artifact list", "artifact show",
     "artifact review", "artifact promote", "artifact supersede", "artifact retract", "artifact archive",
     "window check", "window compact", "window recall", "session mirror", "session search", "session dream", "mcp",
-    "migrate", "snapshot export", "snapshot import", "serve", "setup",
+    "migrate", "snapshot export", "snapshot import", "serve", "setup", "why",
     "tune",
 )
 

@@ -14,7 +14,7 @@ from typing import Any
 from ..errors import RagitError
 from .inputs import Validator, validate_glob_list, validate_repo_path
 
-SCOPES = ("durable", "session", "harness", "evidence", "all")
+SCOPES = ("durable", "session", "harness", "evidence", "all", "history")
 QUERY_KEYS = ("question", "topK", "at", "scope", "explain", "paths", "excludeTests")
 PACK_KEYS = ("goal", "budget", "at", "scope", "paths", "excludeTests", "budgetUnit")
 INGEST_KEYS = ("all", "since", "files", "paths", "at")

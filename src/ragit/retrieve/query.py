@@ -116,7 +116,9 @@ def retrieve(
         params = RetrievalParams.from_config(config)
         candidates = []
         if scope != "durable" and overlay_source is not None:
-            candidates = list(overlay_source.candidates(scope, warnings))
+            at_snapshot = getattr(overlay_source, "candidates_at", None)  # SnapshotOverlaySource
+            candidates = list(overlay_source.candidates(scope, warnings) if at_snapshot is None
+                              else at_snapshot(scope, warnings, sha, masked.text))
         snapshot = None
         overlay = []
         extra_raw: list[float] | None = None

@@ -16,6 +16,8 @@ from .scoring import recency_score
 
 # The query scopes an overlay source can be asked for (``durable`` has no overlay).
 OVERLAY_SCOPES = ("session", "harness", "evidence", "all")
+# Commit messages and diff hunks (ragit.retrieve.history_overlay); not part of ``all``.
+HISTORY_SCOPE = "history"
 
 
 @dataclass(frozen=True)
@@ -30,8 +32,8 @@ class OverlayCandidate:
     text: str
     citation: dict[str, Any] = field(hash=False)
     scope: str
-    artifact_id: str
-    artifact_kind: str
+    artifact_id: str | None  # None for commit history
+    artifact_kind: str | None
     authority: str  # the label, e.g. ``reviewed_harness``
     authority_score: float  # knowledge §12.5; a promoted artifact scores 1.0
     status: str
@@ -53,4 +55,15 @@ class OverlaySource(Protocol):
     def candidates(self, scope: str, warnings: list[str]) -> Sequence[OverlayCandidate]:
         """The candidates of ``scope`` (one of :data:`OVERLAY_SCOPES`) in a stable order; a record
         that cannot be read is skipped with a warning appended to ``warnings``."""
+        ...
+
+
+class SnapshotOverlaySource(Protocol):
+    """An overlay source whose candidates depend on the selected snapshot and the question (commit
+    history: too many to hand over whole); ``retrieve`` prefers :meth:`candidates_at` when a
+    source has it."""
+
+    def candidates_at(self, scope: str, warnings: list[str], sha: str,
+                      masked_question: str) -> Sequence[OverlayCandidate]:
+        """The candidates of ``scope`` for ``masked_question`` at snapshot commit ``sha``."""
         ...

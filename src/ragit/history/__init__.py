@@ -1,0 +1,1 @@
+"""Commit history as searchable evidence: the history index behind ``query --scope history``."""
