@@ -161,7 +161,7 @@ class Repo:
 
             # the snapshot's co-change counts, kept for the queries that follow (they write nothing)
             snapshot_cochange(self.git, self.root, result.commit_sha, keep_changes=True, keep_counts=True)
-        if not dry_run and result.search_ready:
+        if not dry_run and result.search_ready and self.config["history"]["index"]:
             self._index_history(result)
         return result
 

@@ -53,6 +53,9 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "chunker_version": "1",
     },
     "hooks": {"post_commit": True, "post_merge": True, "post_checkout": True},
+    # --scope history: ingest keeps the history index (commit messages, masked hunks) only when on;
+    # its first build reads the last 1,000 commits, about as much CPU as a full ingest
+    "history": {"index": False},
     "retrieval": {
         "alpha": 0.7,
         "top_k": 5,

@@ -17,6 +17,13 @@ from ragit.ingest.ids import citation_id
 SECRET = "ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZ987654"
 
 
+def with_history(root) -> None:
+    """The placeholder config plus ``history.index = true`` (the index is opt-in)."""
+    write_placeholder_config(root)
+    with (root / ".ragit" / "config.toml").open("a", encoding="utf-8") as fh:
+        fh.write("\n[history]\nindex = true\n")
+
+
 def ingest(cli, root) -> dict:
     r = cli("ingest", "--cwd", str(root), "--format", "json")
     assert r.code == 0, r
@@ -32,7 +39,7 @@ def query(cli, root, question, *extra):
 
 @pytest.fixture
 def repo(git_repo, cli):
-    write_placeholder_config(git_repo.root)
+    with_history(git_repo.root)
     git_repo.commit("Add the billing ledger", {"billing.py": "def total(items):\n    return sum(items)\n"})
     git_repo.commit("Fix rounding of invoice totals in the ledger",
                     {"billing.py": "def total(items):\n    return round(sum(items), 2)\n\n\n"
@@ -161,7 +168,7 @@ def test_describe_and_mcp_list_the_scope(cli):
 def test_a_file_name_that_is_not_utf8_is_indexed_readably(git_repo, cli):
     import os
 
-    write_placeholder_config(git_repo.root)
+    with_history(git_repo.root)
     git_repo.write("a.md", "# A\n")
     with open(os.fsencode(git_repo.root) + b"/caf\xe9.py", "wb") as fh:
         fh.write(b"def brew():\n    return 'espresso'\n")
@@ -171,3 +178,12 @@ def test_a_file_name_that_is_not_utf8_is_indexed_readably(git_repo, cli):
     assert any(h["path"] == "caf\ufffd.py" for h in hits)
     r = cli("why", "a.md", "--cwd", str(git_repo.root), "--format", "json")
     assert r.code == 0
+
+
+def test_the_index_is_opt_in(git_repo, cli):
+    write_placeholder_config(git_repo.root)
+    git_repo.commit("Add the billing ledger", {"billing.py": "def total(items):\n    return sum(items)\n"})
+    ingest(cli, git_repo.root)
+    assert not (git_repo.root / history_index.INDEX_DIR).exists()
+    data = query(cli, git_repo.root, "billing ledger")
+    assert data["hits"] == [] and data["warnings"] == [history_index.ABSENT]

@@ -244,7 +244,8 @@ def _open_read(path: Path) -> sqlite3.Connection:
     return db
 
 
-ABSENT = "history index is absent: run `ragit ingest` to build it (--scope history found nothing)"
+ABSENT = ("history index is absent: turn it on with `ragit config set history.index true`, then run "
+          "`ragit ingest` to build it (--scope history found nothing)")
 
 
 def search(git: Git, root: Path, sha: str, terms: list[str], limit: int = SEARCH_LIMIT,
