@@ -19,7 +19,6 @@ demo: $(STAMP)
 	$(BIN)/ragit ingest --all --format text
 	$(BIN)/ragit query "how does ingest reuse unchanged blobs" --view minimal --format text
 	$(BIN)/ragit context pack "add a new store backend" --budget 600 --view minimal --format text
-	$(BIN)/ragit query "co-change boost" --scope history --top-k 3 --view minimal --format text
 	$(BIN)/ragit why src/ragit/api.py:L1-L3 --limit 3 --format text
 
 # The MCP TypeScript-client test (tests/integration/test_mcp_typescript.py) runs the official SDK,
