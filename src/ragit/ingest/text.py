@@ -43,3 +43,18 @@ def split_lines(text: str) -> list[str]:
     if text.endswith("\n"):
         lines.pop()
     return lines
+
+
+def locate_block(lines: list[str], block: list[str], near: int) -> int | None:
+    """1-based start of the occurrence of ``block`` in ``lines`` nearest ``near`` (earlier on ties).
+
+    Shared by ``verify`` (knowledge §20) and the edit-time gate, which must stay light to import."""
+    best: int | None = None
+    size = len(block)
+    if not size:
+        return None
+    for start in range(1, len(lines) - size + 2):
+        closer = best is None or abs(start - near) < abs(best - near)
+        if closer and lines[start - 1] == block[0] and lines[start - 1 : start - 1 + size] == block:
+            best = start
+    return best

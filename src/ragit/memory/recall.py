@@ -299,12 +299,23 @@ def recall(root: Path, git: Git | None, config: Config, goal: str, *,
 
     loops = _objects(current, "openLoops") if current is not None else [
         loop for loop in _objects(latest, "openLoops") if loop.get("status") != "closed"]
+    decisions = unique_by_id(_objects(current, "decisions") + _objects(latest, "decisions")
+                             + hit_decisions(hits, config["memory"]["corpus_dir"]))
+    # memory §10: compare each item's evidence with the snapshot read (HEAD when degraded)
+    from .evidence import label_and_demote, open_check
+
+    with_check = open_check(git, snapshot_sha or (snapshot.get("resolvedSha") if snapshot else None))
+    try:
+        loops = label_and_demote(loops, with_check)
+        decisions = label_and_demote(decisions, with_check)
+    finally:
+        if with_check is not None:
+            with_check.__exit__(None, None, None)
     return RecallPacket(
         goal=goal,
         constraints=unique(_strings(current, "constraints") + _strings(latest, "constraints")),
         open_loops=loops,
-        decisions=unique_by_id(_objects(current, "decisions") + _objects(latest, "decisions")
-                               + hit_decisions(hits, config["memory"]["corpus_dir"])),
+        decisions=decisions,
         hits=hits,
         next_actions=unique(_strings(current, "nextActions") + _strings(latest, "nextActions")),
         latest_session_id=_text(current, "latestSessionId") or _text(latest, "sessionId"),
