@@ -343,7 +343,9 @@ def test_recall_derives_decisions_from_promoted_documents(indexed_repo, cli):
                "--format", "json").json["data"]
     derived = [d for d in data["relatedDecisions"]
                if d["title"] == "Restore Active Work Instead Of Replaying Raw Logs"]
-    assert derived and all(set(d) == {"id", "title", "summary"} for d in derived)
+    # memory §10: read from the snapshot, so repository provenance and never stale
+    assert derived and all(set(d) == {"id", "title", "summary", "provenance", "stale", "staleEvidence"}
+                           and d["provenance"] == "repository" and d["stale"] is False for d in derived)
     hit_ids = {h["citation"]["sourceId"] for h in data["retrievedHits"]}
     assert {d["id"] for d in derived} <= hit_ids
 

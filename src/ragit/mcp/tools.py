@@ -376,6 +376,7 @@ def call_tool(ws: Workspace, name: str, arguments: dict[str, Any] | None) -> Too
         args = dict(v.allowed_keys(raw, tool.keys))
         check_control_characters(args, "input", v)
         structured = compact(normalize_numbers(with_snapshot(tool.run(ws, args, v), tool.own_snapshot, ws.snapshot)))
+        _record_served(ws, name, structured)
         return ToolOutcome(structured, compact_json(structured))
     except RagitError as exc:
         return error_outcome(exc)
@@ -385,6 +386,32 @@ def call_tool(ws: Workspace, name: str, arguments: dict[str, Any] | None) -> Too
 
             traceback.print_exc()
         return error_outcome(internal_error(exc))
+
+
+def _record_served(ws: Workspace, name: str, structured: Any) -> None:
+    """Keep the citations of the last pack, packet or query for the edit-time gate (ragit.gate.served);
+    a failure to record never fails the tool."""
+    from ..gate.served import RECORDED_TOOLS, record_served
+
+    if name not in RECORDED_TOOLS or not ws.in_git:
+        return
+    from ..gitsnap.git import GitError
+    from ..memory.evidence import blobs_at
+
+    git = ws.require_git()
+
+    def resolve(sha: str, path: str) -> tuple[str, str] | None:
+        try:
+            commit = git.run("rev-parse", "--verify", "--quiet", f"{sha}^{{commit}}").decode().strip()
+            blob = blobs_at(git, commit, [path]).get(path) if commit else None
+        except GitError:
+            return None
+        return (commit, blob) if blob else None
+
+    try:
+        record_served(ws.root, name, structured, resolve=resolve)
+    except OSError:
+        pass
 
 
 def error_outcome(exc: RagitError) -> ToolOutcome:

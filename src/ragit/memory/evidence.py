@@ -267,9 +267,17 @@ def label_item(item: dict[str, Any], a: Assessment) -> dict[str, Any]:
     return out
 
 
-def label_and_demote(items: list[dict[str, Any]], check: EvidenceCheck | None) -> list[dict[str, Any]]:
-    """Label every item and sort stably: current repository evidence, then none/untrusted, then stale."""
-    assessed = [(assess(evidence_list(item), check), item) for item in items]
+SNAPSHOT_CONTENT = Assessment("repository", (), ())  # an item read from the snapshot itself
+
+
+def label_and_demote(items: list[dict[str, Any]], check: EvidenceCheck | None,
+                     from_snapshot: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
+    """Label every item and sort stably: current repository evidence, then none/untrusted, then stale.
+
+    Items whose id is in ``from_snapshot`` were read from the snapshot (promoted documents): they
+    are repository content at the snapshot read, current by construction."""
+    assessed = [(SNAPSHOT_CONTENT if item.get("id") in from_snapshot else assess(evidence_list(item), check), item)
+                for item in items]
     ordered = sorted(assessed, key=lambda pair: pair[0].demotion)
     return [label_item(item, a) for a, item in ordered]
 

@@ -26,6 +26,7 @@ OPENCODE_SCHEMA = "https://opencode.ai/config.json"
 # Claude Code hook events and the `ragit.cli.hook` event each one runs (docs/clients/claude-code.md).
 CLAUDE_HOOKS = (
     ("SessionStart", "session-start", None, 60),
+    ("PreToolUse", "gate", "Edit|Write|MultiEdit|NotebookEdit", 10),  # ragit gate (knowledge §22.4)
     ("PostToolUse", "post-tool-use", "*", 30),
     ("PreCompact", "pre-compact", None, 60),
     ("Stop", "stop", None, 60),
@@ -64,8 +65,11 @@ def ragit_command() -> list[str]:
 
 
 def hook_command(event: str, root: Path) -> str:
-    """The shell command of one Claude Code hook: this interpreter running ``ragit.cli.hook``."""
+    """The shell command of one Claude Code hook: this interpreter running ``ragit.cli.hook``, or
+    ``ragit gate`` (reached without click, so the check before every edit stays fast)."""
     python = os.path.abspath(sys.executable)
+    if event == "gate":
+        return f"{shlex.quote(python)} -m ragit gate --cwd {shlex.quote(str(root))}"
     return f"{shlex.quote(python)} -m ragit.cli.hook {event} --cwd {shlex.quote(str(root))}"
 
 

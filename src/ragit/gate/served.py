@@ -1,0 +1,149 @@
+"""What the agent was served: the last pack, packet or query result of each MCP session.
+
+The MCP server (a writing process anyway: it ingests and wraps) replaces one small JSON file per
+client session under ``.ragit/cache/gate/`` (git-ignored, rebuildable) after every successful
+``context_pack``, ``context_packet`` or ``query`` call. A session is the MCP client process: the
+Claude Code process that also runs the ``PreToolUse`` hook, so the gate finds its record by
+walking up its own parent processes. Built-in modules only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any, Callable
+
+SERVED_DIR = ".ragit/cache/gate"
+RECORDED_TOOLS = {"context_pack": "context pack", "context_packet": "context packet", "query": "query"}
+MAX_CITATIONS = 200
+_HANDLE = re.compile(r"(?P<path>.+)@(?P<sha>[0-9a-f]{7,40}):L(?P<start>[0-9]+)-L(?P<end>[0-9]+)")
+
+
+def record_path(root: Path, key: str) -> Path:
+    return Path(root) / SERVED_DIR / f"{key}.json"
+
+
+def client_key(pid: int) -> str:
+    return f"pid-{pid}"
+
+
+def cited_ranges(value: Any) -> list[dict[str, Any]]:
+    """Repository citations in a tool result: every object with a ``document`` citation and a line
+    range (hits, pack items), deduplicated, in the order served."""
+    out: list[dict[str, Any]] = []
+    seen: set[tuple[Any, ...]] = set()
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            citation = node.get("citation")
+            if (isinstance(citation, dict) and citation.get("sourceType") == "document"
+                    and isinstance(node.get("path"), str) and isinstance(node.get("startLine"), int)
+                    and isinstance(node.get("endLine"), int) and isinstance(citation.get("sourceVersion"), str)):
+                key = (node["path"], citation["sourceVersion"], node["startLine"], node["endLine"])
+                if key not in seen:
+                    seen.add(key)
+                    out.append({"path": node["path"], "blobId": citation["sourceVersion"],
+                                "startLine": node["startLine"], "endLine": node["endLine"],
+                                "sha": citation.get("sourceSha"), "citationId": citation.get("id")})
+            for child in node.values():
+                walk(child)
+        elif isinstance(node, list):
+            for child in node:
+                walk(child)
+
+    walk(value)
+    return out[:MAX_CITATIONS]
+
+
+def packet_handles(value: Any) -> list[tuple[str, str, int, int]]:
+    """``(path, sha prefix, start, end)`` of packet items built from retrieval: their ``source`` /
+    ``reference`` is the display handle ``path@sha12:Lx-Ly`` (context §2.4), without the blob."""
+    out: list[tuple[str, str, int, int]] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            for key in ("source", "reference"):
+                m = _HANDLE.fullmatch(node[key]) if isinstance(node.get(key), str) else None
+                if m is not None:
+                    item = (m["path"], m["sha"], int(m["start"]), int(m["end"]))
+                    if item not in out:
+                        out.append(item)
+            for child in node.values():
+                walk(child)
+        elif isinstance(node, list):
+            for child in node:
+                walk(child)
+
+    walk(value)
+    return out
+
+
+def record_served(root: Path, tool: str, result: Any, *, pid: int | None = None, now: str | None = None,
+                  resolve: Callable[[str, str], tuple[str, str] | None] | None = None) -> Path | None:
+    """Replace the session's record with the citations of ``result`` (a successful tool result).
+
+    ``resolve(sha, path)`` → ``(commit, blob id)`` binds packet handles (which name a commit, not
+    a blob); without it they are left out. Returns the file written, or None for tools the gate
+    does not follow."""
+    command = RECORDED_TOOLS.get(tool)
+    if command is None:
+        return None
+    from ..fsutil import atomic_write_text
+
+    citations = cited_ranges(result)
+    if resolve is not None:
+        known = {(c["path"], c["startLine"], c["endLine"]) for c in citations}
+        for path, sha, start, end in packet_handles(result):
+            bound = resolve(sha, path) if (path, start, end) not in known else None
+            if bound is not None and len(citations) < MAX_CITATIONS:
+                citations.append({"path": path, "blobId": bound[1], "startLine": start, "endLine": end,
+                                  "sha": bound[0], "citationId": None})
+
+    client = os.getppid() if pid is None else pid
+    if now is None:
+        from ..clock import now_iso
+
+        now = now_iso()
+    record = {"clientPid": client, "command": command, "servedAt": now, "citations": citations}
+    target = record_path(root, client_key(client))
+    atomic_write_text(target, json.dumps(record, ensure_ascii=False, indent=2) + "\n")
+    return target
+
+
+def ancestors(pid: int, depth: int = 8) -> list[int]:
+    """``pid`` and its parents (Linux ``/proc``; elsewhere only ``pid`` and this process's parent)."""
+    chain = [pid]
+    current = pid
+    for _ in range(depth):
+        try:
+            stat = Path(f"/proc/{current}/stat").read_text()
+        except OSError:
+            if current == os.getpid():
+                chain.append(os.getppid())
+            break
+        # the command name may hold spaces and parentheses: the fields follow the last ")"
+        parent = int(stat.rsplit(")", 1)[1].split()[1])
+        if parent <= 1:
+            break
+        chain.append(parent)
+        current = parent
+    return chain
+
+
+def find_record(root: Path, session_id: str | None = None, pid: int | None = None) -> dict[str, Any] | None:
+    """The record of the MCP session serving the client that runs this process (nearest
+    ancestor first); a record keyed by ``session_id`` wins when the client wrote one."""
+    candidates = []
+    if session_id and re.fullmatch(r"[A-Za-z0-9_.:-]{1,200}", session_id):
+        candidates.append(record_path(root, f"session-{session_id}"))
+    candidates += [record_path(root, client_key(p)) for p in ancestors(os.getpid() if pid is None else pid)]
+    for path in candidates:
+        try:
+            value = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(value, dict):
+            return value
+    return None
