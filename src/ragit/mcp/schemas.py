@@ -237,8 +237,9 @@ _EVIDENCE_REF = object_schema(EVIDENCE_FIELDS, {
     "path": _text("Repository-relative path."),
     "startLine": {"type": "integer", "minimum": 1, "description": "First line (with endLine)."},
     "endLine": {"type": "integer", "minimum": 1, "description": "Last line (with startLine)."},
-    "excerpt": _text("The quoted text."),
-}, required=["path", "excerpt"])
+    "excerpt": _text("The quoted text (default with handle: the cited lines)."),
+    "handle": _s("Instead of path and lines: path:Lx-Ly, path@sha:Lx-Ly or a citation id (memory §10)."),
+}, required=[])
 
 ARTIFACT_CAPTURE = object_schema(CAPTURE_FIELDS + DRY_RUN_ARG, {
     "scope": _enum(ARTIFACT_SCOPES, "Artifact scope; evidence artifacts need at least one evidence ref."),

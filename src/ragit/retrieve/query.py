@@ -116,7 +116,7 @@ def retrieve(
         params = RetrievalParams.from_config(config)
         candidates = []
         if scope != "durable" and overlay_source is not None:
-            candidates = list(overlay_source.candidates(scope, warnings))
+            candidates = list(overlay_source.candidates(scope, warnings, snapshot_sha=sha))
         snapshot = None
         overlay = []
         extra_raw: list[float] | None = None
