@@ -89,6 +89,7 @@ class MemoryVerify:
             for ev in item["evidence"]:
                 if ev["status"] not in ("ok", "shifted"):
                     lines.append(f"  {ev['status']}: {ev['handle']}")
+                    lines += [f"    {line}" for line in (ev.get("diff") or "").splitlines()]
         if self.stale:
             lines.append("refresh: ragit verify <handle> shows the diff; re-cite with ragit query, then memory wrap")
         return "\n".join(lines) + "\n"

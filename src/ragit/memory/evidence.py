@@ -218,7 +218,7 @@ class Assessment:
     """An item's provenance label and, for repository evidence, which handles moved."""
 
     provenance: str  # repository | untrusted | none
-    evidence: tuple[dict[str, Any], ...]  # [{handle, status, current}] in stored order
+    evidence: tuple[dict[str, Any], ...]  # [{handle, status, current, diff}] in stored order
     stale_evidence: tuple[dict[str, str], ...]
 
     @property
@@ -244,14 +244,14 @@ def assess(evidence: list[dict[str, Any]], check: EvidenceCheck | None) -> Asses
         if rng is None:
             untrusted = True
             rows.append({"handle": f"{ev.get('source', 'unknown')}:{ev.get('ref', ev.get('handle', ''))}",
-                         "status": "untrusted", "current": None})
+                         "status": "untrusted", "current": None, "diff": None})
             continue
         repository = True
         if check is None:
-            rows.append({"handle": rng.handle, "status": "unchecked", "current": None})
+            rows.append({"handle": rng.handle, "status": "unchecked", "current": None, "diff": None})
             continue
-        status, current, _ = check.status(rng)
-        rows.append({"handle": rng.handle, "status": status, "current": current})
+        status, current, diff = check.status(rng)
+        rows.append({"handle": rng.handle, "status": status, "current": current, "diff": diff})
         if status not in CURRENT_STATUSES:
             stale.append({"handle": rng.handle, "status": status})
     provenance = "repository" if repository else ("untrusted" if untrusted else "none")
