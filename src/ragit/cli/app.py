@@ -18,7 +18,7 @@ from .output import emit, emit_failure, normalize_format, stdout_is_terminal
 
 COMMAND_ORDER = (
     "init", "describe", "config", "hooks", "ingest", "query", "context", "memory", "migrate", "status",
-    "doctor", "verify", "eval", "artifact", "window", "session", "mcp", "serve", "setup",
+    "doctor", "verify", "eval", "artifact", "window", "session", "mcp", "serve", "setup", "gate",
 )
 
 
@@ -73,6 +73,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "context": ("commands_assemble", "commands_context"),
     "doctor": ("commands_knowledge",),
     "eval": ("commands_eval",),
+    "gate": ("commands_gate",),
     "hooks": ("commands_hooks",),
     "ingest": ("commands_knowledge",),
     "init": ("commands_knowledge",),

@@ -196,6 +196,8 @@ def hook_output(result: GateResult, edited: str, mode: str) -> dict[str, Any] | 
         return {"hookSpecificOutput": out}
     out["additionalContext"] = text
     wrapped: dict[str, Any] = {"hookSpecificOutput": out}
-    if result.drifted:
-        wrapped["systemMessage"] = text.splitlines()[0]
+    if result.drifted:  # one line for the user
+        names = ", ".join(f"{r.handle()} {status}" for r, status in result.drifted[:3])
+        more = f" and {len(result.drifted) - 3} more" if len(result.drifted) > 3 else ""
+        wrapped["systemMessage"] = f"ragit gate: cited evidence drifted ({names}{more}); refresh with ragit context pack"
     return wrapped

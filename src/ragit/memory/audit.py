@@ -91,7 +91,7 @@ class MemoryVerify:
                     lines.append(f"  {ev['status']}: {ev['handle']}")
                     lines += [f"    {line}" for line in (ev.get("diff") or "").splitlines()]
         if self.stale:
-            lines.append("refresh: ragit verify <handle> shows the diff; re-cite with ragit query, then memory wrap")
+            lines.append("refresh: re-cite the current lines (ragit query / context pack), then ragit memory wrap")
         return "\n".join(lines) + "\n"
 
 
