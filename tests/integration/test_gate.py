@@ -41,6 +41,8 @@ def serve_pack(root: Path, goal: str = "restore auth context TokenStore rotate")
     assert not outcome.is_error, outcome.text
     record = json.loads((root / ".ragit/cache/gate" / f"pid-{os.getppid()}.json").read_text())
     assert record["command"] == "context pack" and record["citations"]
+    # the digests let the gate search a changed file without reading git objects
+    assert all(len(c["textDigest"]) == 40 and len(c["firstLineDigest"]) == 40 for c in record["citations"])
     return record
 
 

@@ -56,8 +56,14 @@ def test_stored_evidence_is_blob_bound(history):
     current = json.loads((history.root / ".ragit/memory/working/current.json").read_text())
     first = current["decisions"][0]["evidence"]
     blob = history.git("rev-parse", "HEAD~1:pkg/m0.py")
+    import hashlib
+
+    def digest(text: str) -> str:
+        return hashlib.sha1(text.encode()).hexdigest()
+
     assert first == [{"handle": f"pkg/m0.py@{blob}:L1-L2", "commitSha": history.git("rev-parse", "HEAD~1"),
-                      "source": "repository"}]
+                      "source": "repository", "textDigest": digest("def keep_0():\n    return 0"),
+                      "firstLineDigest": digest("def keep_0():")}]
 
 
 def test_recall_flags_exactly_the_20_decisions_whose_code_changed(history, cli):

@@ -5,68 +5,115 @@ to edit the working tree): the citations of the last pack, packet or query the M
 this session (:mod:`ragit.gate.served`), and the evidence of current memory decisions and open
 loops that cite the edited file. A range is current when the file still has the cited blob, or
 the cited lines unchanged at the same or other lines (``verify``'s ``ok``/``shifted``; the
-line search is :func:`ragit.ingest.text.locate_block`, shared with verify). Built-in modules and
-light ragit modules only.
+line search is :func:`ragit.ingest.text.locate_block`, shared with verify).
+
+The hook runs before every edit, so this module imports nothing at load time beyond ``json``
+and ``os``; git (one ``cat-file --batch``) and the text helpers are loaded only when a cited file
+has changed.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
-import subprocess
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any
 
 EDIT_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
 MODES = ("warn", "block")
-_STORED = re.compile(r"(?P<path>.+)@(?P<blob>[0-9a-f]{40}):L(?P<start>[0-9]+)-L(?P<end>[0-9]+)")
+CURRENT = ("ok", "shifted")
 REFRESH = "ragit context pack \"<your task>\" (or the MCP tool context_pack) for fresh citations"
 MAX_LISTED = 8
 
 
-@dataclass(frozen=True)
 class Range:
-    """One cited range and where it came from (``served`` or a memory item)."""
+    """One cited range and where it came from (``served``, ``decision`` or ``open_loop``).
 
-    path: str
-    blob_id: str
-    start: int
-    end: int
-    origin: str  # "served" | "decision" | "open_loop"
-    title: str = ""
+    ``digest`` (served ranges) is :func:`text_digest` of the cited lines, ``first`` that of their
+    first line: with them a changed file is searched without reading the cited blob from git."""
+
+    __slots__ = ("path", "blob_id", "start", "end", "origin", "title", "digest", "first")
+
+    def __init__(self, path: str, blob_id: str, start: int, end: int, origin: str, title: str = "",
+                 digest: str | None = None, first: str | None = None) -> None:
+        self.path, self.blob_id, self.start, self.end, self.origin, self.title = path, blob_id, start, end, origin, title
+        self.digest, self.first = digest, first
 
     def handle(self) -> str:
         return f"{self.path}@{self.blob_id[:12]}:L{self.start}-L{self.end}"
 
 
-@dataclass
 class GateResult:
-    drifted: list[tuple[Range, str]] = field(default_factory=list)  # (range, status)
-    memory_current: list[Range] = field(default_factory=list)
-    checked: int = 0
+    __slots__ = ("drifted", "memory_current", "checked")
+
+    def __init__(self) -> None:
+        self.drifted: list[tuple[Range, str]] = []  # (range, status)
+        self.memory_current: list[Range] = []
+        self.checked = 0
+
+
+def _sha1():
+    try:
+        from _sha1 import sha1  # the built-in module: spares hashlib's OpenSSL load
+    except ImportError:  # pragma: no cover
+        from hashlib import sha1
+    return sha1
 
 
 def blob_hash(data: bytes) -> str:
     """Git's object id of ``data`` as a blob (no filters applied)."""
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+    return _sha1()(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def text_digest(lines: list[str]) -> str:
+    from ..ingest.text import text_digest as digest
+
+    return digest(lines)
+
+
+def locate_digest(lines: list[str], r: Range) -> int | None:
+    """Start of the window of ``r``'s size whose digest is ``r.digest``, nearest ``r.start``."""
+    size, sha1 = r.end - r.start + 1, _sha1()
+    best: int | None = None
+    for i, line in enumerate(lines):
+        start = i + 1
+        if best is not None and abs(start - r.start) >= abs(best - r.start):
+            if start > r.start:
+                break
+            continue
+        if sha1(line.encode("utf-8", "surrogatepass")).hexdigest() == r.first \
+                and i + size <= len(lines) and text_digest(lines[i : i + size]) == r.digest:
+            best = start
+    return best
+
+
+def parse_stored(handle: str) -> tuple[str, str, int, int] | None:
+    """``path@<40 hex blob>:L<start>-L<end>`` → parts (memory §10's stored form), else None."""
+    path, at, rest = handle.rpartition("@")
+    blob, colon, lines = rest.partition(":")
+    if not (path and at and colon and len(blob) == 40 and lines.startswith("L")):
+        return None
+    start, dash, end = lines[1:].partition("-L")
+    if not (dash and start.isdigit() and end.isdigit()) or any(c not in "0123456789abcdef" for c in blob):
+        return None
+    return path, blob, int(start), int(end)
 
 
 def _lines(data: bytes) -> list[str]:
-    from ..ingest.text import decode_blob, normalize_newlines, split_lines
+    from ..ingest.text import blob_lines
 
-    text, _ = decode_blob(data)
-    if text is None:
-        text = normalize_newlines(data.decode("utf-8", "replace"))
-    return split_lines(text)
+    return blob_lines(data)
 
 
-def read_blobs(root: Path, oids: list[str]) -> dict[str, bytes]:
+def read_blobs(root: str, oids: list[str]) -> dict[str, bytes]:
     """Blob contents through one ``git cat-file --batch`` (absent objects are left out)."""
     if not oids:
         return {}
-    proc = subprocess.run(["git", "-C", str(root), "cat-file", "--batch"], input="".join(f"{o}\n" for o in oids).encode(),
+    import subprocess
+
+    proc = subprocess.run(["git", "-C", root, "cat-file", "--batch"], input="".join(f"{o}\n" for o in oids).encode(),
                           capture_output=True, check=False)
     out: dict[str, bytes] = {}
     data, pos = proc.stdout, 0
@@ -89,75 +136,82 @@ def served_ranges(record: dict[str, Any] | None) -> list[Range]:
     for c in (record or {}).get("citations") or []:
         if isinstance(c, dict) and isinstance(c.get("path"), str) and isinstance(c.get("blobId"), str) \
                 and isinstance(c.get("startLine"), int) and isinstance(c.get("endLine"), int):
-            out.append(Range(c["path"], c["blobId"], c["startLine"], c["endLine"], "served"))
+            digest, first = c.get("textDigest"), c.get("firstLineDigest")
+            out.append(Range(c["path"], c["blobId"], c["startLine"], c["endLine"], "served", "",
+                             digest if isinstance(digest, str) else None, first if isinstance(first, str) else None))
     return out
 
 
-def memory_ranges(root: Path, working_dir: str, edited: str) -> list[Range]:
+def memory_ranges(root: str, working_dir: str, edited: str) -> list[Range]:
     """Evidence of current decisions and open loops (``current.json``) on the edited file."""
     try:
-        current = json.loads((root / working_dir / "current.json").read_text(encoding="utf-8"))
+        with open(os.path.join(root, working_dir, "current.json"), encoding="utf-8") as fh:
+            current = json.loads(fh.read())
     except (OSError, ValueError):
         return []
-    out = []
     if not isinstance(current, dict):
         return []
+    out = []
     for key, origin in (("decisions", "decision"), ("openLoops", "open_loop")):
-        for item in current.get(key) or []:
-            if not isinstance(item, dict):
-                continue
-            for ev in item.get("evidence") or []:
-                m = _STORED.fullmatch(str(ev.get("handle", ""))) if isinstance(ev, dict) else None
-                if m is not None and m["path"] == edited:
-                    out.append(Range(m["path"], m["blob"], int(m["start"]), int(m["end"]), origin,
-                                     str(item.get("title", ""))))
+        items = current.get(key)
+        for item in items if isinstance(items, list) else []:
+            evidence = item.get("evidence") if isinstance(item, dict) else None
+            for ev in evidence if isinstance(evidence, list) else []:
+                parts = parse_stored(str(ev.get("handle", ""))) if isinstance(ev, dict) else None
+                if parts is not None and parts[0] == edited:
+                    digest, first = ev.get("textDigest"), ev.get("firstLineDigest")
+                    out.append(Range(*parts, origin, str(item.get("title", "")),
+                                     digest if isinstance(digest, str) else None,
+                                     first if isinstance(first, str) else None))
     return out
 
 
-def check_ranges(root: Path, ranges: list[Range]) -> list[str]:
+def check_ranges(root: str, ranges: list[Range]) -> list[str]:
     """The status of each range against the working tree: ok, shifted, changed or deleted."""
-    from ..ingest.text import locate_block
-
     files: dict[str, bytes | None] = {}
     for r in ranges:
         if r.path not in files:
             try:
-                files[r.path] = (root / r.path).read_bytes()
+                with open(os.path.join(root, r.path), "rb") as fh:
+                    files[r.path] = fh.read()
             except OSError:
                 files[r.path] = None
-    same = {r.path for r in ranges if files[r.path] is not None and blob_hash(files[r.path]) == r.blob_id}
-    # only ranges whose file changed need the cited text: one cat-file for all of them
-    wanted = sorted({r.blob_id for r in ranges if files[r.path] is not None and r.path not in same})
-    blobs = read_blobs(root, wanted)
+    hashes = {p: blob_hash(data) for p, data in files.items() if data is not None}
+    changed = [r for r in ranges if r.path in hashes and hashes[r.path] != r.blob_id and r.digest is None]
+    # ranges without a digest whose file changed need the cited text: one cat-file for all of them
+    blobs = read_blobs(root, sorted({r.blob_id for r in changed})) if changed else {}
     now_lines: dict[str, list[str]] = {}
     statuses = []
     for r in ranges:
         data = files[r.path]
         if data is None:
             statuses.append("deleted")
-            continue
-        if r.path in same:
+        elif hashes[r.path] == r.blob_id:
             statuses.append("ok")
-            continue
-        cited_blob = blobs.get(r.blob_id)
-        if cited_blob is None:
+        elif r.digest is not None and r.first is not None:
+            if r.path not in now_lines:
+                now_lines[r.path] = _lines(data)
+            found = locate_digest(now_lines[r.path], r)
+            statuses.append("changed" if found is None else ("ok" if found == r.start else "shifted"))
+        elif r.blob_id not in blobs:
             statuses.append("changed")  # the cited text cannot be read: treat as drift
-            continue
-        cited = _lines(cited_blob)[r.start - 1 : r.end]
-        if r.path not in now_lines:
-            now_lines[r.path] = _lines(data)
-        found = locate_block(now_lines[r.path], cited, r.start) if len(cited) == r.end - r.start + 1 else None
-        statuses.append("changed" if found is None else ("ok" if found == r.start else "shifted"))
+        else:
+            from ..ingest.text import locate_block
+
+            cited = _lines(blobs[r.blob_id])[r.start - 1 : r.end]
+            if r.path not in now_lines:
+                now_lines[r.path] = _lines(data)
+            found = locate_block(now_lines[r.path], cited, r.start) if len(cited) == r.end - r.start + 1 else None
+            statuses.append("changed" if found is None else ("ok" if found == r.start else "shifted"))
     return statuses
 
 
-def evaluate(root: Path, edited: str, record: dict[str, Any] | None, working_dir: str) -> GateResult:
-    served = served_ranges(record)
-    memory = memory_ranges(root, working_dir, edited)
-    ranges = served + memory
-    result = GateResult(checked=len(ranges))
+def evaluate(root: str, edited: str, record: dict[str, Any] | None, working_dir: str) -> GateResult:
+    ranges = served_ranges(record) + memory_ranges(root, working_dir, edited)
+    result = GateResult()
+    result.checked = len(ranges)
     for r, status in zip(ranges, check_ranges(root, ranges)):
-        if status in ("ok", "shifted"):
+        if status in CURRENT:
             if r.origin != "served":
                 result.memory_current.append(r)
         else:
@@ -166,7 +220,7 @@ def evaluate(root: Path, edited: str, record: dict[str, Any] | None, working_dir
 
 
 def message(result: GateResult, edited: str) -> str:
-    """The short text the agent (and the user, in warn mode) sees."""
+    """The short text the agent sees (the deny reason, or context in warn mode)."""
     lines = []
     if result.drifted:
         lines.append(f"ragit gate: {len(result.drifted)} citation(s) this edit relies on no longer match the "

@@ -11,18 +11,21 @@ from __future__ import annotations
 
 import json
 import os
-import re
-from pathlib import Path
-from typing import Any, Callable
+
+TYPE_CHECKING = False  # not ``typing``: the gate reads records with built-in modules only
+if TYPE_CHECKING:  # pragma: no cover
+    from pathlib import Path
+    from typing import Any, Callable
 
 SERVED_DIR = ".ragit/cache/gate"
 RECORDED_TOOLS = {"context_pack": "context pack", "context_packet": "context packet", "query": "query"}
 MAX_CITATIONS = 200
-_HANDLE = re.compile(r"(?P<path>.+)@(?P<sha>[0-9a-f]{7,40}):L(?P<start>[0-9]+)-L(?P<end>[0-9]+)")
+_HANDLE = r"(?P<path>.+)@(?P<sha>[0-9a-f]{7,40}):L(?P<start>[0-9]+)-L(?P<end>[0-9]+)"
+_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:-")
 
 
-def record_path(root: Path, key: str) -> Path:
-    return Path(root) / SERVED_DIR / f"{key}.json"
+def record_path(root: Path | str, key: str) -> str:
+    return os.path.join(str(root), SERVED_DIR, f"{key}.json")
 
 
 def client_key(pid: int) -> str:
@@ -60,12 +63,15 @@ def cited_ranges(value: Any) -> list[dict[str, Any]]:
 def packet_handles(value: Any) -> list[tuple[str, str, int, int]]:
     """``(path, sha prefix, start, end)`` of packet items built from retrieval: their ``source`` /
     ``reference`` is the display handle ``path@sha12:Lx-Ly`` (context §2.4), without the blob."""
+    import re
+
+    handle = re.compile(_HANDLE)
     out: list[tuple[str, str, int, int]] = []
 
     def walk(node: Any) -> None:
         if isinstance(node, dict):
             for key in ("source", "reference"):
-                m = _HANDLE.fullmatch(node[key]) if isinstance(node.get(key), str) else None
+                m = handle.fullmatch(node[key]) if isinstance(node.get(key), str) else None
                 if m is not None:
                     item = (m["path"], m["sha"], int(m["start"]), int(m["end"]))
                     if item not in out:
@@ -80,12 +86,33 @@ def packet_handles(value: Any) -> list[tuple[str, str, int, int]]:
     return out
 
 
+def add_digests(citations: list[dict[str, Any]], read_blob: Callable[[str], bytes | None]) -> None:
+    """Digest of each citation's lines and of its first line (:func:`ragit.gate.check.text_digest`),
+    so the gate can find the text in a changed file without reading git objects."""
+    from .check import _lines, text_digest
+
+    cache: dict[str, list[str] | None] = {}
+    for c in citations:
+        blob = c["blobId"]
+        if blob not in cache:
+            data = read_blob(blob)
+            cache[blob] = None if data is None else _lines(data)
+        lines = cache[blob]
+        if lines is None or c["endLine"] > len(lines) or c["startLine"] < 1:
+            continue
+        cited = lines[c["startLine"] - 1 : c["endLine"]]
+        c["textDigest"] = text_digest(cited)
+        c["firstLineDigest"] = text_digest(cited[:1])
+
+
 def record_served(root: Path, tool: str, result: Any, *, pid: int | None = None, now: str | None = None,
-                  resolve: Callable[[str, str], tuple[str, str] | None] | None = None) -> Path | None:
+                  resolve: Callable[[str, str], tuple[str, str] | None] | None = None,
+                  read_blob: Callable[[str], bytes | None] | None = None) -> Path | None:
     """Replace the session's record with the citations of ``result`` (a successful tool result).
 
     ``resolve(sha, path)`` → ``(commit, blob id)`` binds packet handles (which name a commit, not
-    a blob); without it they are left out. Returns the file written, or None for tools the gate
+    a blob); without it they are left out. ``read_blob(oid)`` (None when absent) adds the digests
+    of the cited lines. Returns the file written, or None for tools the gate
     does not follow."""
     command = RECORDED_TOOLS.get(tool)
     if command is None:
@@ -106,8 +133,12 @@ def record_served(root: Path, tool: str, result: Any, *, pid: int | None = None,
         from ..clock import now_iso
 
         now = now_iso()
+    if read_blob is not None:
+        add_digests(citations, read_blob)
+    from pathlib import Path
+
     record = {"clientPid": client, "command": command, "servedAt": now, "citations": citations}
-    target = record_path(root, client_key(client))
+    target = Path(record_path(root, client_key(client)))
     atomic_write_text(target, json.dumps(record, ensure_ascii=False, indent=2) + "\n")
     return target
 
@@ -118,7 +149,8 @@ def ancestors(pid: int, depth: int = 8) -> list[int]:
     current = pid
     for _ in range(depth):
         try:
-            stat = Path(f"/proc/{current}/stat").read_text()
+            with open(f"/proc/{current}/stat", encoding="utf-8", errors="replace") as fh:
+                stat = fh.read()
         except OSError:
             if current == os.getpid():
                 chain.append(os.getppid())
@@ -136,14 +168,44 @@ def find_record(root: Path, session_id: str | None = None, pid: int | None = Non
     """The record of the MCP session serving the client that runs this process (nearest
     ancestor first); a record keyed by ``session_id`` wins when the client wrote one."""
     candidates = []
-    if session_id and re.fullmatch(r"[A-Za-z0-9_.:-]{1,200}", session_id):
+    if session_id and len(session_id) <= 200 and set(session_id) <= _SAFE:
         candidates.append(record_path(root, f"session-{session_id}"))
     candidates += [record_path(root, client_key(p)) for p in ancestors(os.getpid() if pid is None else pid)]
     for path in candidates:
         try:
-            value = json.loads(path.read_text(encoding="utf-8"))
+            with open(path, encoding="utf-8") as fh:
+                value = json.loads(fh.read())
         except (OSError, ValueError):
             continue
         if isinstance(value, dict):
             return value
     return None
+
+
+def record_with_git(root: Path, git: Any, tool: str, result: Any, *, pid: int | None = None) -> None:
+    """:func:`record_served` for a process holding the repository (the MCP server): packet handles
+    are bound to blobs and every citation gets its digests. A failure to record never fails the
+    tool that served the result."""
+    from ..gitsnap.blobs import BlobReader, MissingObject
+    from ..gitsnap.git import GitError
+    from ..memory.evidence import blobs_at
+
+    def resolve(sha: str, path: str) -> tuple[str, str] | None:
+        try:
+            commit = git.run("rev-parse", "--verify", "--quiet", f"{sha}^{{commit}}").decode().strip()
+            blob = blobs_at(git, commit, [path]).get(path) if commit else None
+        except GitError:
+            return None
+        return (commit, blob) if blob else None
+
+    try:
+        with BlobReader(git) as blobs:
+            def read_blob(oid: str) -> bytes | None:
+                try:
+                    return blobs.read(oid)
+                except (MissingObject, ValueError):
+                    return None
+
+            record_served(root, tool, result, resolve=resolve, read_blob=read_blob, pid=pid)
+    except (OSError, GitError):
+        pass

@@ -58,3 +58,21 @@ def locate_block(lines: list[str], block: list[str], near: int) -> int | None:
         if closer and lines[start - 1] == block[0] and lines[start - 1 : start - 1 + size] == block:
             best = start
     return best
+
+
+def blob_lines(data: bytes) -> list[str]:
+    """LF-normalised lines of a blob or file; undecodable bytes are replaced so lines still compare."""
+    text, _ = decode_blob(data)
+    if text is None:
+        text = normalize_newlines(data.decode("utf-8", "replace"))
+    return split_lines(text)
+
+
+def text_digest(lines: list[str]) -> str:
+    """SHA-1 hex of LF-joined lines: kept instead of cited text (no secret is stored), so the
+    edit-time gate can find the lines in a changed file without reading git objects."""
+    try:
+        from _sha1 import sha1  # the built-in module: spares hashlib's OpenSSL load
+    except ImportError:  # pragma: no cover
+        from hashlib import sha1
+    return sha1("\n".join(lines).encode("utf-8", "surrogatepass")).hexdigest()

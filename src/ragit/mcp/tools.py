@@ -389,29 +389,11 @@ def call_tool(ws: Workspace, name: str, arguments: dict[str, Any] | None) -> Too
 
 
 def _record_served(ws: Workspace, name: str, structured: Any) -> None:
-    """Keep the citations of the last pack, packet or query for the edit-time gate (ragit.gate.served);
-    a failure to record never fails the tool."""
-    from ..gate.served import RECORDED_TOOLS, record_served
+    """Keep the citations of the last pack, packet or query for the edit-time gate (ragit.gate.served)."""
+    from ..gate.served import RECORDED_TOOLS, record_with_git
 
-    if name not in RECORDED_TOOLS or not ws.in_git:
-        return
-    from ..gitsnap.git import GitError
-    from ..memory.evidence import blobs_at
-
-    git = ws.require_git()
-
-    def resolve(sha: str, path: str) -> tuple[str, str] | None:
-        try:
-            commit = git.run("rev-parse", "--verify", "--quiet", f"{sha}^{{commit}}").decode().strip()
-            blob = blobs_at(git, commit, [path]).get(path) if commit else None
-        except GitError:
-            return None
-        return (commit, blob) if blob else None
-
-    try:
-        record_served(ws.root, name, structured, resolve=resolve)
-    except OSError:
-        pass
+    if name in RECORDED_TOOLS and ws.in_git:
+        record_with_git(ws.root, ws.require_git(), name, structured)
 
 
 def error_outcome(exc: RagitError) -> ToolOutcome:

@@ -137,8 +137,19 @@ def bind_evidence(root: Path, git: Git | None, config, items: list[Any], bind_sh
             raise v.fail(where, "invalid_format", f"{where} names a knowledge artifact, not repository lines",
                          value=text)
         rng = BlobRange(cited["path"], cited["blobId"], cited["startLine"], cited["endLine"], cited["sha"])
-        out.append({"handle": rng.handle, "commitSha": rng.commit, "source": "repository"})
+        out.append({"handle": rng.handle, "commitSha": rng.commit, "source": "repository", **_digests(git, rng)})
     return out
+
+
+def _digests(git: Git, rng: BlobRange) -> dict[str, str]:
+    """Digests of the cited lines and of their first line (no text is stored): the edit-time gate
+    finds them in a changed file without reading git objects (ragit.gate.check)."""
+    from ..gitsnap.blobs import BlobReader
+    from ..ingest.text import blob_lines, text_digest
+
+    with BlobReader(git) as blobs:
+        cited = blob_lines(blobs.read(rng.blob_id))[rng.start - 1 : rng.end]
+    return {"textDigest": text_digest(cited), "firstLineDigest": text_digest(cited[:1])}
 
 
 # ------------------------------------------------------------------ checking against a snapshot

@@ -32,7 +32,7 @@ from ..gitsnap.history import find_rename, rev_list
 from ..gitsnap.refs import resolve_at
 from ..ingest.ids import citation_id
 from ..ingest.manifest import Manifest, list_manifest_shas, load_manifest
-from ..ingest.text import decode_blob, locate_block, normalize_newlines, split_lines
+from ..ingest.text import blob_lines, locate_block, normalize_newlines, split_lines
 from ..security.masking import code_mode, mask_text
 from .query import DIRTY_WARNING
 
@@ -252,10 +252,7 @@ def _blob_at(git: Git, commit: str, path: str) -> str | None:
 
 def _text_lines(data: bytes) -> list[str]:
     """LF-normalised lines of a blob; undecodable bytes are replaced so lines still compare."""
-    text, _ = decode_blob(data)
-    if text is None:
-        text = normalize_newlines(data.decode("utf-8", "replace"))
-    return split_lines(text)
+    return blob_lines(data)
 
 
 def _cited_lines(blobs: BlobReader, cited: Cited, citation: str) -> list[str]:

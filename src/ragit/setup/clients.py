@@ -68,8 +68,9 @@ def hook_command(event: str, root: Path) -> str:
     """The shell command of one Claude Code hook: this interpreter running ``ragit.cli.hook``, or
     ``ragit gate`` (reached without click, so the check before every edit stays fast)."""
     python = os.path.abspath(sys.executable)
-    if event == "gate":
-        return f"{shlex.quote(python)} -m ragit gate --cwd {shlex.quote(str(root))}"
+    if event == "gate":  # the console launcher when there is one: no runpy, no ragit.cli.hook
+        command = " ".join(shlex.quote(part) for part in ragit_command())
+        return f"{command} gate --cwd {shlex.quote(str(root))}"
     return f"{shlex.quote(python)} -m ragit.cli.hook {event} --cwd {shlex.quote(str(root))}"
 
 
