@@ -82,7 +82,9 @@ def prepare(root: Path, files: int) -> str:
     assert not outcome.is_error, outcome.text
     # what the MCP server recorded for its client, recorded again for this process (the gate's parent)
     record_with_git(root, Git(root), "context_pack", outcome.structured, pid=os.getpid())
-    cited = json.loads((root / ".ragit/cache/gate" / f"pid-{os.getpid()}.json").read_text())["citations"]
+    from ragit.gate.served import record_path
+
+    cited = json.loads(Path(record_path(root, f"pid-{os.getpid()}")).read_text())["citations"]
     edited = cited[0]["path"]
     decisions = [{"title": f"decision {k}", "summary": "s", "evidence": [f"{edited}:L{6 * k + 1}-L{6 * k + 4}"]}
                  for k in range(12)]
@@ -129,6 +131,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="ragit-gate-bench-") as tmp:
         root = Path(tmp) / "repo"
         root.mkdir()
+        runtime = Path(tmp) / "runtime"  # the gate's records: a private runtime directory of our own
+        runtime.mkdir(mode=0o700)
+        os.environ["XDG_RUNTIME_DIR"] = str(runtime)
         edited = prepare(root, args.files)
         gate = [sys.executable, "-m", "ragit", "gate", "--cwd", str(root)]
         launcher = Path(sys.executable).with_name("ragit")  # what `ragit setup` installs when present
@@ -146,7 +151,9 @@ def main() -> None:
         rows["other tool (Bash)"] = measure(hook, payload("Bash"), args.runs, env)
         rows["edit, unchanged"] = measure(hook, payload("Edit"), args.runs, env)
         rows["edit, unchanged, -m"] = measure(gate, payload("Edit"), args.runs, env)
-        cited = json.loads((root / ".ragit/cache/gate" / f"pid-{os.getpid()}.json").read_text())["citations"]
+        from ragit.gate.served import record_path
+
+    cited = json.loads(Path(record_path(root, f"pid-{os.getpid()}")).read_text())["citations"]
         for path in sorted({c["path"] for c in cited}):  # every cited file drifts
             target = root / path
             target.write_text(target.read_text().replace("token[::-1]", "token"), encoding="utf-8")

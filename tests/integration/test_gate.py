@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 from conftest import SAMPLE_FILES, check_golden, tree_snapshot
 
+from ragit.gate.served import record_path
+
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 
@@ -39,7 +41,7 @@ def serve_pack(root: Path, goal: str = "restore auth context TokenStore rotate")
 
     outcome = call_tool(Workspace(root, True), "context_pack", {"goal": goal, "budget": 2000})
     assert not outcome.is_error, outcome.text
-    record = json.loads((root / ".ragit/cache/gate" / f"pid-{os.getppid()}.json").read_text())
+    record = json.loads(Path(record_path(root, f"pid-{os.getppid()}")).read_text())
     assert record["command"] == "context pack" and record["citations"]
     # the digests let the gate search a changed file without reading git objects
     assert all(len(c["textDigest"]) == 40 and len(c["firstLineDigest"]) == 40 for c in record["citations"])
@@ -52,8 +54,9 @@ def set_mode(cli, root: Path, mode: str) -> None:
 
 
 def test_unchanged_session_passes_silently(indexed_repo):
-    serve_pack(indexed_repo.root)
     before = tree_snapshot(indexed_repo.root)
+    serve_pack(indexed_repo.root)  # the read-only tool leaves the repository as it was
+    assert tree_snapshot(indexed_repo.root) == before
     r = gate(indexed_repo.root, edit(indexed_repo.root))
     assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
     assert tree_snapshot(indexed_repo.root) == before  # read-only
@@ -142,7 +145,7 @@ def test_broken_record_and_config_fail_open(indexed_repo, cli):
     root = indexed_repo.root
     serve_pack(root)
     (root / "src/auth.py").write_text("changed\n")
-    (root / ".ragit/cache/gate" / f"pid-{os.getppid()}.json").write_text("{broken")
+    Path(record_path(root, f"pid-{os.getppid()}")).write_text("{broken")
     (root / ".ragit/config.toml").write_text("not = [toml")
     r = gate(root, edit(root))
     assert (r.returncode, r.stdout) == (0, "")
@@ -177,11 +180,25 @@ def test_packet_citations_are_recorded(indexed_repo):
     outcome = call_tool(Workspace(root, True), "context_packet", {
         "taskAnchor": task, "budgetUnits": 200, "retrieve": {"goal": "restore auth context", "budget": 2000}})
     assert not outcome.is_error, outcome.text
-    record = json.loads((root / ".ragit/cache/gate" / f"pid-{os.getppid()}.json").read_text())
+    record = json.loads(Path(record_path(root, f"pid-{os.getppid()}")).read_text())
     assert record["command"] == "context packet" and record["citations"]
     blob = indexed_repo.git("rev-parse", "HEAD:src/auth.py")
     assert all(c["blobId"] == indexed_repo.git("rev-parse", f"HEAD:{c['path']}") for c in record["citations"])
     assert any(c["blobId"] == blob for c in record["citations"])
+
+
+def test_a_record_in_a_directory_others_can_write_is_ignored(indexed_repo, cli):
+    root = indexed_repo.root
+    set_mode(cli, root, "block")
+    serve_pack(root)
+    (root / "src/auth.py").write_text("changed\n")
+    assert json.loads(gate(root, edit(root)).stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    directory = Path(record_path(root, "x")).parent
+    directory.chmod(0o777)
+    try:
+        assert gate(root, edit(root)).stdout == ""  # planted records are never trusted: fail open
+    finally:
+        directory.chmod(0o700)
 
 
 def test_in_process_entry_and_describe(indexed_repo, cli):

@@ -31,6 +31,6 @@ register(_spec(
     outputs=["hookSpecificOutput.hookEventName", "hookSpecificOutput.permissionDecision",
              "hookSpecificOutput.permissionDecisionReason", "hookSpecificOutput.additionalContext", "systemMessage"],
     options=[{"name": "--cwd", "type": "string", "description": "The repository (default: the payload's cwd)."}],
-    examples=["echo '{\"tool_name\":\"Edit\",\"tool_input\":{\"file_path\":\"src/a.py\"}}' | ragit gate --cwd ."],
+    examples=["ragit gate --cwd . < pretooluse-payload.json", "ragit config set gate.mode block"],
     errors=[], formats=("json", "json"),
 ))

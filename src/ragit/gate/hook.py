@@ -117,8 +117,7 @@ def gate(payload: Any, cwd: str | None) -> dict[str, Any] | None:
     from .served import find_record
 
     mode, working_dir = settings(root)
-    session = payload.get("session_id")
-    record = find_record(root, session if isinstance(session, str) else None)
+    record = find_record(root)
     return hook_output(evaluate(root, edited, record, working_dir), edited, mode)
 
 

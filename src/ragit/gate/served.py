@@ -1,10 +1,13 @@
 """What the agent was served: the last pack, packet or query result of each MCP session.
 
-The MCP server (a writing process anyway: it ingests and wraps) replaces one small JSON file per
-client session under ``.ragit/cache/gate/`` (git-ignored, rebuildable) after every successful
-``context_pack``, ``context_packet`` or ``query`` call. A session is the MCP client process: the
-Claude Code process that also runs the ``PreToolUse`` hook, so the gate finds its record by
-walking up its own parent processes. Built-in modules only.
+After every successful ``context_pack``, ``context_packet`` or ``query`` call the MCP server
+replaces one small JSON file per client session: the citations (path, blob, lines and digests of
+the cited lines, never the text). It lives in the user's runtime directory
+(``$XDG_RUNTIME_DIR/ragit-gate/<repository key>/``, else ``<tmp>/ragit-<uid>/ragit-gate/…``,
+private to the user), not in the repository: those tools are read-only for the repository
+(cli-contract §11), and the record is session state of a running process, gone with it. A
+session is the MCP client process: the Claude Code process that also runs the ``PreToolUse``
+hook, so the gate finds its record by walking up its own parent processes. Built-in modules only.
 """
 
 from __future__ import annotations
@@ -17,15 +20,45 @@ if TYPE_CHECKING:  # pragma: no cover
     from pathlib import Path
     from typing import Any, Callable
 
-SERVED_DIR = ".ragit/cache/gate"
 RECORDED_TOOLS = {"context_pack": "context pack", "context_packet": "context packet", "query": "query"}
 MAX_CITATIONS = 200
 _HANDLE = r"(?P<path>.+)@(?P<sha>[0-9a-f]{7,40}):L(?P<start>[0-9]+)-L(?P<end>[0-9]+)"
-_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:-")
+
+
+def state_dir() -> str:
+    """The user's private runtime directory for gate records."""
+    base = os.environ.get("XDG_RUNTIME_DIR") or ""
+    if not (os.path.isabs(base) and os.path.isdir(base)):
+        uid = os.getuid() if hasattr(os, "getuid") else 0
+        tmp = os.environ.get("TMPDIR") or os.environ.get("TEMP") or ("/tmp" if os.name != "nt" else ".")
+        base = os.path.join(tmp, f"ragit-{uid}")
+    return os.path.join(base, "ragit-gate")
+
+
+def repository_key(root: Path | str) -> str:
+    """16 hex of SHA-1 of the repository's real path: one directory of records per repository."""
+    try:
+        from _sha1 import sha1
+    except ImportError:  # pragma: no cover
+        from hashlib import sha1
+    return sha1(os.path.realpath(str(root)).encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def record_path(root: Path | str, key: str) -> str:
-    return os.path.join(str(root), SERVED_DIR, f"{key}.json")
+    """Where the record ``key`` (``pid-<client pid>``) of the repository at ``root`` lives."""
+    return os.path.join(state_dir(), repository_key(root), f"{key}.json")
+
+
+def _private(directory: str) -> bool:
+    """Whether ``directory`` belongs to this user and nobody else may write to it (a shared
+    temporary directory must not let another user plant records)."""
+    if not hasattr(os, "getuid"):  # pragma: no cover - Windows: per-user temp directories
+        return True
+    try:
+        st = os.stat(directory)
+    except OSError:
+        return False
+    return st.st_uid == os.getuid() and not st.st_mode & 0o022
 
 
 def client_key(pid: int) -> str:
@@ -137,8 +170,14 @@ def record_served(root: Path, tool: str, result: Any, *, pid: int | None = None,
         add_digests(citations, read_blob)
     from pathlib import Path
 
-    record = {"clientPid": client, "command": command, "servedAt": now, "citations": citations}
+    record = {"clientPid": client, "command": command, "servedAt": now, "root": os.path.realpath(str(root)),
+              "citations": citations}
     target = Path(record_path(root, client_key(client)))
+    base = state_dir()
+    os.makedirs(os.path.dirname(base), mode=0o700, exist_ok=True)
+    os.makedirs(target.parent, mode=0o700, exist_ok=True)
+    if not (_private(os.path.dirname(base)) and _private(str(target.parent))):
+        return None
     atomic_write_text(target, json.dumps(record, ensure_ascii=False, indent=2) + "\n")
     return target
 
@@ -164,13 +203,13 @@ def ancestors(pid: int, depth: int = 8) -> list[int]:
     return chain
 
 
-def find_record(root: Path, session_id: str | None = None, pid: int | None = None) -> dict[str, Any] | None:
-    """The record of the MCP session serving the client that runs this process (nearest
-    ancestor first); a record keyed by ``session_id`` wins when the client wrote one."""
-    candidates = []
-    if session_id and len(session_id) <= 200 and set(session_id) <= _SAFE:
-        candidates.append(record_path(root, f"session-{session_id}"))
-    candidates += [record_path(root, client_key(p)) for p in ancestors(os.getpid() if pid is None else pid)]
+def find_record(root: Path | str, pid: int | None = None) -> dict[str, Any] | None:
+    """The record of the MCP session serving the client that runs this process (``pid``, default
+    this one): the nearest ancestor with a record. Claude Code does not give the MCP server its
+    session id, so the process tree is what ties the hook to the server."""
+    candidates = [record_path(root, client_key(p)) for p in ancestors(os.getpid() if pid is None else pid)]
+    if not _private(os.path.dirname(candidates[0])):
+        return None
     for path in candidates:
         try:
             with open(path, encoding="utf-8") as fh:
