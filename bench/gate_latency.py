@@ -153,7 +153,7 @@ def main() -> None:
         rows["edit, unchanged, -m"] = measure(gate, payload("Edit"), args.runs, env)
         from ragit.gate.served import record_path
 
-    cited = json.loads(Path(record_path(root, f"pid-{os.getpid()}")).read_text())["citations"]
+        cited = json.loads(Path(record_path(root, f"pid-{os.getpid()}")).read_text())["citations"]
         for path in sorted({c["path"] for c in cited}):  # every cited file drifts
             target = root / path
             target.write_text(target.read_text().replace("token[::-1]", "token"), encoding="utf-8")
