@@ -16,7 +16,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
-EDIT_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")  # = ragit.gate.check.EDIT_TOOLS
+from .check import EDIT_TOOLS, MODES  # check.py loads json and os only
+
 DEFAULT_WORKING_DIR = ".ragit/memory/working"
 
 
@@ -69,7 +70,7 @@ def settings(root: str) -> tuple[str, str]:
                   ("memory", "working_dir"): (data.get("memory") or {}).get("working_dir")}
     mode = simple.get(("gate", "mode")) or "warn"
     working = simple.get(("memory", "working_dir")) or DEFAULT_WORKING_DIR
-    return (mode if mode in ("warn", "block") else "warn"), str(working).strip("/")
+    return (mode if mode in MODES else "warn"), str(working).strip("/")
 
 
 def _simple_values(text: str) -> dict[tuple[str, str], str] | None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..gate.check import EDIT_TOOLS
 from .guidance import section
 
 CLIENTS = ("claude-code", "codex", "cursor", "opencode", "vscode")
@@ -26,7 +27,7 @@ OPENCODE_SCHEMA = "https://opencode.ai/config.json"
 # Claude Code hook events and the `ragit.cli.hook` event each one runs (docs/clients/claude-code.md).
 CLAUDE_HOOKS = (
     ("SessionStart", "session-start", None, 60),
-    ("PreToolUse", "gate", "Edit|Write|MultiEdit|NotebookEdit", 10),  # ragit gate (knowledge §22.4)
+    ("PreToolUse", "gate", "|".join(EDIT_TOOLS), 10),  # ragit gate (knowledge §22.4)
     ("PostToolUse", "post-tool-use", "*", 30),
     ("PreCompact", "pre-compact", None, 60),
     ("Stop", "stop", None, 60),
