@@ -219,3 +219,17 @@ def test_gate_does_not_import_click_or_numpy(indexed_repo):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env=dict(os.environ, PYTHONPATH=SRC), check=True).stdout
     assert out.strip().splitlines()[-1] == "[]"
+
+
+def test_records_of_finished_clients_are_pruned(indexed_repo):
+    from ragit.gate.served import record_path
+
+    root = indexed_repo.root
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    serve_pack(root)
+    stale = Path(record_path(root, f"pid-{dead}"))
+    stale.write_text("{}")
+    serve_pack(root)
+    assert not stale.exists() and Path(record_path(root, f"pid-{os.getppid()}")).exists()
+    assert oct(stale.parent.stat().st_mode & 0o777) == "0o700"

@@ -174,12 +174,32 @@ def record_served(root: Path, tool: str, result: Any, *, pid: int | None = None,
               "citations": citations}
     target = Path(record_path(root, client_key(client)))
     base = state_dir()
-    os.makedirs(os.path.dirname(base), mode=0o700, exist_ok=True)
-    os.makedirs(target.parent, mode=0o700, exist_ok=True)
-    if not (_private(os.path.dirname(base)) and _private(str(target.parent))):
-        return None
+    for directory in (os.path.dirname(base), base, str(target.parent)):  # each level private
+        if not os.path.isdir(directory):
+            os.mkdir(directory, 0o700)
+        if not _private(directory):
+            return None
     atomic_write_text(target, json.dumps(record, ensure_ascii=False, indent=2) + "\n")
+    _prune(str(target.parent), keep=target.name)
     return target
+
+
+def _prune(directory: str, keep: str) -> None:
+    """Remove the records of client processes that are gone: a record outlives nothing it served."""
+    if os.name != "posix":  # pragma: no cover
+        return
+    for name in os.listdir(directory):
+        if name == keep or not (name.startswith("pid-") and name.endswith(".json")):
+            continue
+        try:
+            os.kill(int(name[4:-5]), 0)
+        except ProcessLookupError:
+            try:
+                os.unlink(os.path.join(directory, name))
+            except OSError:
+                pass
+        except (ValueError, PermissionError):  # not a pid, or a live process of another user
+            continue
 
 
 def ancestors(pid: int, depth: int = 8) -> list[int]:
