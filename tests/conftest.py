@@ -25,6 +25,10 @@ def _isolated_env(monkeypatch, tmp_path_factory):
     """Keep tests away from the user's git config and ragit environment switches."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
+    # per-user runtime state (the edit-time gate's records), private to the test like $HOME
+    runtime = tmp_path_factory.mktemp("runtime")
+    runtime.chmod(0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
     for key, value in GIT_ENV.items():
         monkeypatch.setenv(key, value)

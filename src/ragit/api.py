@@ -247,7 +247,7 @@ class Repo:
         elif scope != "durable":  # artifacts reach retrieval only as the overlay of a non-durable scope
             from .memory.artifact_overlay import ArtifactOverlay
 
-            overlay_source = ArtifactOverlay(self.root, self.config)
+            overlay_source = ArtifactOverlay(self.root, self.config, self.git)
         return retrieve(self.root, self.git, self.config, text, top_k=top_k, scope=scope, at=at,
                         cache=self._cache, embedder=self._lazy_embedder(), manifests=self._manifests,
                         watch=self._watch, row_filter=RowFilter(tuple(paths), exclude_tests),

@@ -92,6 +92,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "recall_tool_name": "tool_result_recall",  # the MCP tool (context D.5)
     },
     "sessions": {"db_path": ".ragit/sessions/sessions.db", "dreaming": True},
+    "gate": {"mode": "warn"},  # the edit-time evidence gate (knowledge §22.4): warn | block
 }
 
 # Enumerated string values; a value outside its set is rejected on load and on set.
@@ -108,6 +109,7 @@ ENUMS: dict[str, tuple[str, ...]] = {
     "output.format": ("text", "json", "both"),
     "output.language": ("en",),
     "window.token_counter": ("heuristic", "o200k_base", "cl100k_base"),
+    "gate.mode": ("warn", "block"),
 }
 
 FORMAT_ALIASES = {"markdown": "text", "table": "text"}

@@ -78,9 +78,13 @@ def test_capture_writes_a_reviewable_record_with_spec_ids(cli, repo):
     assert record["createdAt"] == record["updatedAt"] == NOW
     assert record["history"] == [{"status": "captured", "at": NOW}]
     ev1, ev2 = record["evidence"]
+    blob = repo.git("rev-parse", f"{repo.head()}:src/auth/tokens.py").strip()
     assert ev1 == {"evidenceId": "ev-1", "path": "src/auth/tokens.py", "startLine": 40, "endLine": 58,
-                   "sourceSha": repo.head(), "excerpt": "line 40\nline 41", "contentHash": sha256("line 40\nline 41")}
+                   "sourceSha": repo.head(), "blobId": blob, "excerpt": "line 40\nline 41",
+                   "contentHash": sha256("line 40\nline 41")}
+    assert list(ev1) == ["evidenceId", "path", "startLine", "endLine", "sourceSha", "blobId", "excerpt", "contentHash"]
     assert ev2["evidenceId"] == "ev-2" and ev2["sourceSha"] is None and ev2["startLine"] is None
+    assert ev2["blobId"] is None  # a log excerpt is no repository evidence (memory §10)
 
     path = repo.root / ".ragit" / "artifacts" / "session" / f"{expected_id}.json"
     raw = path.read_text(encoding="utf-8")

@@ -343,7 +343,9 @@ def test_recall_derives_decisions_from_promoted_documents(indexed_repo, cli):
                "--format", "json").json["data"]
     derived = [d for d in data["relatedDecisions"]
                if d["title"] == "Restore Active Work Instead Of Replaying Raw Logs"]
-    assert derived and all(set(d) == {"id", "title", "summary"} for d in derived)
+    # memory §10: read from the snapshot, so repository provenance and never stale
+    assert derived and all(set(d) == {"id", "title", "summary", "provenance", "stale", "staleEvidence"}
+                           and d["provenance"] == "repository" and d["stale"] is False for d in derived)
     hit_ids = {h["citation"]["sourceId"] for h in data["retrievedHits"]}
     assert {d["id"] for d in derived} <= hit_ids
 
@@ -477,14 +479,19 @@ def test_promote_evidence_and_supersedes(indexed_repo, cli, monkeypatch):
     head = indexed_repo.head()
     old = "docs/adr/001-auth.md"
     handle = f"docs/adr/001-auth.md@{head[:12]}:L5-L5"
-    candidate = dict(CANDIDATES[0], id="Keep recall resumable", evidence=[handle, "cite-891adb60f18f7563478d6062"],
-                     supersedes=old)
+    hit = cli("query", "rotate refresh tokens", "--cwd", str(indexed_repo.root), "--format", "json").json
+    cite = hit["data"]["hits"][0]["citation"]["id"]
+    candidate = dict(CANDIDATES[0], id="Keep recall resumable", evidence=[handle, cite], supersedes=old)
     r = run(cli, indexed_repo.root, "promote", "--dry-run", "--format", "json", payload=[candidate])
     data = r.json["data"]
     assert data["plannedFiles"] == ["docs/memory/decisions/keep-recall-resumable.md"]
     added = [line[1:] for line in data["diff"].splitlines() if line.startswith("+") and not line.startswith("+++")]
     assert f'source_head: "{head}"' in added and f'supersedes: "{old}"' in added
-    assert added[-4:] == ["## Evidence", "", f"- {handle}", "- cite-891adb60f18f7563478d6062"]
+    # memory §10: stored bound to the blob, whatever form was given
+    blob = indexed_repo.git("rev-parse", f"{head}:{old}")
+    cited = cli("verify", cite, "--cwd", str(indexed_repo.root), "--format", "json").json["data"]["cited"]
+    bound = f"{cited['path']}@{cited['blobId']}:L{cited['startLine']}-L{cited['endLine']}"
+    assert added[-4:] == ["## Evidence", "", f"- docs/adr/001-auth.md@{blob}:L5-L5", f"- {bound}"]
     written = run(cli, indexed_repo.root, "promote", "--format", "json", payload=[candidate]).json["data"]
     text = (indexed_repo.root / written["createdFiles"][0]).read_text(encoding="utf-8")
     assert text.splitlines() == added
@@ -495,6 +502,8 @@ def test_promote_evidence_and_supersedes(indexed_repo, cli, monkeypatch):
      "input[0].evidence[0]", "invalid_format"),
     ({"kind": "decision", "title": "t", "summary": "s", "evidence": "cite-891adb60f18f7563478d6062"},
      "input[0].evidence", "invalid_format"),
+    ({"kind": "decision", "title": "t", "summary": "s", "evidence": ["docs/missing.md:L1-L2"]},
+     "input[0].evidence[0]", "no_commit"),  # unborn HEAD: nothing to bind to
     ({"kind": "decision", "title": "t", "summary": "s", "supersedes": "docs/memory/decisions/missing.md"},
      "input[0].supersedes", "file_not_found"),
     ({"kind": "decision", "title": "t", "summary": "s", "supersedes": "../outside.md"},

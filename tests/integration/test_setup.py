@@ -125,7 +125,8 @@ def test_written_files_follow_each_clients_documented_schema(cli, git_repo, home
         for event, name, matcher, _ in CLAUDE_HOOKS:
             (group,) = settings["hooks"][event]
             assert group.get("matcher") == matcher
-            assert f" -m ragit.cli.hook {name} --cwd " in group["hooks"][0]["command"]
+            expected = " gate --cwd " if name == "gate" else f" -m ragit.cli.hook {name} --cwd "
+            assert expected in group["hooks"][0]["command"]
     elif client == "codex":
         validate(tomllib.loads(mcp.read_text(encoding="utf-8")), "codex-mcp")
     elif client == "cursor":

@@ -60,7 +60,10 @@ def test_slugify(text, slug):
     ("cite-891adb60f18f7563478d6062", True),
     ("docs/auth.md@3f2a:L5-L4", False),
     ("docs/auth.md@3f2a:L0-L4", False),
-    ("docs/auth.md:L1-L2", False),
+    ("docs/auth.md:L1-L2", True),  # memory §10: bound at the source head by promote
+    ("docs/auth.md:L1", False),
+    ("/etc/passwd:L1-L2", False),
+    ("../x.md:L2-L1", False),
     ("/etc/passwd@3f2a:L1-L2", False),
     ("../x.md@3f2a:L1-L2", False),
     ("docs/auth.md@xyz1:L1-L2", False),

@@ -19,7 +19,7 @@ from .output import emit, emit_failure, normalize_format, stdout_is_terminal
 COMMAND_ORDER = (
     "init", "describe", "config", "hooks", "ingest", "query", "context", "memory", "migrate", "status",
     "doctor", "verify", "why", "eval", "artifact", "window", "session", "mcp", "snapshot", "serve", "setup",
-    "tune",
+    "gate", "tune",
 )
 
 
@@ -74,6 +74,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "context": ("commands_assemble", "commands_context"),
     "doctor": ("commands_knowledge",),
     "eval": ("commands_eval",),
+    "gate": ("commands_gate",),
     "hooks": ("commands_hooks",),
     "ingest": ("commands_knowledge",),
     "init": ("commands_knowledge",),

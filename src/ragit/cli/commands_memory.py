@@ -93,6 +93,22 @@ def promote_cmd(input_, commit, dry_run, format_, cwd) -> Output:
     return Output(COMMAND, data, result.text, data["warnings"], cwd=str(root))
 
 
+@memory_group.command("verify")
+@click.option("--at", "at", default=None, help="Check against this commit instead of HEAD.")
+@common
+def verify_cmd(at, format_, cwd) -> Output:
+    """List memory items whose evidence no longer matches the code (exit 3 when any is stale)."""
+    from ..memory.audit import COMMAND, verify_memory
+    from .common import open_repo
+
+    repo = open_repo(cwd)
+    result = verify_memory(repo.root, repo.git, repo.config, at)
+    data = result.to_dict()
+    ok = result.stale == 0
+    return Output(COMMAND, data, result.text, data["warnings"], ok=ok, exit_code=0 if ok else 3,
+                  cwd=str(repo.root))
+
+
 _REQUIRED_INPUT = dict(_INPUT, required=True)
 
 register(_spec(
@@ -132,4 +148,15 @@ register(_spec(
               "ragit memory promote --input promote.json --dry-run --format text"],
     errors=["INPUT_INVALID", "GIT_REPOSITORY_REQUIRED", "GIT_COMMIT_FAILED", "CONFIG_INVALID"],
     formats=("json", "text"),
+))
+register(_spec(
+    "memory verify", "Check every decision, open loop and artifact's evidence (path@blob:Lx-Ly) against HEAD or "
+    "--at: current, stale (evidence moved; exit 3) or no_evidence.",
+    related=["verify", "memory recall", "memory wrap"], mutating=False,
+    outputs=["commit", "items", "items[].kind", "items[].id", "items[].title", "items[].status",
+             "items[].provenance", "items[].evidence", "stale", "warnings"],
+    options=[{"name": "--at", "type": "string", "description": "Commit to check against (default HEAD)."},
+             _FMT, _CWD],
+    examples=["ragit memory verify", "ragit memory verify --at v1.2 --format text"],
+    errors=["SNAPSHOT_REF_INVALID", "GIT_REPOSITORY_REQUIRED", "CONFIG_INVALID"], formats=("json", "text"),
 ))

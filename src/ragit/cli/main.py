@@ -37,6 +37,10 @@ def main(args: list[str] | None = None) -> None:
         sys.stdout.write(f"ragit {__version__}\n")
         sys.stdout.flush()
         sys.exit(0)
+    if raw[:1] == ["gate"] and not {"--help", "-h"} & set(raw):  # the PreToolUse hook: no click, no numpy
+        from ..gate.hook import main as gate_main
+
+        sys.exit(gate_main(raw[1:]))
     if args is None:
         from .serve.client import forward
 

@@ -47,6 +47,11 @@ def project_hit(hit: Hit, view: str, *, explain: bool = False) -> dict[str, Any]
     out["confidence"] = hit.confidence
     out["trust"] = hit.trust
     out["flags"] = list(hit.flags)
+    if hit.provenance is not None:  # overlay items (memory §10)
+        out["provenance"] = hit.provenance
+        out["stale"] = bool(hit.stale_evidence)
+        if hit.stale_evidence:
+            out["staleEvidence"] = list(hit.stale_evidence)
     if view == "full":
         out["text"] = hit.text
     else:

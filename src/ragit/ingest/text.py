@@ -43,3 +43,36 @@ def split_lines(text: str) -> list[str]:
     if text.endswith("\n"):
         lines.pop()
     return lines
+
+
+def locate_block(lines: list[str], block: list[str], near: int) -> int | None:
+    """1-based start of the occurrence of ``block`` in ``lines`` nearest ``near`` (earlier on ties).
+
+    Shared by ``verify`` (knowledge §20) and the edit-time gate, which must stay light to import."""
+    best: int | None = None
+    size = len(block)
+    if not size:
+        return None
+    for start in range(1, len(lines) - size + 2):
+        closer = best is None or abs(start - near) < abs(best - near)
+        if closer and lines[start - 1] == block[0] and lines[start - 1 : start - 1 + size] == block:
+            best = start
+    return best
+
+
+def blob_lines(data: bytes) -> list[str]:
+    """LF-normalised lines of a blob or file; undecodable bytes are replaced so lines still compare."""
+    text, _ = decode_blob(data)
+    if text is None:
+        text = normalize_newlines(data.decode("utf-8", "replace"))
+    return split_lines(text)
+
+
+def text_digest(lines: list[str]) -> str:
+    """SHA-1 hex of LF-joined lines: kept instead of cited text (no secret is stored), so the
+    edit-time gate can find the lines in a changed file without reading git objects."""
+    try:
+        from _sha1 import sha1  # the built-in module: spares hashlib's OpenSSL load
+    except ImportError:  # pragma: no cover
+        from hashlib import sha1
+    return sha1("\n".join(lines).encode("utf-8", "surrogatepass")).hexdigest()

@@ -172,6 +172,13 @@ MEMORY_RECALL = object_schema(RECALL_ARGS + VIEW_ARG, {
     **_VIEW,
 }, required=["goal"])
 
+# memory §10: what an item rests on; stored bound to blobs
+_EVIDENCE_INPUT = {"type": "array", "description": "Evidence: path:Lx-Ly, path@sha:Lx-Ly or citation ids; or "
+                   "{source: tool_output|web_page|transcript, ref} for untrusted sources.",
+                   "items": {"anyOf": [{"type": "string"}, {"type": "object", "properties": {
+                       "source": {"type": "string", "enum": ["tool_output", "web_page", "transcript"]},
+                       "ref": {"type": "string"}}, "required": ["source", "ref"], "additionalProperties": False}]}}
+
 _DECISION = object_schema(DECISION_KEYS, {
     "id": _s("Default: derived from title and summary."),
     "title": _text("Decision title."),
@@ -180,6 +187,7 @@ _DECISION = object_schema(DECISION_KEYS, {
     "alternatives": _strings("Options not taken."),
     "consequences": _strings("What follows from it."),
     "relatedFiles": _strings("Repository-relative paths."),
+    "evidence": _EVIDENCE_INPUT,
 }, required=["title", "summary"])
 
 _OPEN_LOOP = object_schema(OPEN_LOOP_KEYS, {
@@ -190,6 +198,7 @@ _OPEN_LOOP = object_schema(OPEN_LOOP_KEYS, {
     "blockingConditions": _strings("What blocks it."),
     "relatedFiles": _strings("Repository-relative paths."),
     "sourceSessionId": _s("Default: this session."),
+    "evidence": _EVIDENCE_INPUT,
 }, required=["title", "nextAction"])
 
 _PROMOTION_CANDIDATE = object_schema(PROMOTION_KEYS, {
@@ -228,8 +237,9 @@ _EVIDENCE_REF = object_schema(EVIDENCE_FIELDS, {
     "path": _text("Repository-relative path."),
     "startLine": {"type": "integer", "minimum": 1, "description": "First line (with endLine)."},
     "endLine": {"type": "integer", "minimum": 1, "description": "Last line (with startLine)."},
-    "excerpt": _text("The quoted text."),
-}, required=["path", "excerpt"])
+    "excerpt": _text("The quoted text (default with handle: the cited lines)."),
+    "handle": _s("Instead of path and lines: path:Lx-Ly, path@sha:Lx-Ly or a citation id (memory §10)."),
+}, required=[])
 
 ARTIFACT_CAPTURE = object_schema(CAPTURE_FIELDS + DRY_RUN_ARG, {
     "scope": _enum(ARTIFACT_SCOPES, "Artifact scope; evidence artifacts need at least one evidence ref."),

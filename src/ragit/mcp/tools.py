@@ -376,6 +376,7 @@ def call_tool(ws: Workspace, name: str, arguments: dict[str, Any] | None) -> Too
         args = dict(v.allowed_keys(raw, tool.keys))
         check_control_characters(args, "input", v)
         structured = compact(normalize_numbers(with_snapshot(tool.run(ws, args, v), tool.own_snapshot, ws.snapshot)))
+        _record_served(ws, name, structured)
         return ToolOutcome(structured, compact_json(structured))
     except RagitError as exc:
         return error_outcome(exc)
@@ -385,6 +386,14 @@ def call_tool(ws: Workspace, name: str, arguments: dict[str, Any] | None) -> Too
 
             traceback.print_exc()
         return error_outcome(internal_error(exc))
+
+
+def _record_served(ws: Workspace, name: str, structured: Any) -> None:
+    """Keep the citations of the last pack, packet or query for the edit-time gate (ragit.gate.served)."""
+    from ..gate.served import RECORDED_TOOLS, record_with_git
+
+    if name in RECORDED_TOOLS and ws.in_git:
+        record_with_git(ws.root, ws.require_git(), name, structured)
 
 
 def error_outcome(exc: RagitError) -> ToolOutcome:

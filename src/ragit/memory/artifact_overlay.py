@@ -118,12 +118,53 @@ def overlay_candidates(root: Path, config: Config, scope: str | Sequence[str], *
     return out
 
 
+def _stored(ev: Evidence) -> dict[str, Any]:
+    """An artifact evidence ref in the stored-handle form of memory §10."""
+    handle = ev.handle
+    if handle is None:  # a log excerpt or an uncommitted file: what a tool printed
+        return {"source": "tool_output", "ref": f"{ev.path}#{ev.evidence_id}"}
+    return {"handle": handle, "commitSha": ev.source_sha, "source": "repository"}
+
+
+def label_candidates(candidates: list[OverlayCandidate], artifacts: dict[str, Artifact], git: Any,
+                     commit: str | None) -> list[OverlayCandidate]:
+    """Provenance and stale evidence of each candidate at ``commit`` (memory §10): a body rests on
+    all its artifact's evidence, an evidence-ref candidate on its own ref."""
+    from dataclasses import replace
+
+    from .evidence import assess, open_check
+
+    check = open_check(git, commit)
+    try:
+        out = []
+        for cand in candidates:
+            artifact = artifacts.get(cand.artifact_id)
+            if artifact is None:
+                out.append(cand)
+                continue
+            refs = artifact.evidence
+            if cand.trust == "evidence":
+                refs = tuple(e for e in refs if cand.chunk_id == f"{artifact.artifact_id}:{e.evidence_id}")
+            a = assess([_stored(e) for e in refs], check)
+            out.append(replace(cand, provenance=a.provenance,
+                               stale_evidence=tuple(f"{s['handle']} {s['status']}" for s in a.stale_evidence)))
+        return out
+    finally:
+        if check is not None:
+            check.__exit__(None, None, None)
+
+
 @dataclass(frozen=True)
 class ArtifactOverlay:
     """The artifacts of one repository as the ``OverlaySource`` that ``retrieve`` is handed."""
 
     root: Path
     config: Config
+    git: Any = None  # labels stale evidence when given (memory §10)
 
-    def candidates(self, scope: str, warnings: list[str]) -> list[OverlayCandidate]:
-        return overlay_candidates(self.root, self.config, scope, warnings=warnings)
+    def candidates(self, scope: str, warnings: list[str], snapshot_sha: str | None = None) -> list[OverlayCandidate]:
+        found = overlay_candidates(self.root, self.config, scope, warnings=warnings)
+        if not found:
+            return found
+        artifacts, _ = load_artifacts(self.root, self.config)
+        return label_candidates(found, {a.artifact_id: a for a in artifacts}, self.git, snapshot_sha)

@@ -36,7 +36,7 @@ TRANSITIONS: dict[str, tuple[str, ...]] = {
 COMMAND_OF = {"reviewed": "review", "promoted": "promote", "superseded": "supersede",
               "retracted": "retract", "archived": "archive"}
 CAPTURE_FIELDS = ("scope", "kind", "title", "text", "confidence", "sessionId", "evidence")
-EVIDENCE_FIELDS = ("path", "startLine", "endLine", "excerpt")
+EVIDENCE_FIELDS = ("path", "startLine", "endLine", "excerpt", "handle")
 
 _ID_RE = re.compile(r"art-[0-9a-f]{24}")
 
@@ -79,15 +79,23 @@ class Evidence:
     end_line: int | None
     source_sha: str | None
     excerpt: str
+    blob_id: str | None = None  # the blob of ``path`` at ``sourceSha``: repository evidence (memory §10)
 
     @property
     def content_hash(self) -> str:
         return sha256_hash(self.excerpt)
 
+    @property
+    def handle(self) -> str | None:
+        """``path@<blob>:Lx-Ly`` for blob-bound evidence with lines, else None."""
+        if self.blob_id is None or self.start_line is None or self.end_line is None:
+            return None
+        return f"{self.path}@{self.blob_id}:L{self.start_line}-L{self.end_line}"
+
     def to_dict(self) -> dict[str, Any]:
         return {"evidenceId": self.evidence_id, "path": self.path, "startLine": self.start_line,
-                "endLine": self.end_line, "sourceSha": self.source_sha, "excerpt": self.excerpt,
-                "contentHash": self.content_hash}
+                "endLine": self.end_line, "sourceSha": self.source_sha, "blobId": self.blob_id,
+                "excerpt": self.excerpt, "contentHash": self.content_hash}
 
 
 @dataclass(frozen=True)
@@ -174,6 +182,7 @@ def _evidence_from(obj: Any) -> Evidence:
         evidence_id=_req_str(obj, "evidenceId"), path=_req_str(obj, "path"),
         start_line=_opt(obj.get("startLine"), int, "startLine"), end_line=_opt(obj.get("endLine"), int, "endLine"),
         source_sha=_opt(obj.get("sourceSha"), str, "sourceSha"), excerpt=_req_str(obj, "excerpt"),
+        blob_id=_opt(obj.get("blobId"), str, "blobId"),
     )
 
 
@@ -293,7 +302,8 @@ class _EvidenceInput:
     path: str
     start_line: int | None
     end_line: int | None
-    excerpt: str
+    excerpt: str | None  # None: read from the cited lines (a ``handle`` ref)
+    handle: str | None = None
 
 
 @dataclass(frozen=True)
@@ -341,6 +351,13 @@ def parse_capture(payload: Any) -> CaptureInput:
     for i, item in enumerate(raw_evidence or []):
         field = f"input.evidence[{i}]"
         item = v.allowed_keys(item, EVIDENCE_FIELDS, field)
+        if item.get("handle") is not None:  # memory §10: bound to a blob at capture
+            for key in ("path", "startLine", "endLine"):
+                if item.get(key) is not None:
+                    raise v.fail(f"{field}.{key}", "usage", f"{field}: give either handle or path and lines")
+            excerpt = v.text(item["excerpt"], f"{field}.excerpt") if item.get("excerpt") is not None else None
+            evidence.append(_EvidenceInput("", None, None, excerpt, v.text(item["handle"], f"{field}.handle")))
+            continue
         for key in ("path", "excerpt"):
             if item.get(key) is None:
                 raise v.fail(f"{field}.{key}", "required", f"{field}.{key} is required")
@@ -399,7 +416,12 @@ def capture(root: Path, config, payload: Any, *, dry_run: bool = False) -> dict[
     """
     inp = parse_capture(payload)
     head, git, warnings = _head(Path(root))
-    committed = _committed_paths(git, head, sorted({e.path for e in inp.evidence}))
+    inp = replace(inp, evidence=tuple(_bind_handle(root, git, config, head, e, i)
+                                      for i, e in enumerate(inp.evidence)))
+    committed = _committed_paths(git, head, sorted({e.path for e in inp.evidence if e.handle is None}))
+    from .evidence import blobs_at
+
+    blob_of = blobs_at(git, head, sorted(committed)) if committed and head else {}
     masked = 0
 
     def m(text: str) -> str:
@@ -410,10 +432,7 @@ def capture(root: Path, config, payload: Any, *, dry_run: bool = False) -> dict[
 
     created = now_iso()
     kind, title, text = m(inp.kind), m(inp.title), m(inp.text)
-    evidence = tuple(
-        Evidence(f"ev-{i}", m(e.path), e.start_line, e.end_line, head if e.path in committed else None, m(e.excerpt))
-        for i, e in enumerate(inp.evidence, 1)
-    )
+    evidence = tuple(_evidence_record(i, e, head, committed, blob_of, m) for i, e in enumerate(inp.evidence, 1))
     art_id = artifact_id(inp.scope, kind, title, text, created)
     artifact = Artifact(
         artifact_id=art_id, scope=inp.scope, kind=kind, title=title, text=text, status="captured",
@@ -429,6 +448,40 @@ def capture(root: Path, config, payload: Any, *, dry_run: bool = False) -> dict[
         return {"artifact": _output(existing), "warnings": warnings}
     _write(root, config, artifact, dry_run, warnings)
     return {"artifact": artifact.to_dict(), "warnings": warnings}
+
+
+def _bind_handle(root: Path, git, config, head: str | None, e: _EvidenceInput, i: int) -> _EvidenceInput:
+    """A ``handle`` ref resolved to path, lines, commit and blob (memory §10); the excerpt defaults
+    to the cited lines. Other refs pass unchanged."""
+    if e.handle is None:
+        return e
+    from .evidence import STORED, bind_evidence
+
+    field = f"input.evidence[{i}].handle"
+    (bound,) = bind_evidence(root, git, config, [e.handle], head, "artifact capture", field)
+    m = STORED.fullmatch(bound["handle"])
+    assert m is not None
+    start, end = int(m["start"]), int(m["end"])
+    excerpt = e.excerpt
+    if excerpt is None:
+        from ..gitsnap.blobs import BlobReader
+        from ..ingest.text import decode_blob, split_lines
+
+        with BlobReader(git) as blobs:
+            text, _ = decode_blob(blobs.read(m["blob"]))
+        excerpt = "\n".join(split_lines(text or "")[start - 1 : end])
+    return _EvidenceInput(m["path"], start, end, excerpt, f"{bound['commitSha']}|{m['blob']}")
+
+
+def _evidence_record(i: int, e: _EvidenceInput, head: str | None, committed: set[str], blob_of: dict[str, str],
+                     m) -> Evidence:
+    """One evidence ref: blob-bound when it names lines of a committed file (memory §10)."""
+    if e.handle is not None:  # bound above: "<commit>|<blob>"
+        commit, blob = e.handle.split("|", 1)
+        return Evidence(f"ev-{i}", m(e.path), e.start_line, e.end_line, commit, m(e.excerpt or ""), blob)
+    sha = head if e.path in committed else None
+    blob = blob_of.get(e.path) if sha is not None and e.start_line is not None else None
+    return Evidence(f"ev-{i}", m(e.path), e.start_line, e.end_line, sha, m(e.excerpt or ""), blob)
 
 
 def _write(root: Path, config, artifact: Artifact, dry_run: bool, warnings: list[str]) -> None:

@@ -37,16 +37,18 @@ NOT_INDEXED_WARNING = ("promoted documents are not indexed until committed: revi
                        "ragit ingest (or use --commit)")
 
 _HANDLE = re.compile(r"^(?P<path>.+)@(?P<sha>[0-9a-fA-F]{4,40}):L(?P<start>\d+)-L(?P<end>\d+)$")
+_SHORT = re.compile(r"^(?P<path>[^@]+):L(?P<start>\d+)-L(?P<end>\d+)$")
 _CITATION_ID = re.compile(r"^cite-[a-f0-9]{24}$")
 
 
 # ---------------------------------------------------------------- candidates
 
 def is_evidence_ref(text: str) -> bool:
-    """A citation id (``cite-<24 hex>``) or a handle ``path@sha:Lx-Ly`` (knowledge §9, §20)."""
+    """A citation id (``cite-<24 hex>``), a handle ``path@sha:Lx-Ly`` (knowledge §9, §20) or
+    ``path:Lx-Ly`` (bound at the source head, memory §10)."""
     if _CITATION_ID.match(text):
         return True
-    m = _HANDLE.match(text)
+    m = _HANDLE.match(text) or _SHORT.match(text)
     if m is None:
         return False
     start, end = int(m["start"]), int(m["end"])
@@ -113,6 +115,7 @@ class PromoteInput:
     candidates: list[dict[str, Any]]
     source_session_id: str | None
     source_head_sha: str | None
+    field: str = "input"  # where the candidates sit in the payload (error fields)
 
     @classmethod
     def from_payload(cls, obj: Any, root: Path) -> PromoteInput:
@@ -130,7 +133,7 @@ class PromoteInput:
             session = optional_text(obj, session_key, v, "input")
             head = optional_text(obj, "sourceHeadSha", v, "input")
         candidates = [normalize_candidate(item, v, f"{field}[{i}]", root) for i, item in enumerate(items)]
-        return cls(candidates, session, head)
+        return cls(candidates, session, head, field)
 
 
 # ---------------------------------------------------------------- documents
@@ -311,6 +314,23 @@ class PromoteResult:
         return text
 
 
+def _bind_evidence(root: Path, git: Git | None, config: Config, inp: PromoteInput,
+                   source_head: str | None) -> PromoteInput:
+    """Every candidate's evidence as blob-bound handles ``path@<blob>:Lx-Ly`` (memory §10), resolved
+    before anything is written (a handle that names nothing → ``CITATION_NOT_FOUND``)."""
+    from dataclasses import replace
+
+    from .evidence import bind_evidence
+
+    out = []
+    for i, c in enumerate(inp.candidates):
+        if c.get("evidence"):
+            bound = bind_evidence(root, git, config, c["evidence"], source_head, COMMAND, f"{inp.field}[{i}].evidence")
+            c = dict(c, evidence=[b["handle"] for b in bound])
+        out.append(c)
+    return replace(inp, candidates=out)
+
+
 def promote(root: Path, git: Git | None, config: Config, inp: PromoteInput, *, commit: bool = False,
             dry_run: bool = False) -> PromoteResult:
     """Write (and with ``commit`` commit and ingest) one document per candidate (memory §4)."""
@@ -323,6 +343,7 @@ def promote(root: Path, git: Git | None, config: Config, inp: PromoteInput, *, c
         raise git_required(Path(root))
     head = head_sha(git) if git is not None else None
     source_head = inp.source_head_sha or head
+    inp = _bind_evidence(root, git, config, inp, source_head)
     planned = plan_documents(root, config, inp, source_head, now_iso())
     paths = [p for p, _ in planned]
     warnings = [EMPTY_WARNING] if not planned else ([] if commit else [NOT_INDEXED_WARNING])

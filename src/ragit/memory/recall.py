@@ -299,12 +299,25 @@ def recall(root: Path, git: Git | None, config: Config, goal: str, *,
 
     loops = _objects(current, "openLoops") if current is not None else [
         loop for loop in _objects(latest, "openLoops") if loop.get("status") != "closed"]
+    derived = hit_decisions(hits, config["memory"]["corpus_dir"])
+    decisions = unique_by_id(_objects(current, "decisions") + _objects(latest, "decisions") + derived)
+    working_ids = {d.get("id") for d in _objects(current, "decisions") + _objects(latest, "decisions")}
+    from_snapshot = frozenset(d["id"] for d in derived if d.get("id") not in working_ids)
+    # memory §10: compare each item's evidence with the snapshot read (HEAD when degraded)
+    from .evidence import label_and_demote, open_check
+
+    with_check = open_check(git, snapshot_sha or (snapshot.get("resolvedSha") if snapshot else None))
+    try:
+        loops = label_and_demote(loops, with_check)
+        decisions = label_and_demote(decisions, with_check, from_snapshot)
+    finally:
+        if with_check is not None:
+            with_check.__exit__(None, None, None)
     return RecallPacket(
         goal=goal,
         constraints=unique(_strings(current, "constraints") + _strings(latest, "constraints")),
         open_loops=loops,
-        decisions=unique_by_id(_objects(current, "decisions") + _objects(latest, "decisions")
-                               + hit_decisions(hits, config["memory"]["corpus_dir"])),
+        decisions=decisions,
         hits=hits,
         next_actions=unique(_strings(current, "nextActions") + _strings(latest, "nextActions")),
         latest_session_id=_text(current, "latestSessionId") or _text(latest, "sessionId"),
@@ -321,6 +334,14 @@ def recall(root: Path, git: Git | None, config: Config, goal: str, *,
 
 def _flat(text: Any) -> str:
     return " ".join(str(text).split())
+
+
+def _stale_note(item: dict[str, Any]) -> str:
+    """`` [stale: <handle> changed, …]`` for an item whose evidence moved (memory §10)."""
+    if not item.get("stale"):
+        return ""
+    moved = [f"{e.get('handle')} {e.get('status')}" for e in item.get("staleEvidence") or [] if isinstance(e, dict)]
+    return f" [stale: {'; '.join(moved)}]"
 
 
 def recall_text(data: dict[str, Any], hits: list[Hit], view: str) -> str:
@@ -352,7 +373,7 @@ def recall_text(data: dict[str, Any], hits: list[Hit], view: str) -> str:
     lines += [f"- {_flat(c)}" for c in data["constraints"]] or ["- none"]
     lines += ["", "## Open Loops"]
     for loop in data["openLoops"]:
-        lines.append(f"- [{_flat(loop.get('status', 'open'))}] {_flat(loop.get('title', ''))}")
+        lines.append(f"- [{_flat(loop.get('status', 'open'))}] {_flat(loop.get('title', ''))}{_stale_note(loop)}")
         lines.append(f"  next: {_flat(loop.get('nextAction', ''))}")
         blockers = [_flat(b) for b in loop.get("blockingConditions") or [] if isinstance(b, str)]
         if blockers:
@@ -361,7 +382,8 @@ def recall_text(data: dict[str, Any], hits: list[Hit], view: str) -> str:
         lines.append("- none")
     lines += ["", "## Related Decisions"]
     for d in data["relatedDecisions"]:
-        lines += [f"- {_flat(d.get('title', ''))}", f"  {excerpt(str(d.get('summary', '')), TEXT_SUMMARY_CHARS)}"]
+        lines += [f"- {_flat(d.get('title', ''))}{_stale_note(d)}",
+                  f"  {excerpt(str(d.get('summary', '')), TEXT_SUMMARY_CHARS)}"]
     if not data["relatedDecisions"]:
         lines.append("- none")
     lines += ["", "## Retrieved Hits"] + hit_list(hits, view)

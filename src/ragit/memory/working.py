@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..contract.inputs import Validator
+from .evidence import bind_evidence, check_evidence_input
 from .payload import optional_text, required_text, string_list
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -25,8 +26,9 @@ if TYPE_CHECKING:  # pragma: no cover
 COMMAND = "memory wrap"
 WRAP_KEYS = ("goal", "summary", "constraints", "decisions", "openLoops", "nextActions", "promotionCandidates",
              "sourceHeadSha", "createdAt")
-DECISION_KEYS = ("id", "title", "summary", "rationale", "alternatives", "consequences", "relatedFiles")
-OPEN_LOOP_KEYS = ("id", "title", "status", "nextAction", "blockingConditions", "relatedFiles", "sourceSessionId")
+DECISION_KEYS = ("id", "title", "summary", "rationale", "alternatives", "consequences", "relatedFiles", "evidence")
+OPEN_LOOP_KEYS = ("id", "title", "status", "nextAction", "blockingConditions", "relatedFiles", "sourceSessionId",
+                  "evidence")
 LOOP_STATUSES = ("open", "blocked", "in_progress", "closed")
 NO_HEAD_WARNING = "repository has no HEAD commit; sourceHeadSha stored as null"
 _MILLIS_Z = re.compile(r"\.\d{3}Z$")
@@ -73,6 +75,8 @@ def normalize_decision(obj: Any, v: Validator, field: str) -> dict[str, Any]:
     out["alternatives"] = string_list(obj.get("alternatives"), v, f"{field}.alternatives")
     out["consequences"] = string_list(obj.get("consequences"), v, f"{field}.consequences")
     out["relatedFiles"] = string_list(obj.get("relatedFiles"), v, f"{field}.relatedFiles", repo_paths=True)
+    if obj.get("evidence") is not None:  # bound to blobs by ``wrap`` (memory §10)
+        out["evidence"] = check_evidence_input(obj.get("evidence"), v, f"{field}.evidence")
     return out
 
 
@@ -91,6 +95,8 @@ def normalize_open_loop(obj: Any, v: Validator, field: str) -> dict[str, Any]:
     source = optional_text(obj, "sourceSessionId", v, field)
     if source is not None:
         out["sourceSessionId"] = source
+    if obj.get("evidence") is not None:
+        out["evidence"] = check_evidence_input(obj.get("evidence"), v, f"{field}.evidence")
     return out
 
 
@@ -237,26 +243,31 @@ def wrap(root: Path, git: Git | None, config: Config, inp: WrapInput, *, dry_run
     else:
         source_head = head if inp.source_head_sha is _ABSENT else inp.source_head_sha
 
+    # evidence binds before anything is written: a bad handle leaves every file as it was
+    bind_at = source_head if isinstance(source_head, str) else head
+    decisions = [_bound(root, git, config, d, bind_at, f"input.decisions[{i}]") for i, d in enumerate(inp.decisions)]
+    open_loops = [_bound(root, git, config, loop, bind_at, f"input.openLoops[{i}]")
+                  for i, loop in enumerate(inp.open_loops)]
     sid = session_id(inp.created_at, inp.goal)
     record = {
         "sessionId": sid,
         "goal": inp.goal,
         "summary": inp.summary,
         "constraints": inp.constraints,
-        "decisions": inp.decisions,
-        "openLoops": inp.open_loops,
+        "decisions": decisions,
+        "openLoops": open_loops,
         "nextActions": inp.next_actions,
         "promotionCandidates": inp.promotion_candidates,
         "sourceHeadSha": source_head,
         "createdAt": inp.created_at,
     }
     active = [dict(loop, sourceSessionId=loop.get("sourceSessionId") or sid)
-              for loop in inp.open_loops if loop["status"] != "closed"]
+              for loop in open_loops if loop["status"] != "closed"]
     current = {
         "goal": inp.goal,
         "summary": inp.summary,
         "constraints": inp.constraints,
-        "decisions": inp.decisions,
+        "decisions": decisions,
         "openLoops": active,
         "nextActions": inp.next_actions,
         "latestSessionId": sid,
@@ -279,3 +290,12 @@ def wrap(root: Path, git: Git | None, config: Config, inp: WrapInput, *, dry_run
         write_masked_json(root / result.current_path, current)
         write_masked_json(root / result.open_loops_path, registry)
     return result
+
+
+def _bound(root: Path, git: Git | None, config: Config, item: dict[str, Any], bind_at: str | None,
+           field: str) -> dict[str, Any]:
+    """``item`` with its evidence as blob-bound handles (memory §10)."""
+    if "evidence" not in item:
+        return item
+    return dict(item, evidence=bind_evidence(root, git, config, item["evidence"], bind_at, COMMAND,
+                                             f"{field}.evidence"))

@@ -59,7 +59,7 @@ class HistoryOverlay:
     root: Path
     git: "Git"
 
-    def candidates(self, scope: str, warnings: list[str]) -> list[OverlayCandidate]:
+    def candidates(self, scope: str, warnings: list[str], snapshot_sha: str | None = None) -> list[OverlayCandidate]:
         return []  # nothing without a snapshot and a question
 
     def candidates_at(self, scope: str, warnings: list[str], sha: str, masked_question: str) -> list[OverlayCandidate]:

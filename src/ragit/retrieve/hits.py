@@ -32,6 +32,17 @@ class Hit:
     masked_fields: dict[str, int] = field(default_factory=dict)
     # the masking version ingest masked ``text`` with (None: not from the store, or unmasked)
     masked_with: str | None = None
+    # overlay items only (memory §10): provenance label and the evidence handles that moved
+    provenance: str | None = None
+    stale_evidence: list[str] = field(default_factory=list)
+
+    @property
+    def demotion(self) -> int:
+        """Rank group ahead of the score: stale items after items without repository evidence,
+        both after everything resting on current repository evidence (memory §10)."""
+        if self.stale_evidence:
+            return 2
+        return 0 if self.provenance in (None, "repository") else 1
 
     @property
     def citation_id(self) -> str:

@@ -117,7 +117,7 @@ def retrieve(
         candidates = []
         if scope != "durable" and overlay_source is not None:
             at_snapshot = getattr(overlay_source, "candidates_at", None)  # SnapshotOverlaySource
-            candidates = list(overlay_source.candidates(scope, warnings) if at_snapshot is None
+            candidates = list(overlay_source.candidates(scope, warnings, snapshot_sha=sha) if at_snapshot is None
                               else at_snapshot(scope, warnings, sha, masked.text))
         snapshot = None
         overlay = []

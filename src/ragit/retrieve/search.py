@@ -718,9 +718,12 @@ def rank_hits(
                 score_keyword=kw, citation=dict(cand.citation), scope=cand.scope, origin_type=cand.origin_type,
                 artifact_id=cand.artifact_id, artifact_kind=cand.artifact_kind, authority=cand.authority,
                 confidence=cand.confidence, trust=cand.trust, text=cand.text, chunk_id=cand.chunk_id,
-                breakdown=b, flags=list(cand.flags),
+                breakdown=b, flags=list(cand.flags), provenance=cand.provenance,
+                stale_evidence=list(cand.stale_evidence),
             ))
-    hits.sort(key=lambda h: sort_key(h.score_final, h.path, h.section_title, h.citation_id, h.chunk_id))
+    # memory §10: stale overlay items and items without repository evidence never outrank the rest
+    hits.sort(key=lambda h: (h.demotion, *sort_key(h.score_final, h.path, h.section_title, h.citation_id,
+                                                    h.chunk_id)))
     seen: set[tuple[str, str]] = set()
     out: list[Hit] = []
     for h in hits:

@@ -43,6 +43,15 @@ class OverlayCandidate:
     flags: tuple[str, ...]
     source_path: str | None = None  # the evidence ref's repository path (indexed for BM25)
     origin_type: str = "artifact"
+    # memory §10: ``repository`` (rests on blob-bound evidence), ``untrusted`` or ``none``; and the
+    # evidence handles that no longer match the snapshot read (non-empty = stale)
+    provenance: str = "repository"
+    stale_evidence: tuple[str, ...] = ()
+
+    @property
+    def demotion(self) -> int:
+        """Rank group (memory §10): 0 ranks normally, 1 no repository evidence, 2 stale (last)."""
+        return 2 if self.stale_evidence else (0 if self.provenance == "repository" else 1)
 
     def recency(self, now: datetime) -> float:
         """Recency from the artifact's ``updatedAt`` (knowledge §12.5)."""
@@ -52,9 +61,11 @@ class OverlayCandidate:
 class OverlaySource(Protocol):
     """Where the candidates of a non-durable scope come from; ``retrieve`` asks it once per read."""
 
-    def candidates(self, scope: str, warnings: list[str]) -> Sequence[OverlayCandidate]:
+    def candidates(self, scope: str, warnings: list[str], snapshot_sha: str | None = None
+                   ) -> Sequence[OverlayCandidate]:
         """The candidates of ``scope`` (one of :data:`OVERLAY_SCOPES`) in a stable order; a record
-        that cannot be read is skipped with a warning appended to ``warnings``."""
+        that cannot be read is skipped with a warning appended to ``warnings``. ``snapshot_sha`` is
+        the commit of the read, against which the source labels stale evidence."""
         ...
 
 

@@ -32,7 +32,7 @@ from ..gitsnap.history import find_rename, rev_list
 from ..gitsnap.refs import resolve_at
 from ..ingest.ids import citation_id
 from ..ingest.manifest import Manifest, list_manifest_shas, load_manifest
-from ..ingest.text import decode_blob, normalize_newlines, split_lines
+from ..ingest.text import blob_lines, locate_block, normalize_newlines, split_lines
 from ..security.masking import code_mode, mask_text
 from .query import DIRTY_WARNING
 
@@ -148,6 +148,18 @@ def _not_found(citation: str, reason: str, message: str) -> RagitError:
     return RagitError("CITATION_NOT_FOUND", message, {"citation": citation, "reason": reason}, "ragit doctor")
 
 
+def compare_blob_range(git: Git, blobs: BlobReader, path: str, sha: str, blob_id: str, start: int, end: int,
+                       head: str) -> Outcome:
+    """Compare a blob-bound range (memory evidence, memory §10) with commit ``head`` by the rules of
+    §20 step 2: ``ok``, ``shifted``, ``changed`` (with its diff), ``moved`` or ``deleted``.
+
+    ``sha`` is the commit the range was bound at (rename detection starts there). A blob that is
+    not in the repository or lines beyond its end raise ``CITATION_NOT_FOUND``."""
+    cited = Cited(path, sha, start, end, blob_id, None)
+    return _compare_document(git, blobs, cited, _cited_lines(blobs, cited, display_handle(path, sha, start, end)),
+                             head, False)
+
+
 # ------------------------------------------------------------------ cited chunks
 
 
@@ -240,10 +252,7 @@ def _blob_at(git: Git, commit: str, path: str) -> str | None:
 
 def _text_lines(data: bytes) -> list[str]:
     """LF-normalised lines of a blob; undecodable bytes are replaced so lines still compare."""
-    text, _ = decode_blob(data)
-    if text is None:
-        text = normalize_newlines(data.decode("utf-8", "replace"))
-    return split_lines(text)
+    return blob_lines(data)
 
 
 def _cited_lines(blobs: BlobReader, cited: Cited, citation: str) -> list[str]:
@@ -298,13 +307,7 @@ def _location(path: str, start: int | None, end: int | None, blob: str | None) -
 
 def _locate(lines: list[str], block: list[str], near: int) -> int | None:
     """1-based start of the occurrence of ``block`` in ``lines`` nearest ``near`` (earlier on ties)."""
-    best: int | None = None
-    size = len(block)
-    for start in range(1, len(lines) - size + 2):
-        closer = best is None or abs(start - near) < abs(best - near)
-        if closer and lines[start - 1] == block[0] and lines[start - 1 : start - 1 + size] == block:
-            best = start
-    return best
+    return locate_block(lines, block, near)
 
 
 def _clip(start: int, end: int, length: int) -> tuple[int | None, int | None]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..gate.check import EDIT_TOOLS
 from .guidance import section
 
 CLIENTS = ("claude-code", "codex", "cursor", "opencode", "vscode")
@@ -26,6 +27,7 @@ OPENCODE_SCHEMA = "https://opencode.ai/config.json"
 # Claude Code hook events and the `ragit.cli.hook` event each one runs (docs/clients/claude-code.md).
 CLAUDE_HOOKS = (
     ("SessionStart", "session-start", None, 60),
+    ("PreToolUse", "gate", "|".join(EDIT_TOOLS), 10),  # ragit gate (knowledge §22.4)
     ("PostToolUse", "post-tool-use", "*", 30),
     ("PreCompact", "pre-compact", None, 60),
     ("Stop", "stop", None, 60),
@@ -64,8 +66,12 @@ def ragit_command() -> list[str]:
 
 
 def hook_command(event: str, root: Path) -> str:
-    """The shell command of one Claude Code hook: this interpreter running ``ragit.cli.hook``."""
+    """The shell command of one Claude Code hook: this interpreter running ``ragit.cli.hook``, or
+    ``ragit gate`` (reached without click, so the check before every edit stays fast)."""
     python = os.path.abspath(sys.executable)
+    if event == "gate":  # the console launcher when there is one: no runpy, no ragit.cli.hook
+        command = " ".join(shlex.quote(part) for part in ragit_command())
+        return f"{command} gate --cwd {shlex.quote(str(root))}"
     return f"{shlex.quote(python)} -m ragit.cli.hook {event} --cwd {shlex.quote(str(root))}"
 
 
