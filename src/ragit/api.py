@@ -310,8 +310,9 @@ class Repo:
 
     def why(self, target: str, *, at: str = "HEAD", limit: int | None = None, memory=None) -> dict[str, Any]:
         """The commits that introduced and last changed ``path[:Lx-Ly]`` at HEAD (or ``at``), newest
-        first, with masked hunks (knowledge §22.3). ``memory`` (a ragit.retrieve.why.MemoryCitations)
-        lists the memory items whose evidence cites the lines; without it the list is empty.
+        first, with masked hunks (knowledge §22.3), and the memory items whose evidence cites the
+        lines, with their ``stale`` state (``memory``, a ragit.retrieve.why.MemoryCitations; by
+        default this repository's decisions, open loops and artifacts).
         Read-only; an absolute path inside the repository is taken relative to its root."""
         from .gitsnap.context import read_context
         from .retrieve.query import DIRTY_WARNING
@@ -323,6 +324,10 @@ class Repo:
                 text = Path(text).relative_to(self.root).as_posix()
             except ValueError:
                 pass  # outside the repository: why() names it
+        if memory is None:
+            from .memory.audit import MemoryCitationIndex
+
+            memory = MemoryCitationIndex(self.root, self.git, self.config)
         try:
             data = why(self.git, text, at=at, limit=DEFAULT_LIMIT if limit is None else limit, memory=memory)
         except RagitError as exc:  # `at="main"`: name its commit and the exact command (knowledge §5.1)

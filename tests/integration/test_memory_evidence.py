@@ -243,3 +243,19 @@ def test_untrusted_decision_sorts_after_repository_one_in_recall(git_repo, cli):
     got = r.json["data"]["relatedDecisions"]
     assert [d["id"] for d in got] == ["truth", "poison"]
     assert [d["provenance"] for d in got] == ["repository", "untrusted"]
+
+
+def test_why_lists_the_memory_items_citing_the_lines_with_their_stale_state(history, cli):
+    def why(target):
+        r = cli("why", target, "--format", "json", "--cwd", str(history.root))
+        assert r.code == 0, r
+        return {item["id"]: item for item in r.json["data"]["memoryItems"]}
+
+    rules = why("pkg/m3.py:L6-L7")  # rewritten: the stale decision stays at the lines it was bound to
+    assert set(rules) == {"rule-3"} and rules["rule-3"]["stale"] is True
+    assert rules["rule-3"]["kind"] == "decision"
+    keep = why("pkg/m3.py:L4-L4")  # keep_3 moved down three lines: found where its text is now
+    assert set(keep) == {"keep-3"} and keep["keep-3"]["stale"] is False
+    assert why("pkg/m3.py:L1-L2") == {}  # the inserted comment lines: nothing cites them
+    whole = why("pkg/m3.py")
+    assert set(whole) == {"keep-3", "rule-3"}

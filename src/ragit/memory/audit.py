@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .evidence import Assessment, EvidenceCheck, assess, evidence_list
+from .evidence import Assessment, EvidenceCheck, assess, evidence_list, parse_stored
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..config import Config
@@ -118,3 +118,43 @@ def verify_memory(root: Path, git: Git, config: Config, at: str | None = None) -
             out.append({"kind": kind, "id": str(item.get("id", "")), "title": str(item.get("title", "")),
                         "status": _status(a), "provenance": a.provenance, "evidence": [dict(e) for e in a.evidence]})
     return MemoryVerify(commit, out, warnings)
+
+
+@dataclass
+class MemoryCitationIndex:
+    """The memory plane's answer to ``why``'s question (ragit.retrieve.why.MemoryCitations): which
+    decisions, open loops and artifacts cite some lines, and whether their evidence still holds
+    at the commit ``why`` reads. Read-only; items are read once per index."""
+
+    root: Path
+    git: Git
+    config: Config
+    _items: list[tuple[str, dict[str, Any]]] | None = None
+
+    def items_citing(self, path: str, start: int | None, end: int | None, sha: str) -> list[dict[str, Any]]:
+        """Items with a repository handle on ``path`` whose lines overlap ``start..end`` at ``sha``
+        (anywhere in the file when None), in memory order, each with its ``stale`` state at ``sha``.
+        A handle whose text is still there is placed where it is now (``verify``'s current
+        location); a stale one at the lines it was bound to."""
+        if self._items is None:
+            self._items = memory_items(self.root, self.config, [])
+        out: list[dict[str, Any]] = []
+        with EvidenceCheck(self.git, sha) as check:
+            for kind, item in self._items:
+                evidence = evidence_list(item)
+                on_path = [r for r in (parse_stored(e) for e in evidence) if r is not None and r.path == path]
+                if not on_path:
+                    continue
+                citing = []
+                for r in on_path:
+                    _, current, _ = check.status(r)
+                    lo, hi = (current["startLine"], current["endLine"]) if current else (r.start, r.end)
+                    if start is None or end is None or (lo <= end and start <= hi):
+                        citing.append(r.handle)
+                if not citing:
+                    continue
+                a = assess(evidence, check)
+                out.append({"kind": kind, "id": str(item.get("id", "")), "title": str(item.get("title", "")),
+                            "stale": a.stale, "provenance": a.provenance, "evidence": citing,
+                            "staleEvidence": [dict(s) for s in a.stale_evidence]})
+        return out
