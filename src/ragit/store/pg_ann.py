@@ -12,7 +12,7 @@ import hashlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .postgres import PostgresStore
+    from .pg_connect import PgStore
 
 M, EF_CONSTRUCTION = 16, 64
 
@@ -21,11 +21,11 @@ def index_name(embedder_id: str) -> str:
     return "vectors_hnsw_" + hashlib.sha1(embedder_id.encode("utf-8")).hexdigest()[:16]
 
 
-def has_index(store: "PostgresStore", embedder_id: str) -> bool:
+def has_index(store: "PgStore", embedder_id: str) -> bool:
     return store.conn.execute("SELECT to_regclass(%s) IS NOT NULL", (index_name(embedder_id),)).fetchone()[0]
 
 
-def ensure_index(store: "PostgresStore", embedder_id: str, commit_sha: str) -> str:
+def ensure_index(store: "PgStore", embedder_id: str, commit_sha: str) -> str:
     """"kept" (exists), "built", "none" (snapshot below the threshold) or "failed" (queries stay
     exact; the ingest never fails for an accelerator)."""
     from psycopg import sql
@@ -65,7 +65,7 @@ class _Link:
     """The connection an index or vector reader queries: its store's while that is open, else one
     of its own (a warm process keeps a snapshot's entry across reads that each open the store)."""
 
-    def __init__(self, store: "PostgresStore"):
+    def __init__(self, store: "PgStore"):
         self._store = store
         self._own = None
         self.dsn = store.dsn
@@ -81,9 +81,9 @@ class _Link:
         return self._own
 
     def faults(self):
-        from .postgres import _Faults
+        from .pg_connect import Faults
 
-        return _Faults(self.dsn)
+        return Faults(self.dsn)
 
 
 class PgVectors:
@@ -95,7 +95,7 @@ class PgVectors:
         self.shape = (rows, dims)
 
     def __getitem__(self, slots):
-        from .postgres import gather
+        from .pg_connect import gather
 
         with self._link.faults():
             return gather(self._link.conn(), self.shape[1], slots, self._embedder_id)
@@ -142,7 +142,7 @@ class PgAnnIndex:
                 out[i, :len(found)] = found
 
 
-def ann_rows(store: "PostgresStore", commit_sha: str, embedder_id: str):
+def ann_rows(store: "PgStore", commit_sha: str, embedder_id: str):
     """``(rowids, slots, files, norms, lengths, index, vectors)`` of a snapshot of at least
     ``APPROX_MIN_ROWS`` rows whose embedder has an HNSW index (pgvector ≥ 0.8), else None (the
     snapshot is searched exactly through ``load_vectors``)."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import RagitError
@@ -155,3 +155,68 @@ def vector_from_wire(data: bytes, dims: int) -> "Any":
     import numpy as np
 
     return np.frombuffer(data, dtype=">f4", count=dims, offset=4).astype(np.float32)
+
+
+READ_BATCH = 20_000  # ids per ``= ANY(%s)`` read
+
+
+def gather(conn, dims: int, slots, embedder_id: str):
+    """float32 [len(slots), dims] of the vectors at ``slots`` read on ``conn`` (binary pgvector:
+    an int16 of dimensions and an unused int16, one float32's width, then big-endian floats)."""
+    import numpy as np
+
+    unique, inverse = np.unique(np.asarray(slots, dtype=np.int64), return_inverse=True)
+    block = np.empty((len(unique), dims), dtype=np.float32)
+    found = np.zeros(len(unique), dtype=bool)
+    with conn.cursor(binary=True) as cur:
+        for start in range(0, len(unique), READ_BATCH):
+            cur.execute("SELECT slot, vec FROM vectors WHERE slot = ANY(%s)", (unique[start:start + READ_BATCH].tolist(),))
+            rows = cur.fetchall()
+            if not rows:
+                continue
+            got = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+            data = np.frombuffer(b"".join(r[1] for r in rows), dtype=">f4").reshape(len(rows), dims + 1)
+            at = np.searchsorted(unique, got)
+            block[at] = data[:, 1:]
+            found[at] = True
+    if not found.all():
+        from .sqlite import StoreUnreadable
+
+        raise StoreUnreadable(f"{int((~found).sum())} vector(s) of the snapshot are missing for {embedder_id}")
+    return block[inverse.reshape(-1)]
+
+
+class Faults:
+    """Turns a connection lost mid-operation into ``STORE_UNAVAILABLE``."""
+
+    def __init__(self, dsn: str):
+        self.dsn = dsn
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind, exc, tb) -> bool:
+        if exc is not None and isinstance(exc, driver_errors()):
+            from psycopg.errors import TransactionRollbackError
+
+            if isinstance(exc, TransactionRollbackError):  # a deadlock or serialisation failure: retry
+                raise unavailable(self.dsn, "write_conflict", f"the transaction was rolled back: {exc}") from None
+            raise unavailable(self.dsn, "connection_lost", f"the PostgreSQL connection failed: {exc}") from None
+        return False
+
+
+class PgStore(Protocol):
+    """What the helpers below :class:`ragit.store.postgres.PostgresStore` (pg_write, pg_ann) use of
+    it: they sit under the store and never import it."""
+
+    conn: Any
+    dsn: str
+    repo_id: str
+
+    def embedder_dims(self, embedder_id: str) -> int | None: ...
+
+    def packed_rows(self, commit_sha: str, embedder_id: str) -> tuple: ...
+
+    def _packed(self, commit_sha: str, embedder_id: str) -> Any: ...
+
+    def gather(self, embedder_id: str, slots: Any) -> Any: ...

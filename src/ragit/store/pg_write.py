@@ -10,7 +10,7 @@ from .base import SnapshotWrite
 from .sqlite import StoreUnreadable
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .postgres import PostgresStore
+    from .pg_connect import PgStore
 
 INDEX_BATCH = 4096  # keyword rows analysed and inserted per batch
 
@@ -69,7 +69,7 @@ _ROWS = (
 )
 
 
-def write_rows(store: "PostgresStore", write: SnapshotWrite) -> None:
+def write_rows(store: "PgStore", write: SnapshotWrite) -> None:
     """The snapshot's packed rows: derived from its base's for an incremental write (cost follows
     the change), else built from all its documents."""
     if write.base_sha is not None and write.replaced_paths is not None and _derive_rows(store, write):
@@ -77,7 +77,7 @@ def write_rows(store: "PostgresStore", write: SnapshotWrite) -> None:
     build_rows(store, write)
 
 
-def _derive_rows(store: "PostgresStore", write: SnapshotWrite) -> bool:
+def _derive_rows(store: "PgStore", write: SnapshotWrite) -> bool:
     """The base snapshot's packed rows minus the replaced paths' rows plus this snapshot's rows at
     those paths (as SqliteStore derives them: file ordinals only group rows, so fresh ordinals
     for new files change no score). False when the base has no rows for this embedder."""
@@ -109,12 +109,12 @@ def _checked(rows: list, write: SnapshotWrite) -> list:
     return rows
 
 
-def _put(store: "PostgresStore", write: SnapshotWrite, *blobs: bytes) -> None:
+def _put(store: "PgStore", write: SnapshotWrite, *blobs: bytes) -> None:
     store.conn.execute("INSERT INTO snapshot_rows VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
                        (store.repo_id, write.commit_sha, write.embedder_id, *blobs))
 
 
-def build_rows(store: "PostgresStore", write: SnapshotWrite) -> None:
+def build_rows(store: "PgStore", write: SnapshotWrite) -> None:
     """Pack the snapshot's rows: row ids (sorted), vector slots, file ordinals (paths sorted),
     keyword lengths and each file's vector-sum norm, computed once per (blob, chunker,
     embedder) with ragit.vectormath exactly as the SQLite store computes it."""
@@ -134,7 +134,7 @@ def build_rows(store: "PostgresStore", write: SnapshotWrite) -> None:
     _put(store, write, rowids.tobytes(), slots.tobytes(), files.tobytes(), lengths.tobytes(), norms.tobytes())
 
 
-def _file_norms(store: "PostgresStore", embedder_id: str, rows) -> dict[str, float]:
+def _file_norms(store: "PgStore", embedder_id: str, rows) -> dict[str, float]:
     """Path -> norm of its blob's vector sum (chunk order); missing norms computed and stored."""
     import numpy as np
 

@@ -27,13 +27,12 @@ import zlib
 from collections.abc import Iterable, Sequence
 
 from .base import BlobRecord, ChunkRow, NewChunk, SnapshotWrite, StoreStats, StoredChunk
-from .pg_connect import PgVector, connect, driver_errors, redact_dsn, register_vector, unavailable
+from .pg_connect import (READ_BATCH, Faults, PgVector, connect, driver_errors, gather, redact_dsn, register_vector,
+                         unavailable)
 from .sqlite import StoreMissing, StoreUnreadable
 
 # advisory lock class of snapshot publication (two-key form: class, hash of repository + commit)
 PUBLISH_LOCK_CLASS = 0x72616769
-# rows per statement when reading by id lists
-_READ_BATCH = 20_000
 
 
 def _lock_key(repo_id: str, commit_sha: str) -> int:
@@ -154,10 +153,10 @@ class PostgresStore:
     def chunks_present(self, chunk_ids: Sequence[str], embedder_id: str) -> set[str]:
         ids = list(dict.fromkeys(chunk_ids))
         out: set[str] = set()
-        for start in range(0, len(ids), _READ_BATCH):
+        for start in range(0, len(ids), READ_BATCH):
             out.update(r[0] for r in self.conn.execute(
                 "SELECT c.chunk_id FROM chunks c JOIN vectors v ON v.chunk_id = c.chunk_id AND v.embedder_id = %s"
-                " WHERE c.chunk_id = ANY(%s)", (embedder_id, ids[start:start + _READ_BATCH])))
+                " WHERE c.chunk_id = ANY(%s)", (embedder_id, ids[start:start + READ_BATCH])))
         return out
 
     def unservable_chunks(self, commit_sha: str, embedder_id: str) -> set[str]:
@@ -183,9 +182,9 @@ class PostgresStore:
     def chunk_texts(self, chunk_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
         ids = list(dict.fromkeys(chunk_ids))
         out: dict[str, tuple[str, str]] = {}
-        for start in range(0, len(ids), _READ_BATCH):
+        for start in range(0, len(ids), READ_BATCH):
             for cid, title, text in self.conn.execute(
-                    "SELECT chunk_id, title, text FROM chunks WHERE chunk_id = ANY(%s)", (ids[start:start + _READ_BATCH],)):
+                    "SELECT chunk_id, title, text FROM chunks WHERE chunk_id = ANY(%s)", (ids[start:start + READ_BATCH],)):
                 out[cid] = (title, text)
         return out
 
@@ -412,22 +411,22 @@ class PostgresStore:
     def _keyword_rows(self, rowids: Sequence[int], columns: str):
         ids = [int(r) for r in dict.fromkeys(rowids)]
         with self._faults():
-            for start in range(0, len(ids), _READ_BATCH):
+            for start in range(0, len(ids), READ_BATCH):
                 yield from self.conn.execute(f"SELECT row_id, {columns} FROM keyword_rows WHERE row_id = ANY(%s)",
-                                             (ids[start:start + _READ_BATCH],)).fetchall()
+                                             (ids[start:start + READ_BATCH],)).fetchall()
 
     def fetch_rows(self, commit_sha: str, rowids: Sequence[int], with_text: bool = True) -> dict[int, ChunkRow]:
         ids = [int(r) for r in dict.fromkeys(rowids)]
         text = "c.text" if with_text else "''"
         out: dict[int, ChunkRow] = {}
         with self._faults():
-            for start in range(0, len(ids), _READ_BATCH):
+            for start in range(0, len(ids), READ_BATCH):
                 for row in self.conn.execute(
                         "SELECT r.row_id, r.path, c.chunk_id, c.blob_id, d.doc_type, c.title, c.start_line, c.end_line,"
                         f" {text}, c.citation_id, c.chunker_key FROM keyword_rows r"
                         " JOIN chunks c ON c.chunk_id = r.chunk_id"
                         " JOIN snapshot_docs d ON d.repo_id = %s AND d.commit_sha = %s AND d.path = r.path"
-                        " WHERE r.row_id = ANY(%s)", (self.repo_id, commit_sha, ids[start:start + _READ_BATCH])):
+                        " WHERE r.row_id = ANY(%s)", (self.repo_id, commit_sha, ids[start:start + READ_BATCH])):
                     out[row[0]] = ChunkRow(*row[1:])
         return out
 
@@ -452,50 +451,7 @@ class PostgresStore:
     # ------------------------------------------------------------ faults
 
     def _faults(self):
-        return _Faults(self.dsn)
-
-
-def gather(conn, dims: int, slots, embedder_id: str):
-    """float32 [len(slots), dims] of the vectors at ``slots`` read on ``conn`` (binary pgvector:
-    an int16 of dimensions and an unused int16, one float32's width, then big-endian floats)."""
-    import numpy as np
-
-    unique, inverse = np.unique(np.asarray(slots, dtype=np.int64), return_inverse=True)
-    block = np.empty((len(unique), dims), dtype=np.float32)
-    found = np.zeros(len(unique), dtype=bool)
-    with conn.cursor(binary=True) as cur:
-        for start in range(0, len(unique), _READ_BATCH):
-            cur.execute("SELECT slot, vec FROM vectors WHERE slot = ANY(%s)", (unique[start:start + _READ_BATCH].tolist(),))
-            rows = cur.fetchall()
-            if not rows:
-                continue
-            got = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-            data = np.frombuffer(b"".join(r[1] for r in rows), dtype=">f4").reshape(len(rows), dims + 1)
-            at = np.searchsorted(unique, got)
-            block[at] = data[:, 1:]
-            found[at] = True
-    if not found.all():
-        raise StoreUnreadable(f"{int((~found).sum())} vector(s) of the snapshot are missing for {embedder_id}")
-    return block[inverse.reshape(-1)]
-
-
-class _Faults:
-    """Turns a connection lost mid-operation into ``STORE_UNAVAILABLE``."""
-
-    def __init__(self, dsn: str):
-        self.dsn = dsn
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind, exc, tb) -> bool:
-        if exc is not None and isinstance(exc, driver_errors()):
-            from psycopg.errors import TransactionRollbackError
-
-            if isinstance(exc, TransactionRollbackError):  # a deadlock or serialisation failure: retry
-                raise unavailable(self.dsn, "write_conflict", f"the transaction was rolled back: {exc}") from None
-            raise unavailable(self.dsn, "connection_lost", f"the PostgreSQL connection failed: {exc}") from None
-        return False
+        return Faults(self.dsn)
 
 
 def _apply(conn, dsn: str) -> list[int]:
