@@ -295,29 +295,27 @@ class SnapshotKeyword:
         return rows, self.exact(rows), rest[j]
 
 
-class PostingsReader:
-    """Postings of an FTS5 keyword index, read through its ``fts5vocab`` instance table.
+class CachingPostings:
+    """What every backend's postings reader shares: term → (row ids ascending, weighted counts),
+    a warm reader (``cache=True``) keeping the postings of recent terms. A reader belongs to one
+    index generation, which any write of keyword rows changes, so a caller drops it when
+    :meth:`current` turns false. Backends give :meth:`read_generation`, :meth:`_fetch` (one
+    term's postings) and :meth:`within`."""
 
-    A term's occurrences come back as one ``group_concat`` string of ``row · ncols + column``
-    codes (SQLite hands over a whole doclist at once instead of one Python row per occurrence)
-    and are summed per row with the field weights. A warm reader (``cache=True``) keeps the
-    postings of recent terms; it belongs to one index generation (the FTS averages record), which
-    any write changes, so a caller drops it when :meth:`current` turns false.
-    """
-
-    def __init__(self, conn, vocab: str, data_table: str, cache: bool = False, owns_connection: bool = False):
+    def __init__(self, conn, cache: bool = False, owns_connection: bool = False):
         self._conn = conn
         self._owns = owns_connection
-        self._vocab = vocab
-        self._data = data_table
         self._cache: dict[str, Postings] | None = {} if cache else None
-        self._code_sql = f"doc * {len(FIELDS)} + CASE col " + " ".join(
-            f"WHEN '{c}' THEN {i}" for i, c in enumerate(FIELDS)) + " END"
         self.generation = self.read_generation()
 
-    def read_generation(self) -> bytes:
-        row = self._conn.execute(f"SELECT block FROM {self._data} WHERE id = 1").fetchone()
-        return bytes(row[0]) if row else b""
+    def read_generation(self) -> object:  # pragma: no cover - each backend's
+        raise NotImplementedError
+
+    def _fetch(self, term: str) -> Postings:  # pragma: no cover - each backend's
+        raise NotImplementedError
+
+    def within(self, term: str, first: int, last: int) -> Postings:  # pragma: no cover - each backend's
+        raise NotImplementedError
 
     def current(self) -> bool:
         return self.read_generation() == self.generation
@@ -331,13 +329,36 @@ class PostingsReader:
             hit = self._cache.get(term)
             if hit is not None:
                 return hit
-        hit = self._decode(self._conn.execute(
-            f"SELECT group_concat({self._code_sql}) FROM {self._vocab} WHERE term = ?", (term,)).fetchone()[0])
+        hit = self._fetch(term)
         if self._cache is not None:
             if len(self._cache) >= MAX_CACHED_TERMS:
                 self._cache.pop(next(iter(self._cache)))
             self._cache[term] = hit
         return hit
+
+
+class PostingsReader(CachingPostings):
+    """Postings of an FTS5 keyword index, read through its ``fts5vocab`` instance table.
+
+    A term's occurrences come back as one ``group_concat`` string of ``row · ncols + column``
+    codes (SQLite hands over a whole doclist at once instead of one Python row per occurrence)
+    and are summed per row with the field weights. The generation is the FTS averages record.
+    """
+
+    def __init__(self, conn, vocab: str, data_table: str, cache: bool = False, owns_connection: bool = False):
+        self._vocab = vocab
+        self._data = data_table
+        self._code_sql = f"doc * {len(FIELDS)} + CASE col " + " ".join(
+            f"WHEN '{c}' THEN {i}" for i, c in enumerate(FIELDS)) + " END"
+        super().__init__(conn, cache, owns_connection)
+
+    def read_generation(self) -> bytes:
+        row = self._conn.execute(f"SELECT block FROM {self._data} WHERE id = 1").fetchone()
+        return bytes(row[0]) if row else b""
+
+    def _fetch(self, term: str) -> Postings:
+        return self._decode(self._conn.execute(
+            f"SELECT group_concat({self._code_sql}) FROM {self._vocab} WHERE term = ?", (term,)).fetchone()[0])
 
     def within(self, term: str, first: int, last: int) -> Postings:
         """The postings of ``term`` on rows ``first``..``last`` only (never cached). The index

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from .bm25 import FIELD_WEIGHTS, MAX_CACHED_TERMS, Postings, index_fields
+from .bm25 import FIELD_WEIGHTS, CachingPostings, Postings, index_fields
 
 _TOKEN = re.compile(r"[0-9A-Za-z\x80-\U0010ffff]+")
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
@@ -36,39 +36,17 @@ def row_postings(text: str, title: str, path: str) -> tuple[dict[str, float], in
     return weights, fields[3]
 
 
-class PgPostings:
+class PgPostings(CachingPostings):
     """term → (row ids ascending, weighted counts) read from ``keyword_postings``; the interface
-    of :class:`ragit.store.bm25.PostingsReader` (a warm one caches, and is current while no
-    write has published new keyword rows: ``store_meta.keyword_generation``)."""
-
-    def __init__(self, conn, cache: bool = False, owns_connection: bool = False):
-        self._conn = conn
-        self._owns = owns_connection
-        self._cache: dict[str, Postings] | None = {} if cache else None
-        self.generation = self.read_generation()
+    of :class:`ragit.store.bm25.PostingsReader` (the generation: ``store_meta.keyword_generation``,
+    which a write that publishes new keyword rows changes)."""
 
     def read_generation(self) -> str:
         row = self._conn.execute("SELECT value FROM store_meta WHERE key = 'keyword_generation'").fetchone()
         return row[0] if row else ""
 
-    def current(self) -> bool:
-        return self.read_generation() == self.generation
-
-    def close(self) -> None:
-        if self._owns:
-            self._conn.close()
-
-    def __call__(self, term: str) -> Postings:
-        if self._cache is not None:
-            hit = self._cache.get(term)
-            if hit is not None:
-                return hit
-        hit = self._read("term = %s", (term,))
-        if self._cache is not None:
-            if len(self._cache) >= MAX_CACHED_TERMS:
-                self._cache.pop(next(iter(self._cache)))
-            self._cache[term] = hit
-        return hit
+    def _fetch(self, term: str) -> Postings:
+        return self._read("term = %s", (term,))
 
     def within(self, term: str, first: int, last: int) -> Postings:
         """Postings of ``term`` on rows ``first``..``last`` only (never cached)."""
