@@ -20,7 +20,7 @@ from ragit.retrieve.rerank import (
 )
 
 NEUTRAL = RerankWeights(definition=0.0, path_name=0.0, path_words=0.0, file=0.0, role=1.0, example=1.0, doc=1.0,
-                        other=1.0, diversity=1.0)
+                        other=1.0, diversity=1.0, header=1.0)
 
 
 def pool(*rows: tuple[float, str, str, str]) -> RerankInput:
@@ -126,7 +126,48 @@ def test_diversity_spreads_the_top_over_files_and_explains_itself():
     assert 0 not in result.factors  # neutral factors are not reported
 
 
+def test_a_header_ranks_below_its_implementation_file_and_explains_itself():
+    inp = pool((0.9, "src/idna.h", "module", "int uv__idna_toascii(const char* s);"),
+               (0.8, "src/idna.c", "function uv__idna_toascii", "int uv__idna_toascii(const char* s) {}"),
+               (0.5, "include/uv.h", "module", "int uv_run(void);"))
+    only_header = NEUTRAL.__class__(**{**NEUTRAL.__dict__, "header": 0.7})
+    result = rerank("IDNA domain name encoding", inp, only_header, 3)
+    assert [inp.paths[i] for i in result.order] == ["src/idna.c", "src/idna.h", "include/uv.h"]
+    assert result.factors[0] == {"header": 0.7}
+    assert 2 not in result.factors  # uv.h has no uv.c among the candidates: left alone
+    assert ranked_paths("IDNA domain name encoding", inp, NEUTRAL)[0] == "src/idna.h"
+
+
+def test_header_pairs_by_file_name_across_directories_and_cpp_extensions():
+    inp = pool((0.9, "include/fmt/format.hpp", "struct formatter", "x"), (0.8, "src/format.cc", "function f", "x"),
+               (0.85, "lib/parser.h", "module", "x"), (0.1, "lib/parser.py", "module", "x"))
+    only_header = NEUTRAL.__class__(**{**NEUTRAL.__dict__, "header": 0.7})
+    result = rerank("zzz", inp, only_header, 4)
+    assert result.factors.get(0) == {"header": 0.7}
+    assert 2 not in result.factors  # parser.py is not a C/C++ implementation of parser.h
+
+
 # ---------------------------------------------------------------- invariants
+
+
+_C_PATHS = ["src/a.h", "src/a.c", "include/b.hpp", "src/b.cc", "src/c.h", "src/c.py", "tests/test_a.c", "d.hh"]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.floats(0.0, 1.0), st.sampled_from(_C_PATHS)), min_size=1, max_size=20),
+       st.floats(0.1, 1.0))
+def test_header_rule_only_lowers_headers_whose_source_is_a_candidate(rows, factor):
+    inp = pool(*[(h, p, "module", "x") for h, p in rows])
+    plain = rerank("zzz", inp, RerankWeights(diversity=1.0, header=1.0), len(rows))
+    paired = rerank("zzz", inp, RerankWeights(diversity=1.0, header=factor), len(rows))
+    stems = {p.rpartition("/")[2].rpartition(".")[0] for p in inp.paths if p.endswith((".c", ".cc"))}
+    for i, p in enumerate(inp.paths):
+        is_paired_header = p.endswith((".h", ".hpp", ".hh")) and p.rpartition("/")[2].rpartition(".")[0] in stems
+        if is_paired_header:
+            assert abs(paired.scores[i] - plain.scores[i] * factor) < 1e-12
+        else:
+            assert paired.scores[i] == plain.scores[i]
+            assert "header" not in paired.factors.get(i, {})
 
 
 @settings(max_examples=100, deadline=None)

@@ -12,6 +12,8 @@ the candidate set and the question, every one of which ``--explain`` shows:
   file's other candidates, so a file that answers in several places ranks above a lucky chunk;
 * ``role`` (×): tests, examples, fixtures, benchmarks, docs and data files rank below
   implementation unless the question asks for them (:mod:`ragit.pathroles`);
+* ``header`` (×): a C/C++ header ranks below its implementation file when both are candidates
+  (``idna.h`` / ``idna.c``): the header declares, the source file holds the code;
 * ``diversity`` (×): a file's second and later chunks are demoted, so the top results span files.
 
 Boosts are fractions of the best fused score in the pool, so they mean the same for any question.
@@ -45,6 +47,7 @@ class RerankWeights:
     doc: float = 0.35  # × for docs (unless asked for)
     other: float = 0.6  # × for data and configuration files
     diversity: float = 0.5  # × per earlier chunk of the same file in the ranking
+    header: float = 0.7  # × for a C/C++ header whose implementation file (same name) is a candidate
     pool: int = 100  # candidates re-ranked: the best by fused, keyword and vector score each
 
 
@@ -69,6 +72,7 @@ ABLATIONS: dict[str, dict[str, float]] = {
     "file aggregation": {"file": 0.0},
     "roles": {"role": 1.0, "example": 1.0, "doc": 1.0, "other": 1.0},
     "diversity": {"diversity": 1.0},
+    "header": {"header": 1.0},
 }
 
 
@@ -282,6 +286,28 @@ def pool_indices(hybrid, keyword, vector, size: int, top: int, tie_order=None):
     return chosen[keep].astype(np.int64)
 
 
+_HEADERS = (".h", ".hh", ".hpp", ".hxx", ".h++")
+_SOURCES = (".c", ".cc", ".cpp", ".cxx", ".c++", ".m", ".mm")
+
+
+def _split_ext(path: str) -> tuple[str, str]:
+    """(file name without its last extension, the extension with its dot, lower-cased)."""
+    name = path.rpartition("/")[2]
+    dot = name.rfind(".")
+    return (name[:dot], name[dot:].lower()) if dot > 0 else (name, "")
+
+
+def _header_stem(path: str) -> str | None:
+    """The name a C/C++ header shares with its implementation file (``src/idna.h`` → ``idna``)."""
+    name, ext = _split_ext(path)
+    return name if ext in _HEADERS else None
+
+
+def _source_stems(paths: Sequence[str]) -> frozenset[str]:
+    """Names of the C/C++/Objective-C source files among the candidates."""
+    return frozenset(name for name, ext in map(_split_ext, set(paths)) if ext in _SOURCES)
+
+
 def _note(factors: list, i: int, name: str, value: float) -> None:
     """Record a non-neutral factor of candidate ``i`` (``--explain`` shows it)."""
     if factors[i] is None:
@@ -371,6 +397,16 @@ def rerank(question: str, inp: RerankInput, weights: RerankWeights, top: int) ->
         if factor != 1.0:
             adjusted[i] *= factor
             _note(factors, i, "role", factor)
+
+    # headers: a declaration file ranks below the implementation file of the same name
+    if weights.header != 1.0:
+        sources = _source_stems(paths)
+        if sources:
+            for i, p in enumerate(paths):
+                header = _header_stem(p)
+                if header is not None and header in sources:
+                    adjusted[i] *= weights.header
+                    _note(factors, i, "header", weights.header)
 
     # diversity: in order of the adjusted score, a file's k-th chunk is multiplied by diversity^k
     seen: dict[str, int] = {}
