@@ -57,10 +57,12 @@ class PieceTokenizer:
 
     def ids_many(self, texts: list[str]) -> list[list[int] | None]:
         """:meth:`ids` of every text. New words of the batch are tokenised together first: by
-        ``tokenizers`` when there are many (a new repository's identifiers), else in Python."""
+        ``tokenizers`` when there are many (a new repository's identifiers), else in Python.
+        Each ASCII text is cleaned and split once, for both steps."""
+        split = [text.encode("ascii").translate(_TABLE, _DROP).split() if text.isascii() else None
+                 for text in texts]
         if self._batch is not None and len(self._ascii) < MAX_PIECES:
-            pieces = set(chain.from_iterable(
-                text.encode("ascii").translate(_TABLE, _DROP).split() for text in texts if text.isascii()))
+            pieces = set(chain.from_iterable(p for p in split if p is not None))
             pieces.difference_update(self._ascii)
             words = set(chain.from_iterable(map(_WORDS.findall, pieces)))
             words.difference_update(self._words)
@@ -68,15 +70,19 @@ class PieceTokenizer:
                 todo = list(words)
                 for word, ids in zip(todo, self._batch([w.decode("ascii") for w in todo])):
                     self._words[word] = tuple(ids)
-        return [self.ids(text) for text in texts]
+        return [self._ids(text, pieces) for text, pieces in zip(texts, split)]
 
     def ids(self, text: str) -> list[int] | None:
         """The token ids of ``text`` in piece order; None when it holds an added token."""
+        return self._ids(text, text.encode("ascii").translate(_TABLE, _DROP).split() if text.isascii() else None)
+
+    def _ids(self, text: str, ascii_pieces: list[bytes] | None) -> list[int] | None:
+        """:meth:`ids` given the cleaned pieces of an ASCII ``text`` (None: not ASCII)."""
         if "[" in text and any(special in text for special in self._specials):
             return None
-        if text.isascii():
+        if ascii_pieces is not None:
             cache: dict = self._ascii
-            pieces: list = text.encode("ascii").translate(_TABLE, _DROP).split()
+            pieces: list = ascii_pieces
         else:
             cache = self._other
             pieces = [p for p in _ASCII_SPACE.split(text) if p]
