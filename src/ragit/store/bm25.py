@@ -53,9 +53,10 @@ def index_fields(text: str, title: str, path: str) -> tuple[str, str, str, int]:
     from ..lexical import field_text, term_counts, title_name
 
     body, head = term_counts(text), term_counts(title_name(title))
+    body_terms, head_terms = sum(body.values()), sum(head.values())
     path_field, path_terms = _path_field(path)  # a file's chunks come in a row: analysed once
-    return (field_text(body), field_text(head), path_field,
-            sum(body.values()) + sum(head.values()) + path_terms)
+    return (field_text(body, body_terms), field_text(head, head_terms), path_field,
+            body_terms + head_terms + path_terms)
 
 
 @lru_cache(maxsize=1024)
@@ -64,7 +65,8 @@ def _path_field(path: str) -> tuple[str, int]:
     from ..lexical import field_text, path_text, term_counts
 
     counts = term_counts(path_text(path))
-    return field_text(counts), sum(counts.values())
+    total = sum(counts.values())
+    return field_text(counts, total), total
 
 
 def weighted_counts(text: str, title: str, path: str) -> tuple[dict[str, float], int]:
