@@ -162,7 +162,7 @@ class StaticEmbedder:
             assert self._py is not None
             self._pieces = PieceTokenizer(
                 self._py, lambda piece: self._hf_tokenizer().encode(piece, add_special_tokens=False).ids,
-                lambda words: [e.ids for e in self._encode_fast(words)])
+                lambda words: [e.ids for e in self._encode_fast(words)], lambda: self._hf is not None)
         out = self._pieces.ids_many(list(texts))
         redo = [i for i, ids in enumerate(out) if ids is None or len(ids) > EXACT_F16_TOKENS]
         if redo:
