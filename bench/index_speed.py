@@ -16,7 +16,8 @@ of the code-search benchmark, ``../shared/bench/tasks/codesearch_dev.jsonl``). F
    ``Repo.ingest(all=True, at=<commit>)`` on an empty index (``--runs`` times): the indexing work alone, without
    the interpreter's start-up, closest to how a library's "index time" is usually quoted.
 
-It prints a table (repo, files, chunks, CLI wall/CPU, in-process wall/CPU) with the means and
+Children cache their bytecode in the work dir (as an installed ragit does; the dry run before
+each repository's runs fills it). It prints a table (repo, files, chunks, CLI wall/CPU, in-process wall/CPU) with the means and
 writes ``bench/index_speed.json`` (``--out``) with every run, the machine's load average before
 and after, and ragit's revision. Figures are medians of the runs. Compare versions on CPU time
 (the machine is shared): ``--src DIR`` runs the ragit of another source tree (PYTHONPATH), e.g. a
@@ -85,8 +86,14 @@ def speed_set(tasks_file: Path) -> list[dict[str, str]]:
     return [{"repo": r, "commit": c, "root": root} for r, c, root in seen]
 
 
-def child_env(src: Path | None) -> dict[str, str]:
+def child_env(src: Path | None, pycache: Path | None = None) -> dict[str, str]:
+    """The children's environment: ``src`` first on PYTHONPATH, and bytecode cached in
+    ``pycache`` (as an installed ragit has it; PYTHONDONTWRITEBYTECODE would compile every
+    ragit module in every CLI run)."""
     env = dict(os.environ)
+    if pycache is not None:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(pycache)
     if src is not None:
         env["PYTHONPATH"] = str(src) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     return env
@@ -189,13 +196,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.only:
         wanted = {w.strip().lower() for w in args.only.split(",") if w.strip()}
         entries = [e for e in entries if e["repo"].split("/")[1].lower() in wanted or e["repo"].lower() in wanted]
-    env = child_env(args.src)
     api = not args.no_api
     machine = iq.machine_info()
     started = datetime.now(UTC)
     t_all = time.perf_counter()
     rows: list[dict[str, Any]] = []
     work = Path(tempfile.mkdtemp(prefix="ragit-index-speed-"))
+    env = child_env(args.src, work / "pycache")
     try:
         for entry in entries:
             log(f"{entry['repo']} @ {entry['commit'][:12]} root {entry['root']}")

@@ -80,6 +80,31 @@ def test_piece_ids_on_real_code_with_the_bundled_model(batch_words, monkeypatch)
             assert Counter(ids) == Counter(encoding.ids), repr(text[:80])
 
 
+@pytest.mark.parametrize("ready", [False, True])
+def test_loaded_tokenizers_takes_a_few_new_words(ready):
+    """With ``tokenizers`` loaded (``ready``), a batch of a few new words goes through it (below
+    the cold threshold it would stay in Python); the ids are the same either way."""
+    tok_path = CODE_DIR / "tokenizer.json"
+    tok = Tokenizer.from_file(str(tok_path))
+    calls: list[int] = []
+
+    def batch(words: list[str]) -> list[list[int]]:
+        calls.append(len(words))
+        return [e.ids for e in tok.encode_batch(words, add_special_tokens=False)]
+
+    encoder = load_wordpiece(tok_path)
+    assert encoder is not None
+    tokenizer = PieceTokenizer(encoder, lambda p: tok.encode(p, add_special_tokens=False).ids, batch, lambda: ready)
+    texts = [code_words(t) for t in _real_code(40)]
+    got = tokenizer.ids_many(texts)
+    new_words = calls[0] if calls else 0
+    assert (new_words >= pieces.READY_MIN_WORDS) == ready  # cold: well below BATCH_MIN_WORDS, Python
+    assert (new_words < pieces.BATCH_MIN_WORDS) or not ready
+    for text, ids, encoding in zip(texts, got, tok.encode_batch(texts, add_special_tokens=False)):
+        if ids is not None:
+            assert Counter(ids) == Counter(encoding.ids), repr(text[:80])
+
+
 def test_piece_cache_is_bounded(tmp_path, monkeypatch):
     tok = _tokenizer()
     path = tmp_path / "tokenizer.json"

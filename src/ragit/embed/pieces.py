@@ -36,6 +36,10 @@ _ASCII_SPACE = re.compile(r"[ \t\n\r]+")
 # From this many new words in one batch, ``tokenizers`` encodes them (~10x faster a word than the
 # Python WordPiece, after ~30 ms to load); fewer stay in Python.
 BATCH_MIN_WORDS = 2000
+# Once ``tokenizers`` is loaded (``ready``), its ~30 ms is spent: from this many new words on, a
+# batch's new words go through it (~20 µs a word in Python against ~2 µs there), so a code
+# repository's later batches, each with a few hundred new identifiers, no longer stay in Python.
+READY_MIN_WORDS = 16
 # Pieces remembered at most; past it the cache starts again (memory stays bounded on huge repositories).
 MAX_PIECES = 400_000
 
@@ -44,12 +48,15 @@ class PieceTokenizer:
     """Order-free token ids of a text: the ids of its pieces, each piece tokenised once."""
 
     def __init__(self, encoder: WordPieceEncoder, fallback: Callable[[str], list[int]],
-                 batch: Callable[[list[str]], list[list[int]]] | None = None) -> None:
+                 batch: Callable[[list[str]], list[list[int]]] | None = None,
+                 ready: Callable[[], bool] | None = None) -> None:
         """``fallback`` tokenises one non-ASCII piece and ``batch`` many words at once (both
-        ``tokenizers``, loaded on first need)."""
+        ``tokenizers``, loaded on first need); ``ready`` tells whether it is loaded already
+        (then even a few new words go to ``batch``)."""
         self._encoder = encoder
         self._fallback = fallback
         self._batch = batch
+        self._ready = ready
         self._specials = tuple(encoder.specials)
         self._ascii: dict[bytes, tuple[int, ...]] = _Cache(self._encode_ascii)
         self._words: dict[bytes, tuple[int, ...]] = _Cache(self._encode_word)
@@ -57,26 +64,34 @@ class PieceTokenizer:
 
     def ids_many(self, texts: list[str]) -> list[list[int] | None]:
         """:meth:`ids` of every text. New words of the batch are tokenised together first: by
-        ``tokenizers`` when there are many (a new repository's identifiers), else in Python."""
+        ``tokenizers`` when there are many (a new repository's identifiers) or it is loaded
+        already and there are a few, else in Python (the same ids either way).
+        Each ASCII text is cleaned and split once, for both steps."""
+        split = [text.encode("ascii").translate(_TABLE, _DROP).split() if text.isascii() else None
+                 for text in texts]
         if self._batch is not None and len(self._ascii) < MAX_PIECES:
-            pieces = set(chain.from_iterable(
-                text.encode("ascii").translate(_TABLE, _DROP).split() for text in texts if text.isascii()))
+            pieces = set(chain.from_iterable(p for p in split if p is not None))
             pieces.difference_update(self._ascii)
             words = set(chain.from_iterable(map(_WORDS.findall, pieces)))
             words.difference_update(self._words)
-            if len(words) >= BATCH_MIN_WORDS:
+            least = READY_MIN_WORDS if self._ready is not None and self._ready() else BATCH_MIN_WORDS
+            if len(words) >= least:
                 todo = list(words)
                 for word, ids in zip(todo, self._batch([w.decode("ascii") for w in todo])):
                     self._words[word] = tuple(ids)
-        return [self.ids(text) for text in texts]
+        return [self._ids(text, pieces) for text, pieces in zip(texts, split)]
 
     def ids(self, text: str) -> list[int] | None:
         """The token ids of ``text`` in piece order; None when it holds an added token."""
+        return self._ids(text, text.encode("ascii").translate(_TABLE, _DROP).split() if text.isascii() else None)
+
+    def _ids(self, text: str, ascii_pieces: list[bytes] | None) -> list[int] | None:
+        """:meth:`ids` given the cleaned pieces of an ASCII ``text`` (None: not ASCII)."""
         if "[" in text and any(special in text for special in self._specials):
             return None
-        if text.isascii():
+        if ascii_pieces is not None:
             cache: dict = self._ascii
-            pieces: list = text.encode("ascii").translate(_TABLE, _DROP).split()
+            pieces: list = ascii_pieces
         else:
             cache = self._other
             pieces = [p for p in _ASCII_SPACE.split(text) if p]

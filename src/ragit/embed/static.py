@@ -27,6 +27,7 @@ import os
 import struct
 import sys
 from collections.abc import Iterable, Sequence
+from itertools import accumulate, chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -161,7 +162,7 @@ class StaticEmbedder:
             assert self._py is not None
             self._pieces = PieceTokenizer(
                 self._py, lambda piece: self._hf_tokenizer().encode(piece, add_special_tokens=False).ids,
-                lambda words: [e.ids for e in self._encode_fast(words)])
+                lambda words: [e.ids for e in self._encode_fast(words)], lambda: self._hf is not None)
         out = self._pieces.ids_many(list(texts))
         redo = [i for i, ids in enumerate(out) if ids is None or len(ids) > EXACT_F16_TOKENS]
         if redo:
@@ -204,17 +205,22 @@ class StaticEmbedder:
         """Write each text's normalised mean of token rows into ``out``."""
         import numpy as np
 
-        self._tokens_seen += sum(map(len, ids))
+        ends = list(accumulate(map(len, ids)))
+        total = ends[-1] if ends else 0
+        self._tokens_seen += total
         matrix = self._matrix()
-        last = matrix.shape[0] - 1
         sums = np.zeros((len(ids), self.dimensions), dtype=np.float64)
-        for row, text_ids in enumerate(ids):
-            if text_ids:
-                rows = np.asarray(text_ids, dtype=np.intp)
-                np.clip(rows, 0, last, out=rows)  # like WordLlama: ids past the matrix use its last row
-                # One text at a time: a text's vector does not depend on its batch, and memory
-                # stays bounded by the longest text.
-                matrix[rows].sum(axis=0, dtype=np.float64, out=sums[row])
+        # The batch's ids in one array, clipped once (like WordLlama: ids past the matrix use its
+        # last row); then one text at a time: a text's vector does not depend on its batch, and
+        # memory stays bounded by the longest text. ``add.reduce`` is what ``ndarray.sum`` calls.
+        flat = np.fromiter(chain.from_iterable(ids), dtype=np.intp, count=total)
+        np.clip(flat, 0, matrix.shape[0] - 1, out=flat)
+        add, f64 = np.add.reduce, np.float64
+        start = 0
+        for row, end in enumerate(ends):
+            if end > start:
+                add(matrix[flat[start:end]], axis=0, dtype=f64, out=sums[row])
+            start = end
         out[:] = vectormath.unit_rows_numpy(sums)
 
     def _pool_python(self, ids: list[list[int]]) -> bytes:

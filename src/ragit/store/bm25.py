@@ -19,6 +19,7 @@ lab (bench/quality_lab.py) compute the same floats.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -49,9 +50,23 @@ def field_counts(text: str, title: str, path: str) -> tuple[dict[str, int], dict
 def index_fields(text: str, title: str, path: str) -> tuple[str, str, str, int]:
     """The three fields as the index stores them (terms separated by spaces, each repeated as
     often as it occurs) and the row's length D (its number of terms)."""
-    counts = field_counts(text, title, path)
-    fields = tuple(" ".join(" ".join([term] * n) for term, n in c.items()) for c in counts)
-    return fields[0], fields[1], fields[2], sum(sum(c.values()) for c in counts)
+    from ..lexical import field_text, term_counts, title_name
+
+    body, head = term_counts(text), term_counts(title_name(title))
+    body_terms, head_terms = sum(body.values()), sum(head.values())
+    path_field, path_terms = _path_field(path)  # a file's chunks come in a row: analysed once
+    return (field_text(body, body_terms), field_text(head, head_terms), path_field,
+            body_terms + head_terms + path_terms)
+
+
+@lru_cache(maxsize=1024)
+def _path_field(path: str) -> tuple[str, int]:
+    """The path field of :func:`index_fields` and its number of terms."""
+    from ..lexical import field_text, path_text, term_counts
+
+    counts = term_counts(path_text(path))
+    total = sum(counts.values())
+    return field_text(counts, total), total
 
 
 def weighted_counts(text: str, title: str, path: str) -> tuple[dict[str, float], int]:
