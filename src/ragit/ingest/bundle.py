@@ -454,15 +454,9 @@ def import_snapshot(root: Path, git: "Git", config, path: Path) -> dict[str, Any
 
 
 def _published(root: Path, config, sha: str, digest: str) -> bool:
-    from ..store import holds_manifest, try_open_store
+    from ..store import store_holds_manifest
 
-    store = try_open_store(root, config)
-    if store is None:
-        return False
-    try:
-        return holds_manifest(store, sha, digest)
-    finally:
-        store.close()
+    return store_holds_manifest(root, config, sha, digest)
 
 
 def _check_git(path: Path, git: "Git", manifest: Manifest) -> None:

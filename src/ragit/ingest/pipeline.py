@@ -183,22 +183,13 @@ def _stored_hash_check(root: Path, config) -> Callable[[str, str], bool]:
     Answers are remembered for the ingest's lifetime: loading the base and checking that the
     store holds it ask the same question (one store open instead of two).
     """
-    from ..store import holds_manifest, try_open_store
+    from ..store import store_holds_manifest
 
     answers: dict[tuple[str, str], bool] = {}
 
-    def ask(sha: str, digest: str) -> bool:
-        store = try_open_store(root, config)
-        if store is None:
-            return False
-        try:
-            return holds_manifest(store, sha, digest)
-        finally:
-            store.close()
-
     def trusted(sha: str, digest: str) -> bool:
         if (sha, digest) not in answers:
-            answers[(sha, digest)] = ask(sha, digest)
+            answers[(sha, digest)] = store_holds_manifest(root, config, sha, digest)
         return answers[(sha, digest)]
 
     return trusted

@@ -124,6 +124,18 @@ def store_exists(root: Path, config) -> bool:
     return (store_dir(root, config) / DB_NAME).is_file()
 
 
+def store_holds_manifest(root: Path, config, commit_sha: str, manifest_sha256: str) -> bool:
+    """Open the configured store, ask :func:`holds_manifest`, close it; False without a usable
+    store (missing, unreadable, another schema version)."""
+    store = try_open_store(root, config)
+    if store is None:
+        return False
+    try:
+        return holds_manifest(store, commit_sha, manifest_sha256)
+    finally:
+        store.close()
+
+
 def holds_manifest(store: Store, commit_sha: str, manifest_sha256: str) -> bool:
     """Does ``store`` hold the snapshot published from exactly this manifest file? A shared
     store keeps every clone's manifest of a commit (``holds_manifest``); SQLite keeps one."""
@@ -134,4 +146,4 @@ def holds_manifest(store: Store, commit_sha: str, manifest_sha256: str) -> bool:
 
 
 __all__ = ["BACKENDS", "SCHEMA_VERSION", "Store", "backend_of", "holds_manifest", "open_store_read",
-           "open_store_write", "repository_id", "store_dir", "store_exists", "try_open_store"]
+           "open_store_write", "repository_id", "store_dir", "store_exists", "store_holds_manifest", "try_open_store"]

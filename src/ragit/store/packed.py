@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 # array typecodes of the five packed columns (sizes checked once: 8, 8, 4, 4, 8 bytes)
@@ -89,3 +89,22 @@ def _take(column: array, ranges: list[tuple[int, int]]) -> array:
     for start, end in ranges:
         out.extend(column[start:end])
     return out
+
+
+def pack_rows(rows: Sequence[tuple], file_norms: Callable[[Sequence[tuple]], dict[str, float]]
+              ) -> tuple[bytes, bytes, bytes, bytes, bytes]:
+    """The five packed arrays of a snapshot built from scratch: ``rows`` are its keyword rows in
+    row-id order as both stores select them (row id, slot, path, …, keyword length at index 7);
+    files are numbered in path order and ``file_norms`` gives each path's vector-sum norm."""
+    import numpy as np
+
+    n = len(rows)
+    rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
+    slots = np.fromiter((r[1] for r in rows), dtype=np.int64, count=n)
+    paths = sorted({r[2] for r in rows})
+    ordinal = {path: i for i, path in enumerate(paths)}
+    files = np.fromiter((ordinal[r[2]] for r in rows), dtype=np.int32, count=n)
+    lengths = np.fromiter((r[7] for r in rows), dtype=np.int32, count=n)
+    norm_of = file_norms(rows)
+    norms = np.array([norm_of[p] for p in paths], dtype=np.float64)
+    return rowids.tobytes(), slots.tobytes(), files.tobytes(), lengths.tobytes(), norms.tobytes()

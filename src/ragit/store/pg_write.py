@@ -118,20 +118,11 @@ def build_rows(store: "PgStore", write: SnapshotWrite) -> None:
     """Pack the snapshot's rows: row ids (sorted), vector slots, file ordinals (paths sorted),
     keyword lengths and each file's vector-sum norm, computed once per (blob, chunker,
     embedder) with ragit.vectormath exactly as the SQLite store computes it."""
-    import numpy as np
+    from .packed import pack_rows
 
     conn, embedder_id = store.conn, write.embedder_id
     rows = _checked(conn.execute(_ROWS, (embedder_id, embedder_id, store.repo_id, write.commit_sha)).fetchall(), write)
-    n = len(rows)
-    rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
-    slots = np.fromiter((r[1] for r in rows), dtype=np.int64, count=n)
-    paths = sorted({r[2] for r in rows})
-    ordinal = {path: i for i, path in enumerate(paths)}
-    files = np.fromiter((ordinal[r[2]] for r in rows), dtype=np.int32, count=n)
-    lengths = np.fromiter((r[7] for r in rows), dtype=np.int32, count=n)
-    norm_of = _file_norms(store, embedder_id, rows)
-    norms = np.array([norm_of[p] for p in paths], dtype=np.float64)
-    _put(store, write, rowids.tobytes(), slots.tobytes(), files.tobytes(), lengths.tobytes(), norms.tobytes())
+    _put(store, write, *pack_rows(rows, lambda rows: _file_norms(store, embedder_id, rows)))
 
 
 def _file_norms(store: "PgStore", embedder_id: str, rows) -> dict[str, float]:

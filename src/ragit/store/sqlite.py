@@ -729,23 +729,13 @@ class SqliteStore:
         A file's norm depends only on its blob, so it is computed once per (blob, chunker,
         embedder) and reused by every later snapshot.
         """
-        import numpy as np
+        from .packed import pack_rows
 
         rows = _with_vectors(cur.execute(
             f"SELECT {_ROW_COLUMNS} FROM snapshot_docs d{_ROW_JOINS} WHERE d.commit_sha = ? ORDER BY r.rowid",
             (write.embedder_id, write.commit_sha),
         ).fetchall(), write)
-        n = len(rows)
-        rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
-        slots = np.fromiter((r[1] for r in rows), dtype=np.int64, count=n)
-        paths = sorted({r[2] for r in rows})
-        ordinal = {path: i for i, path in enumerate(paths)}
-        files = np.fromiter((ordinal[r[2]] for r in rows), dtype=np.int32, count=n)
-        lengths = np.fromiter((r[7] for r in rows), dtype=np.int32, count=n)
-        norm_of = self._file_norms(cur, write.embedder_id, rows)
-        norms = np.array([norm_of[p] for p in paths], dtype=np.float64)
-        self._put_rows(cur, write, rowids.tobytes(), slots.tobytes(), files.tobytes(), lengths.tobytes(),
-                       norms.tobytes())
+        self._put_rows(cur, write, *pack_rows(rows, lambda rows: self._file_norms(cur, write.embedder_id, rows)))
 
     def _heap_file(self, cur, embedder_id: str) -> tuple[int, Path]:
         """(dimensions, heap path) of an embedder."""
