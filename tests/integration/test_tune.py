@@ -40,12 +40,16 @@ def test_a_setting_that_clearly_helps_is_written_and_round_trips(git_repo, cli):
     assert data["gain"] == pytest.approx(best["heldOut"]["recallAt5"] - data["baseline"]["heldOut"]["recallAt5"])
     assert data["gain"] > 0 and 0 < data["ci95"][0] <= data["gain"] <= data["ci95"][1]
     cost = data["cost"]
-    assert cost["ingestedCommits"] == 32 and cost["settings"] == len(data["searched"]) >= 14
+    # 32 commits per chunker: the current one, and the other chunk size of stage 4
+    assert cost["ingestedCommits"] == 64 and cost["settings"] == len(data["searched"]) >= 14
+    stage4 = [row for row in data["searched"] if row["stage"] == 4]
+    assert len(stage4) == 1 and stage4[0]["changed"]["chunker_version"] == "2"
+    assert cost["chunkSizeCpuSeconds"] > 0
     assert cost["scoringPasses"] >= 3  # stage 1, stage 2, held-out: one scoring pass each, not one per setting
 
     config = load_config(root)  # valid: loads under the typed validation
     for key, value in best["settings"].items():
-        assert config["retrieval"][key] == value
+        assert config["ingest" if key == "chunker_version" else "retrieval"][key] == value
     text = (root / ".ragit" / "config.toml").read_text(encoding="utf-8")
     assert render_config(config) == text  # round-trips byte for byte
     assert config["embedding"]["provider"] == "placeholder"  # every other key kept
@@ -146,3 +150,23 @@ def test_rerank_keys_are_validated_and_reach_the_weights(git_repo, cli):
     (root / ".ragit" / "config.toml").write_text('[retrieval]\nrerank_file = "x"\n', encoding="utf-8")
     r = cli("tune", "--format", "json", "--cwd", str(root))
     assert r.code == 4 and r.json["error"]["code"] == "CONFIG_INVALID"
+
+
+def test_a_chunk_size_setting_goes_to_the_ingest_table(git_repo):
+    from ragit.config import load_config
+    from ragit.evaluation.tune import configured, current_setting, write_setting
+    from ragit.retrieve.search import RetrievalParams
+
+    root = build_history(git_repo, alpha=1.0).root
+    config = load_config(root)
+    current = current_setting(config)
+    assert current["chunker_version"] == "1"
+    sized = dict(current, alpha=0.5, chunker_version="2")
+    copy = configured(config, sized)
+    assert copy["ingest"]["chunker_version"] == "2" and "chunker_version" not in copy["retrieval"]
+    assert RetrievalParams.from_config(copy).alpha == 0.5
+    assert load_config(root)["ingest"]["chunker_version"] == "1"  # configured() copies
+    write_setting(root, sized)
+    written = load_config(root)
+    assert written["ingest"]["chunker_version"] == "2" and written["retrieval"]["alpha"] == 0.5
+    assert "chunker_version" not in written.data["retrieval"]

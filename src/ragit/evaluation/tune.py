@@ -9,14 +9,14 @@ one ``eval run`` keeps. The best training setting is then compared with the curr
 on the held-out half, task by task; the configuration is written only when the paired bootstrap
 95 % interval of the held-out R@5 gain lies above zero.
 
-Search space (:data:`ALPHAS`, :data:`RERANK_VALUES`), in three stages:
+Search space (:data:`ALPHAS`, :data:`RERANK_VALUES`, :data:`CHUNK_SIZES`), in four stages:
 
 1. ``retrieval.alpha`` ∈ ALPHAS ∪ {current} × ``retrieval.cochange`` on / off;
 2. from the best of stage 1, each re-rank key alone over its values (the others as they are);
-3. the keys that beat stage 1 alone, combined.
-
-Chunk size is not searched: the chunker decides what the store holds, so every value would mean
-indexing every task's commit again (docs/commands/tune.md).
+3. the keys that beat stage 1 alone, combined;
+4. chunk size: the best setting so far with the other ``ingest.chunker_version`` ("2" halves the
+   code chunk limits). The chunker decides what the store holds, so this stage indexes every task
+   commit once more, into an evaluation store of its own, and ranks one setting there.
 """
 
 from __future__ import annotations
@@ -47,7 +47,9 @@ RERANK_VALUES: dict[str, tuple[float, ...]] = {
     "rerank_file": (0.0, 0.2, 0.4),
     "rerank_role": (0.3, 0.5, 0.7),
 }
-TUNED = ("alpha", "cochange", *RERANK_VALUES)  # keys of [retrieval]
+CHUNK_SIZES = ("1", "2")  # ingest.chunker_version: "2" halves the code chunk limits
+TUNED = ("alpha", "cochange", *RERANK_VALUES, "chunker_version")  # [retrieval] keys, then [ingest]'s
+INGEST_KEYS = ("chunker_version",)
 METRIC = "recallAt5"
 REPORTED = ("recallAt5", "recallAt10", "mrr", "ndcgAt10")
 MIN_SPLIT = 10  # tasks each half needs: fewer cannot show a gain worth writing
@@ -94,15 +96,23 @@ def current_setting(config: Config) -> Setting:
     out: Setting = {"alpha": float(r["alpha"]), "cochange": bool(r["cochange"])}
     for key in RERANK_VALUES:
         out[key] = float(r.get(key, CONFIG_DEFAULTS[key]))
+    out["chunker_version"] = str(config["ingest"]["chunker_version"])
     return out
 
 
+def _tables(setting: Setting) -> dict[str, dict[str, Any]]:
+    """``setting`` split into the config tables its keys belong to."""
+    return {"retrieval": {k: v for k, v in setting.items() if k not in INGEST_KEYS},
+            "ingest": {k: v for k, v in setting.items() if k in INGEST_KEYS}}
+
+
 def configured(config: Config, setting: Setting) -> Config:
-    """``config`` with ``setting`` in its ``[retrieval]`` table (a copy)."""
+    """``config`` with ``setting`` in its ``[retrieval]`` and ``[ingest]`` tables (a copy)."""
     from ..config import Config
 
     data = copy.deepcopy(config.data)
-    data["retrieval"].update(setting)
+    for table, values in _tables(setting).items():
+        data[table].update(values)
     return Config(data, config.path, config.exists)
 
 
@@ -246,12 +256,35 @@ def run_tune(root: Path, config: Config, request: TuneRequest, *, eval_root: Pat
     best, searched = search(searcher, current, bool(config["retrieval"]["rerank"]))
     searched_at = (time.perf_counter(), time.process_time())
 
-    # the held-out check: the current configuration against the best training setting, task by task
+    # stage 4, chunk size: the best setting with the other chunker, on a store indexed that way
+    other = next(v for v in CHUNK_SIZES if v != current["chunker_version"]) \
+        if current["chunker_version"] in CHUNK_SIZES else CHUNK_SIZES[0]
+    sized = dict(best, chunker_version=other)
+    sized_config = configured(config, sized)
+    sized_configs, sized_ingested, _ = index_roots(eval_root, sized_config, runnable, located, embedder, progress,
+                                                   warnings)
+    sized_searcher = _Searcher(eval_root, sized_configs, sized_config, train, embedder, history, progress)
+    sized_metrics = summary(sized_searcher.measure([sized], "stage 4"), "0")
+    searched.append({"stage": 4, "changed": changed(sized, current), **{m: sized_metrics[m] for m in REPORTED}})
+    best_row = next(r for r in searched if r["changed"] == changed(best, current))
+    if _rank_key(sized_metrics, len(changed(sized, current)), 0) > _rank_key(best_row, len(changed(best, current)), 0):
+        best = sized
+    sized_at = (time.perf_counter(), time.process_time())
+
+    # the held-out check: the current configuration against the best training setting, task by
+    # task (each ranked on the store its chunker built)
     checker = _Searcher(eval_root, configs, config, held, embedder, history, progress)
-    settings = [current] if best == current else [current, best]
-    results = checker.measure(settings, "held-out")
-    base_per = per_task(results, "0")
-    best_per = per_task(results, str(len(settings) - 1))
+    if best["chunker_version"] == current["chunker_version"]:
+        settings = [current] if best == current else [current, best]
+        results = checker.measure(settings, "held-out")
+        base_per = per_task(results, "0")
+        best_per = per_task(results, str(len(settings) - 1))
+    else:
+        base_per = per_task(checker.measure([current], "held-out"), "0")
+        sized_checker = _Searcher(eval_root, sized_configs, sized_config, held, embedder, history, progress)
+        best_per = per_task(sized_checker.measure([best], "held-out"), "0")
+        checker.passes, checker.rankings = checker.passes + sized_checker.passes, \
+            checker.rankings + sized_checker.rankings
     diff = paired_difference(base_per[METRIC], best_per[METRIC], resample_indices(len(held), request.seed))
     finished = (time.perf_counter(), time.process_time())
 
@@ -271,11 +304,13 @@ def run_tune(root: Path, config: Config, request: TuneRequest, *, eval_root: Pat
         data["decision"] = "dry_run" if request.dry_run else "written"
     data["searched"] = searched
     data["cost"] = {
-        "settings": len(searched), "scoringPasses": searcher.passes + checker.passes,
-        "rankings": searcher.rankings + checker.rankings, "ingestedCommits": ingested,
+        "settings": len(searched), "scoringPasses": searcher.passes + sized_searcher.passes + checker.passes,
+        "rankings": searcher.rankings + sized_searcher.rankings + checker.rankings,
+        "ingestedCommits": ingested + sized_ingested,
         "ingestSeconds": indexed[0] - started[0], "ingestCpuSeconds": indexed[1] - started[1],
         "searchSeconds": searched_at[0] - indexed[0], "searchCpuSeconds": searched_at[1] - indexed[1],
-        "heldOutSeconds": finished[0] - searched_at[0], "heldOutCpuSeconds": finished[1] - searched_at[1],
+        "chunkSizeSeconds": sized_at[0] - searched_at[0], "chunkSizeCpuSeconds": sized_at[1] - searched_at[1],
+        "heldOutSeconds": finished[0] - sized_at[0], "heldOutCpuSeconds": finished[1] - sized_at[1],
     }
     return TuneResult(data, best if data["decision"] in ("written", "dry_run") else None)
 
@@ -289,5 +324,6 @@ def write_setting(root: Path, setting: Setting) -> None:
     from ..config import load_config, write_config
 
     config = load_config(root)
-    config.data["retrieval"].update(setting)
+    for table, values in _tables(setting).items():
+        config.data[table].update(values)
     write_config(root, config)
