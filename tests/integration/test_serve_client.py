@@ -51,7 +51,7 @@ def test_disabled_and_timeout_from_environment(monkeypatch):
 def test_repo_root_and_socket_lookup(git_repo, tmp_path):
     nested = git_repo.root / "a" / "b"
     nested.mkdir(parents=True)
-    assert client.repo_root(str(nested)) == str(git_repo.root)
+    assert client.worktree_root(str(nested)) == str(git_repo.root)
     assert client.server_socket(str(git_repo.root)) is None  # nothing there
     cache = git_repo.root / ".ragit" / "cache"
     cache.mkdir(parents=True)

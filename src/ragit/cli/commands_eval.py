@@ -7,15 +7,13 @@ outside the repository whose configuration is being measured.
 
 from __future__ import annotations
 
-import os
 import re
-from pathlib import Path
 
 import click
 
 from ..contract.describe import _CWD, _FMT, _spec, register
 from ..contract.inputs import MAX_SAFE_INTEGER, Validator
-from .common import common, git_root, progress_printer, resolve_root
+from .common import common, git_root, output_file, progress_printer, resolve_root, user_path
 from .main import cli
 from .output import Output
 
@@ -27,9 +25,6 @@ _EXT = re.compile(r"[A-Za-z0-9_+-]+(?:\.[A-Za-z0-9_+-]+)*")
 def eval_group() -> None:
     """Measure retrieval quality on real history."""
 
-
-def _abspath(given: str) -> Path:
-    return Path(os.path.abspath(os.path.expanduser(given)))
 
 
 def _seed(v: Validator, value: str | None) -> int:
@@ -59,11 +54,7 @@ def mine_cmd(out, count, ext, seed, format_, cwd) -> Output:
     v = Validator("eval mine")
     if out is None or not out.strip():
         raise v.fail("--out", "required", "--out is required")
-    target = _abspath(out)
-    if target.is_dir():
-        raise v.fail("--out", "invalid_format", f"{out} is a directory", value=out)
-    if not target.parent.is_dir():
-        raise v.fail("--out", "file_not_found", f"the directory of {out} does not exist", value=out)
+    target = output_file(v, out)
     number = DEFAULT_COUNT if count is None else v.cli_positive_int(count, "--count")
     exts = None
     if ext is not None:
@@ -124,12 +115,12 @@ def run_cmd(tasks_file, repos, mode, budget, seed, baseline, max_drop, format_, 
     if baseline is not None and not baseline.strip():
         raise v.fail("--baseline", "empty", "--baseline needs a file")
     drop = parse_max_drop(max_drop)
-    tasks = load_tasks(_abspath(tasks_file), tasks_file)
-    gate = load_baseline(_abspath(baseline), baseline, tasks, modes, drop) if baseline is not None else None
+    tasks = load_tasks(user_path(tasks_file), tasks_file)
+    gate = load_baseline(user_path(baseline), baseline, tasks, modes, drop) if baseline is not None else None
 
     root, _ = resolve_root(cwd)
     given = list(repos) or [str(root)]
-    gits = [open_repository(_abspath(r), r) for r in given]
+    gits = [open_repository(user_path(r), r) for r in given]
     request = EvalRequest(tasks_file, tasks, gits, modes, budgets, seed_value)
     result = run_eval(root, load_config(root), request, progress=progress_printer(format_, "both", "eval"))
     data = result.data

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import Any
 
 import click
 
 from ..contract.describe import _CWD, _FMT, _spec, register
 from .app import cli
-from .common import common, open_repo
+from .common import common, open_repo, output_file, user_path
 from .output import Output
 
 
@@ -18,9 +16,6 @@ from .output import Output
 def snapshot_group() -> None:
     """Export an indexed snapshot to one file, or import one."""
 
-
-def _abspath(given: str) -> Path:
-    return Path(os.path.abspath(os.path.expanduser(given)))
 
 
 @snapshot_group.command("export")
@@ -36,11 +31,7 @@ def export_cmd(rev: str | None, out: str | None, format_: str | None, cwd: str |
         raise v.fail("rev", "required", "a revision to export is required (e.g. HEAD)")
     if out is None or not out.strip():
         raise v.fail("--out", "required", "-o <file> (--out) is required")
-    target = _abspath(out)
-    if target.is_dir():
-        raise v.fail("--out", "invalid_format", f"{out} is a directory", value=out)
-    if not target.parent.is_dir():
-        raise v.fail("--out", "file_not_found", f"the directory of {out} does not exist", value=out)
+    target = output_file(v, out)
     repo = open_repo(cwd)
     data = repo.snapshot_export(rev.strip(), target)
     return Output("snapshot export", data, lambda: export_text(data), data["warnings"], cwd=str(repo.root))
@@ -56,7 +47,7 @@ def import_cmd(file: str | None, format_: str | None, cwd: str | None) -> Output
     v = Validator("snapshot import")
     if file is None or not file.strip():
         raise v.fail("file", "required", "a bundle file to import is required")
-    source = _abspath(file)
+    source = user_path(file)
     if not source.is_file():
         raise v.fail("file", "file_not_found", f"{file} is not a file", value=file)
     repo = open_repo(cwd)

@@ -6,20 +6,16 @@ as they do for ``eval``.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import click
 
 from ..contract.describe import _CWD, _FMT, _spec, register
 from ..contract.inputs import Validator
-from .common import common, git_root, progress_printer, resolve_root
+from .common import common, git_root, progress_printer, resolve_root, user_path
 from .main import cli
 from .output import Output
 
-
-def _abspath(given: str) -> Path:
-    return Path(os.path.abspath(os.path.expanduser(given)))
 
 
 @cli.command("tune")
@@ -43,10 +39,10 @@ def tune_cmd(tasks_file, repos, dry_run, format_, cwd) -> Output:
     if tasks_file is not None:
         tasks = _load(tasks_file, load_tasks)
         root, _ = resolve_root(cwd)
-        gits = [open_repository(_abspath(r), r) for r in repos] or [open_repository(root, str(root))]
+        gits = [open_repository(user_path(r), r) for r in repos] or [open_repository(root, str(root))]
     else:
         root, git = git_root(cwd)
-        gits = [open_repository(_abspath(r), r) for r in repos] or [git]
+        gits = [open_repository(user_path(r), r) for r in repos] or [git]
         tasks = _mined(root, git, load_config(root))
     config = load_config(root)
     request = TuneRequest(tasks_file, tasks, gits, dry_run)
@@ -75,7 +71,7 @@ def _load(given: str, load_tasks) -> list:
     from ..errors import RagitError
 
     try:
-        return load_tasks(_abspath(given), given)
+        return load_tasks(user_path(given), given)
     except RagitError as exc:
         if exc.code != "INPUT_INVALID":
             raise

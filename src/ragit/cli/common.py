@@ -62,6 +62,22 @@ def check_view(value: str | None, command: str) -> str:
     return Validator(command).choice(value, "--view", VIEWS)
 
 
+def user_path(given: str) -> Path:
+    """A path the user typed (``~`` expanded), made absolute against the process directory."""
+    return Path(os.path.abspath(os.path.expanduser(given)))
+
+
+def output_file(v: Any, out: str) -> Path:
+    """``--out`` as an absolute path: not a directory, and in a directory that exists
+    (``v``: the command's Validator, which raises the typed INPUT_INVALID)."""
+    target = user_path(out)
+    if target.is_dir():
+        raise v.fail("--out", "invalid_format", f"{out} is a directory", value=out)
+    if not target.parent.is_dir():
+        raise v.fail("--out", "file_not_found", f"the directory of {out} does not exist", value=out)
+    return target
+
+
 def requested_dir(cwd: str | None) -> Path:
     return Path(os.path.abspath(Path(cwd or os.getcwd()).expanduser()))
 

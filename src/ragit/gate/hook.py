@@ -16,21 +16,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
+from ..gitsnap.toplevel import worktree_root  # os only
 from .check import EDIT_TOOLS, MODES  # check.py loads json and os only
 
 DEFAULT_WORKING_DIR = ".ragit/memory/working"
-
-
-def find_root(start: str) -> str | None:
-    """The working tree containing ``start`` (a ``.git`` directory or file), without running git."""
-    current = os.path.abspath(start)
-    while True:
-        if os.path.exists(os.path.join(current, ".git")):
-            return current
-        parent = os.path.dirname(current)
-        if parent == current:
-            return None
-        current = parent
 
 
 def edited_path(payload: dict[str, Any], root: str) -> str | None:
@@ -108,7 +97,7 @@ def gate(payload: Any, cwd: str | None) -> dict[str, Any] | None:
     if not isinstance(payload, dict) or payload.get("tool_name") not in EDIT_TOOLS:
         return None
     start = cwd or (payload["cwd"] if isinstance(payload.get("cwd"), str) else os.getcwd())
-    root = find_root(start)
+    root = worktree_root(start)
     if root is None:
         return None
     edited = edited_path(payload, root)

@@ -13,6 +13,7 @@ import os
 import stat
 import sys
 
+from ...gitsnap.toplevel import worktree_root
 from .. import argv as argvmod
 from .protocol import (
     CLIENT_ENV,
@@ -65,18 +66,6 @@ def forwardable(raw: list[str]) -> bool:
     return given is None or given != "-"
 
 
-def repo_root(start: str) -> str | None:
-    """The nearest directory at or above ``start`` holding ``.git`` (where git would stop)."""
-    here = start
-    while True:
-        if os.path.lexists(os.path.join(here, ".git")):
-            return here
-        parent = os.path.dirname(here)
-        if parent == here:
-            return None
-        here = parent
-
-
 def server_socket(root: str) -> str | None:
     """The repository's socket when it exists, is a socket and belongs to this user."""
     path = socket_path(root)
@@ -118,7 +107,7 @@ def _ask(raw: list[str]) -> tuple[list[tuple[int, str]], int] | None:
     cwd = os.getcwd()
     given = argvmod.raw_option(raw, ("--cwd",))
     start = os.path.abspath(os.path.join(cwd, os.path.expanduser(given))) if given else cwd
-    root = repo_root(start)
+    root = worktree_root(start)
     path = server_socket(root) if root is not None else None
     if path is None:
         return None
