@@ -135,6 +135,26 @@ def test_pending_migration_refuses_writes_until_migrate(git_repo, cli, pg_dsn, m
     assert pg_rows(pg_dsn, "SELECT COUNT(*) FROM test_step")[0][0] == 0
 
 
+def test_a_database_a_newer_ragit_migrated_is_not_written(git_repo, cli, pg_dsn, monkeypatch):
+    """A migration this ragit does not know: writers stop with ``schema_newer`` and readers see
+    no usable layout, rather than writing into tables they may not understand."""
+    from ragit.store import pg_schema
+
+    monkeypatch.setenv("RAGIT_DATABASE_URL", pg_dsn)
+    write_pg_config(git_repo.root)
+    git_repo.commit("initial", SAMPLE_FILES)
+    root = str(git_repo.root)
+    assert cli("ingest", "--all", "--cwd", root, "--format", "json").code == 0
+    pg_rows(pg_dsn, "INSERT INTO ragit_migrations(version, name) VALUES (%s, 'from the future') RETURNING version",
+            (pg_schema.LATEST + 1,))
+    git_repo.commit("more", {"src/more.py": "def more():\n    return 1\n"})
+    r = cli("ingest", "--cwd", root, "--format", "json")
+    assert r.code == 3 and r.json["error"]["code"] == "STORE_UNAVAILABLE"
+    assert r.json["error"]["details"]["reason"] == "schema_newer"
+    assert pg_schema.layout_version(pg_schema.LATEST + 1) is None
+    assert pg_schema.layout_version(pg_schema.LATEST) == 5
+
+
 def test_describe_lists_bare_migrate(cli):
     r = cli("describe", "migrate", "--format", "json")
     assert r.code == 0

@@ -94,6 +94,9 @@ class PostgresStore:
             elif pg_schema.pending(conn):
                 raise unavailable(dsn, "migration_required",
                                   "the database needs schema migrations: run ragit migrate")
+            elif max(done) > pg_schema.LATEST:
+                raise unavailable(dsn, "schema_newer",
+                                  "a newer ragit migrated this database: upgrade ragit to write to it")
             if register_vector(conn) is None:
                 raise unavailable(dsn, "extension_missing", "the vector extension is not installed in this database")
         except BaseException:
