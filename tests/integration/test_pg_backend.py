@@ -188,3 +188,16 @@ def test_doctor_and_status_on_a_healthy_database(git_repo, cli, pg_dsn, monkeypa
     assert rebuilt["rebuilt"] == 1 and rebuilt["failed"] == 0
     doctor = cli("doctor", "--cwd", root, "--format", "json").json["data"]
     assert next(c for c in doctor["checks"] if c["name"] == "ragit.manifest-consistency")["ok"]
+
+
+def test_init_on_postgres_creates_no_local_store(git_repo, cli):
+    """``store.backend = "postgres"``: init writes its drafts and config but no SQLite file, and
+    needs no database (the first ingest or ``ragit migrate`` prepares it)."""
+    write_pg_config(git_repo.root)
+    git_repo.commit("initial", SAMPLE_FILES)
+    r = cli("init", "--yes", "--cwd", str(git_repo.root), "--format", "json")
+    assert r.code == 0, r
+    assert r.json["data"]["bootstrap"]["storage"] == {"backend": "postgres", "status": "planned",
+                                                      "searchReady": False, "migrationRequired": False}
+    assert not (git_repo.root / ".ragit" / "store" / "ragit.db").exists()
+    assert 'backend = "postgres"' in (git_repo.root / ".ragit" / "config.toml").read_text(encoding="utf-8")
