@@ -16,7 +16,8 @@ at the end. Steps:
    questions from the corpus vocabulary (``bench/ingest_query.py``'s sampler) in a loop for
    ``--quiet-s`` seconds (phase "queries only"); then ``--ingesters`` processes, each in its own
    clone of the repository (same repository id, same database), repeatedly commit a small edit
-   and run ``ragit ingest`` (incremental, publishing a new commit) for ``--busy-s`` seconds while
+   and run ``ragit ingest --since HEAD~1`` (incremental, as the post-commit hook does, publishing
+   a new commit) for ``--busy-s`` seconds while
    the clients keep querying (phase "with ingests"). Every query's wall latency (and the
    client's CPU) and every exception are recorded; lock errors are any failure whose text names
    ``database is locked``, a deadlock, a serialization failure, a lock timeout or
@@ -261,7 +262,8 @@ def client(index: int, root: str, dsn: str, questions: list[str], t_stop: float,
 
 
 def ingester(index: int, clone: str, dsn: str, t_stop: float, out: str) -> None:
-    """Commit a small edit and run ``ragit ingest`` (incremental), repeatedly until ``t_stop``."""
+    """Commit a small edit and run ``ragit ingest --since HEAD~1`` (incremental: what the
+    post-commit hook runs), repeatedly until ``t_stop``."""
     rng = random.Random(index)
     root = Path(clone)
     docs = sorted(p for p in (root / "docs").rglob("*.md"))[:2000]
@@ -274,7 +276,7 @@ def ingester(index: int, clone: str, dsn: str, t_stop: float, out: str) -> None:
                 fh.write(f"\nLoad test edit {index}.{n}: ingest {rng.randrange(10**6)} publishes a new commit.\n")
         subprocess.run(["git", "-C", clone, "commit", "-qam", f"load edit {index}.{n}"], check=True)
         t0 = time.time()
-        step = ragit(["ingest"], root, dsn, check=False)
+        step = ragit(["ingest", "--since", "HEAD~1"], root, dsn, check=False)
         runs.append({"t": t0, "wall_s": step["wall_s"], "cpu_s": step["cpu_s"], "rc": step["rc"],
                      "error": None if step["rc"] == 0 else (step["stdout"] + step["stderr"])[-1500:]})
     Path(out).write_text(json.dumps(runs), encoding="utf-8")

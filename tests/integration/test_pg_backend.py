@@ -135,6 +135,26 @@ def test_pending_migration_refuses_writes_until_migrate(git_repo, cli, pg_dsn, m
     assert pg_rows(pg_dsn, "SELECT COUNT(*) FROM test_step")[0][0] == 0
 
 
+def test_a_database_a_newer_ragit_migrated_is_not_written(git_repo, cli, pg_dsn, monkeypatch):
+    """A migration this ragit does not know: writers stop with ``schema_newer`` and readers see
+    no usable layout, rather than writing into tables they may not understand."""
+    from ragit.store import pg_schema
+
+    monkeypatch.setenv("RAGIT_DATABASE_URL", pg_dsn)
+    write_pg_config(git_repo.root)
+    git_repo.commit("initial", SAMPLE_FILES)
+    root = str(git_repo.root)
+    assert cli("ingest", "--all", "--cwd", root, "--format", "json").code == 0
+    pg_rows(pg_dsn, "INSERT INTO ragit_migrations(version, name) VALUES (%s, 'from the future') RETURNING version",
+            (pg_schema.LATEST + 1,))
+    git_repo.commit("more", {"src/more.py": "def more():\n    return 1\n"})
+    r = cli("ingest", "--cwd", root, "--format", "json")
+    assert r.code == 3 and r.json["error"]["code"] == "STORE_UNAVAILABLE"
+    assert r.json["error"]["details"]["reason"] == "schema_newer"
+    assert pg_schema.layout_version(pg_schema.LATEST + 1) is None
+    assert pg_schema.layout_version(pg_schema.LATEST) == 5
+
+
 def test_describe_lists_bare_migrate(cli):
     r = cli("describe", "migrate", "--format", "json")
     assert r.code == 0
@@ -168,3 +188,16 @@ def test_doctor_and_status_on_a_healthy_database(git_repo, cli, pg_dsn, monkeypa
     assert rebuilt["rebuilt"] == 1 and rebuilt["failed"] == 0
     doctor = cli("doctor", "--cwd", root, "--format", "json").json["data"]
     assert next(c for c in doctor["checks"] if c["name"] == "ragit.manifest-consistency")["ok"]
+
+
+def test_init_on_postgres_creates_no_local_store(git_repo, cli):
+    """``store.backend = "postgres"``: init writes its drafts and config but no SQLite file, and
+    needs no database (the first ingest or ``ragit migrate`` prepares it)."""
+    write_pg_config(git_repo.root)
+    git_repo.commit("initial", SAMPLE_FILES)
+    r = cli("init", "--yes", "--cwd", str(git_repo.root), "--format", "json")
+    assert r.code == 0, r
+    assert r.json["data"]["bootstrap"]["storage"] == {"backend": "postgres", "status": "planned",
+                                                      "searchReady": False, "migrationRequired": False}
+    assert not (git_repo.root / ".ragit" / "store" / "ragit.db").exists()
+    assert 'backend = "postgres"' in (git_repo.root / ".ragit" / "config.toml").read_text(encoding="utf-8")

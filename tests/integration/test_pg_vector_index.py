@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import pg_rows, write_pg_config
+from conftest import SAMPLE_FILES, pg_rows, write_pg_config
 
 from ragit import Repo
 from ragit.embed.placeholder import PlaceholderEmbedder
@@ -83,5 +83,45 @@ def test_small_snapshots_stay_exact(git_repo, pg_dsn, monkeypatch):
     try:
         snap = search.load_matrix(store, sha, PlaceholderEmbedder().id)
         assert snap.index is None and snap.matrix is not None and len(snap.matrix) == len(snap.rowids)
+    finally:
+        store.close()
+
+
+def test_warm_vector_reader_reads_each_slot_once(git_repo, cli, pg_dsn, monkeypatch):
+    """The approximate path's vector reader keeps the vectors it read (a slot's vector never
+    changes): a second request reads only new slots and returns the same floats, in order, with
+    repeats; the cache stays within its bound."""
+    import numpy as np
+
+    from ragit.store import pg_ann, pg_connect
+    from ragit.store.pg_ann import PgVectors, _Link
+    from ragit.store.postgres import PostgresStore
+
+    monkeypatch.setenv("RAGIT_DATABASE_URL", pg_dsn)
+    write_pg_config(git_repo.root)
+    git_repo.commit("initial", SAMPLE_FILES)
+    assert cli("ingest", "--all", "--cwd", str(git_repo.root), "--format", "json").code == 0
+    store = PostgresStore.open_read(pg_dsn, pg_rows(pg_dsn, "SELECT repo_id FROM repositories")[0][0])
+    try:
+        embedder_id, dims = pg_rows(pg_dsn, "SELECT embedder_id, dims FROM embedders")[0]
+        slots = [r[0] for r in pg_rows(pg_dsn, "SELECT slot FROM vectors ORDER BY slot")]
+        assert len(slots) >= 6
+        reads = []
+        real = pg_connect.gather
+        monkeypatch.setattr(pg_connect, "gather", lambda conn, d, s, e: reads.append(list(s)) or real(conn, d, s, e))
+        vectors = PgVectors(_Link(store), embedder_id, max(slots) + 1, dims)
+        first = [slots[3], slots[0], slots[3]]
+        got = vectors[first]
+        assert np.array_equal(got, real(store.conn, dims, first, embedder_id))
+        assert reads == [[slots[0], slots[3]]]
+        second = [slots[5], slots[0], slots[1]]
+        assert np.array_equal(vectors[second], real(store.conn, dims, second, embedder_id))
+        assert reads[1] == [slots[1], slots[5]]
+        vectors[first]
+        assert len(reads) == 2  # every slot held: no read
+        monkeypatch.setattr(pg_ann, "MAX_CACHED_VECTORS", 2)
+        vectors[[slots[2], slots[4]]]
+        assert set(vectors._cache) == {slots[2], slots[4]}
+        assert np.array_equal(vectors[slots[:6]], real(store.conn, dims, slots[:6], embedder_id))
     finally:
         store.close()

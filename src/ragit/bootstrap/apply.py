@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..clock import now_iso
-from ..config import CONFIG_RELPATH, Config
+from ..config import CONFIG_RELPATH, Config, store_backend
 from ..fsutil import atomic_write_bytes, atomic_write_text, updated_ragit_gitignore
 from ..memory.artifacts import SCOPES as ARTIFACT_SCOPES
 from ..memory.working import dump_json
@@ -48,11 +48,15 @@ def _control_dirs(root: Path, config: Config) -> list[Path]:
 
 
 def _storage(root: Path, config: Config, status_if_missing: str) -> tuple[dict[str, Any], bool]:
-    """The ``storage`` summary and whether a store still has to be created."""
+    """The ``storage`` summary and whether a store still has to be created (never for a shared
+    database: ``ragit migrate`` or the first ingest prepares it, so init needs no connection)."""
+    backend = store_backend(config)
+    if backend != "sqlite":
+        return {"backend": backend, "status": "planned", "searchReady": False, "migrationRequired": False}, False
     store_dir = _store_dir(root, config)
     missing = not (store_dir / DB_NAME).exists()
     return {
-        "backend": config["storage"]["backend"],
+        "backend": backend,
         "status": status_if_missing if missing else "loaded",
         "searchReady": False,
         "migrationRequired": (store_dir / LEGACY_STORE_FILE).is_file(),

@@ -86,19 +86,50 @@ class _Link:
         return Faults(self.dsn)
 
 
+MAX_CACHED_VECTORS = 65_536  # vectors a warm reader keeps (≈ 64 MiB at 256 dimensions)
+
+
 class PgVectors:
     """A snapshot's vectors read from ``vectors`` by slot: what the approximate path of
-    ragit.retrieve.search gathers (only the candidate rows it re-scores)."""
+    ragit.retrieve.search gathers (only the candidate rows it re-scores, with the other rows of
+    their files). A slot's vector never changes, so the reader keeps the most recent
+    :data:`MAX_CACHED_VECTORS` it read and asks the server only for the others: a warm process
+    re-scores the same files question after question."""
 
     def __init__(self, link: _Link, embedder_id: str, rows: int, dims: int):
         self._link, self._embedder_id = link, embedder_id
         self.shape = (rows, dims)
+        self._cache: dict[int, "object"] = {}
 
     def __getitem__(self, slots):
+        import numpy as np
+
         from .pg_connect import gather
 
-        with self._link.faults():
-            return gather(self._link.conn(), self.shape[1], slots, self._embedder_id)
+        unique, inverse = np.unique(np.asarray(slots, dtype=np.int64), return_inverse=True)
+        keys = unique.tolist()
+        held = np.fromiter((k in self._cache for k in keys), dtype=bool, count=len(keys))
+        out = np.empty((len(keys), self.shape[1]), dtype=np.float32)
+        if held.any():
+            out[held] = np.stack([self._cache[k] for k, h in zip(keys, held) if h])
+        if not held.all():
+            wanted = unique[~held]
+            with self._link.faults():
+                block = gather(self._link.conn(), self.shape[1], wanted, self._embedder_id)
+            out[~held] = block
+            self._keep(wanted.tolist(), block)
+        return out[inverse.reshape(-1)]
+
+    def _keep(self, keys: list, block) -> None:
+        """Cache the rows just read, oldest entries dropped first."""
+        keys, block = keys[-MAX_CACHED_VECTORS:], block[-MAX_CACHED_VECTORS:]
+        excess = len(self._cache) + len(keys) - MAX_CACHED_VECTORS
+        if excess > 0:
+            for key in list(self._cache)[:excess]:
+                del self._cache[key]
+        block = block.copy()  # one allocation owned by the cache, not a view of the caller's result
+        for key, row in zip(keys, block):
+            self._cache[key] = row
 
 
 class PgAnnIndex:

@@ -8,7 +8,8 @@ Tables fall in two groups:
 
 * content-addressed, shared by every repository, branch and worktree in the database: ``blobs``,
   ``chunks``, ``vectors`` (pgvector, one row per (chunk, embedder)), ``blob_norms`` and the keyword
-  index (``keyword_rows`` per (path, chunk) pair, ``keyword_postings`` per (term, row));
+  index (``keyword_rows`` per (path, chunk) pair; ``keyword_segments``, each term's postings
+  packed in segments: see ragit.store.pg_keyword);
 * per repository: ``repositories``, ``snapshots`` (one per (repository, commit)),
   ``snapshot_manifests`` (every manifest file published for it, one per clone or worktree),
   ``snapshot_docs`` and ``snapshot_rows`` (the packed rows of ragit.store.packed).
@@ -76,6 +77,18 @@ CREATE TABLE snapshot_rows(
   slots BYTEA NOT NULL, files BYTEA NOT NULL, lengths BYTEA NOT NULL, file_norms BYTEA NOT NULL,
   PRIMARY KEY(repo_id, commit_sha, embedder_id));
 """),
+    Migration(2, "keyword postings packed per term", """
+CREATE TABLE keyword_segments(
+  term TEXT NOT NULL, seg BIGSERIAL NOT NULL, first_row BIGINT NOT NULL, last_row BIGINT NOT NULL,
+  offsets BYTEA NOT NULL, tfs BYTEA NOT NULL, PRIMARY KEY(term, seg));
+ALTER TABLE keyword_segments ALTER COLUMN offsets SET STORAGE EXTERNAL, ALTER COLUMN tfs SET STORAGE EXTERNAL;
+INSERT INTO keyword_segments(term, first_row, last_row, offsets, tfs)
+SELECT term, (row_id >> 20) << 20, max(row_id),
+       string_agg(int4send((row_id - ((row_id >> 20) << 20))::int4), ''::bytea ORDER BY row_id),
+       string_agg(float8send(tf), ''::bytea ORDER BY row_id)
+  FROM keyword_postings GROUP BY term, row_id >> 20;
+DROP TABLE keyword_postings;
+"""),
 )
 
 LATEST = MIGRATIONS[-1].version
@@ -85,7 +98,10 @@ LAYOUT = {1: 5}
 
 
 def layout_version(migrated: int) -> int | None:
-    """The store layout a database migrated up to ``migrated`` provides."""
+    """The store layout a database migrated up to ``migrated`` provides (None for a database a
+    newer ragit migrated past what this one knows: its tables may not be these)."""
+    if migrated > LATEST:
+        return None
     steps = [v for v in LAYOUT if v <= migrated]
     return LAYOUT[max(steps)] if steps else None
 

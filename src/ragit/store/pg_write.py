@@ -23,9 +23,10 @@ def index_rows(conn, repo_id: str, commit_sha: str, paths: list[str] | None) -> 
     rank alike in both backends; with ``ON CONFLICT DO NOTHING`` a pair another ingest is
     inserting right now waits for it and is then skipped (its postings are that ingest's), and
     the one key order (a path's chunks all come from one blob) keeps concurrent writers free of
-    deadlocks.
+    deadlocks. The postings of up to ``pg_keyword.SEGMENT_ROWS`` inserted rows go in as one
+    segment per term.
     """
-    from .pg_keyword import postings_rows, row_postings
+    from .pg_keyword import SEGMENT_ROWS, row_postings
 
     params: list = [repo_id, commit_sha]
     only = ""
@@ -39,6 +40,7 @@ def index_rows(conn, repo_id: str, commit_sha: str, paths: list[str] | None) -> 
         " (SELECT 1 FROM keyword_rows r WHERE r.path = d.path AND r.chunk_id = c.chunk_id)"
         " ORDER BY d.path COLLATE \"C\", c.ordinal, c.chunk_id COLLATE \"C\"", params).fetchall()
     inserted = 0
+    pending: list[tuple[int, dict[str, float]]] = []
     for start in range(0, len(fresh), INDEX_BATCH):
         part = fresh[start:start + INDEX_BATCH]
         texts = {cid: (text, title) for cid, text, title in conn.execute(
@@ -50,12 +52,25 @@ def index_rows(conn, repo_id: str, commit_sha: str, paths: list[str] | None) -> 
             " SELECT p, c, t FROM unnest(%s::text[], %s::text[], %s::int[]) WITH ORDINALITY AS q(p, c, t, i)"
             " ORDER BY i ON CONFLICT (path, chunk_id) DO NOTHING RETURNING row_id, path, chunk_id",
             ([p for p, _ in part], [c for _, c in part], [analysed[k][1] for k in part])).fetchall()
-        if got:
-            with conn.cursor().copy("COPY keyword_postings(term, row_id, tf) FROM STDIN") as copy:
-                for row in postings_rows([(row_id, analysed[(path, cid)][0]) for row_id, path, cid in got]):
-                    copy.write_row(row)
+        pending.extend((row_id, analysed[(path, cid)][0]) for row_id, path, cid in got)
+        if len(pending) >= SEGMENT_ROWS:
+            _write_segments(conn, pending)
+            pending = []
         inserted += len(got)
+    _write_segments(conn, pending)
     return inserted
+
+
+def _write_segments(conn, rows: list[tuple[int, dict[str, float]]]) -> None:
+    from .pg_keyword import segment_rows
+
+    if not rows:
+        return
+    with conn.cursor().copy("COPY keyword_segments(term, first_row, last_row, offsets, tfs) FROM STDIN"
+                            " (FORMAT BINARY)") as copy:
+        copy.set_types(["text", "int8", "int8", "bytea", "bytea"])
+        for segment in segment_rows(rows):
+            copy.write_row(segment)
 
 
 # A snapshot row as packing needs it (the columns of ragit.store.sqlite's _ROW_COLUMNS).

@@ -27,8 +27,8 @@ import zlib
 from collections.abc import Iterable, Sequence
 
 from .base import BlobRecord, ChunkRow, NewChunk, SnapshotWrite, StoreStats, StoredChunk
-from .pg_connect import (READ_BATCH, Faults, PgVector, connect, driver_errors, gather, redact_dsn, register_vector,
-                         unavailable)
+from .pg_connect import (READ_BATCH, Faults, PgVector, connect, driver_errors, gather, int_array, redact_dsn,
+                         register_vector, unavailable)
 from .sqlite import StoreMissing, StoreUnreadable
 
 # advisory lock class of snapshot publication (two-key form: class, hash of repository + commit)
@@ -94,6 +94,9 @@ class PostgresStore:
             elif pg_schema.pending(conn):
                 raise unavailable(dsn, "migration_required",
                                   "the database needs schema migrations: run ragit migrate")
+            elif max(done) > pg_schema.LATEST:
+                raise unavailable(dsn, "schema_newer",
+                                  "a newer ragit migrated this database: upgrade ragit to write to it")
             if register_vector(conn) is None:
                 raise unavailable(dsn, "extension_missing", "the vector extension is not installed in this database")
         except BaseException:
@@ -173,8 +176,8 @@ class PostgresStore:
             " FROM keyword_rows r LEFT JOIN vectors v ON v.chunk_id = r.chunk_id AND v.embedder_id = %s"
             " LEFT JOIN chunks c ON c.chunk_id = r.chunk_id"
             " LEFT JOIN snapshot_docs d ON d.repo_id = %s AND d.commit_sha = %s AND d.path = r.path"
-            " AND d.blob_id = c.blob_id WHERE r.row_id = ANY(%s)",
-            (embedder_id, self.repo_id, commit_sha, list(packed))).fetchall()
+            " AND d.blob_id = c.blob_id WHERE r.row_id = ANY(%s::int8[])",
+            (embedder_id, self.repo_id, commit_sha, int_array(packed))).fetchall()
         lost = {chunk for rowid, chunk, slot, whole in current if not whole or slot != packed[rowid]}
         found = {r[0] for r in current}
         return lost | {f"fts-row:{rowid}" for rowid in packed if rowid not in found}
@@ -412,8 +415,9 @@ class PostgresStore:
         ids = [int(r) for r in dict.fromkeys(rowids)]
         with self._faults():
             for start in range(0, len(ids), READ_BATCH):
-                yield from self.conn.execute(f"SELECT row_id, {columns} FROM keyword_rows WHERE row_id = ANY(%s)",
-                                             (ids[start:start + READ_BATCH],)).fetchall()
+                yield from self.conn.execute(
+                    f"SELECT row_id, {columns} FROM keyword_rows WHERE row_id = ANY(%s::int8[])",
+                    (int_array(ids[start:start + READ_BATCH]),)).fetchall()
 
     def fetch_rows(self, commit_sha: str, rowids: Sequence[int], with_text: bool = True) -> dict[int, ChunkRow]:
         ids = [int(r) for r in dict.fromkeys(rowids)]
@@ -426,7 +430,8 @@ class PostgresStore:
                         f" {text}, c.citation_id, c.chunker_key FROM keyword_rows r"
                         " JOIN chunks c ON c.chunk_id = r.chunk_id"
                         " JOIN snapshot_docs d ON d.repo_id = %s AND d.commit_sha = %s AND d.path = r.path"
-                        " WHERE r.row_id = ANY(%s)", (self.repo_id, commit_sha, ids[start:start + READ_BATCH])):
+                        " WHERE r.row_id = ANY(%s::int8[])",
+                        (self.repo_id, commit_sha, int_array(ids[start:start + READ_BATCH]))):
                     out[row[0]] = ChunkRow(*row[1:])
         return out
 
