@@ -98,6 +98,30 @@ def path_role(path: str) -> str:
     return "other"
 
 
+# Directory segments under which a project bundles a copy of another project's code: Python's
+# vendoring conventions (``pip/_vendor/``, ``botocore/vendored/``, ``setuptools/extern/``,
+# ``seaborn/external/``, ``requests/packages/urllib3/``). ``packages`` and the ``extern`` family
+# count only below the top level and in Python files: a top-level ``packages/`` is a JavaScript
+# monorepo's own code. (``vendor/``, ``third_party/`` and ``node_modules/`` are not indexed at all.)
+_BUNDLE_DIRS = frozenset({"_vendor", "vendored", "_vendored"})
+_PY_BUNDLE_DIRS = frozenset({"packages", "extern", "external", "externals"})
+
+
+@lru_cache(maxsize=65536)
+def bundled_project(path: str) -> str | None:
+    """The name of the third-party project a bundled file belongs to (``urllib3`` for
+    ``requests/packages/urllib3/util/retry.py``, ``six`` for ``urllib3/packages/six.py``), or None
+    when the path is not under a vendoring directory."""
+    dirs, name, ext = _split(path)
+    for i, d in enumerate(dirs):
+        if d in _BUNDLE_DIRS or (i > 0 and ext == ".py" and d in _PY_BUNDLE_DIRS):
+            if i + 1 < len(dirs):
+                return path.split("/")[i + 1]
+            stem = name[: name.rfind(".")] if "." in name else name
+            return None if stem == "__init__" else stem
+    return None
+
+
 def is_source_path(path: str) -> bool:
     """Source code that is not a test: what a code task's gold may be."""
     _, _, ext = _split(path)

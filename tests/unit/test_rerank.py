@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ragit.pathroles import bundled_project
 from ragit.retrieve.rerank import (
     _DECLARATION,
     RerankInput,
@@ -20,7 +22,7 @@ from ragit.retrieve.rerank import (
 )
 
 NEUTRAL = RerankWeights(definition=0.0, path_name=0.0, path_words=0.0, file=0.0, role=1.0, example=1.0, doc=1.0,
-                        other=1.0, diversity=1.0, header=1.0)
+                        other=1.0, diversity=1.0, header=1.0, vendored=1.0)
 
 
 def pool(*rows: tuple[float, str, str, str]) -> RerankInput:
@@ -145,6 +147,42 @@ def test_header_pairs_by_file_name_across_directories_and_cpp_extensions():
     result = rerank("zzz", inp, only_header, 4)
     assert result.factors.get(0) == {"header": 0.7}
     assert 2 not in result.factors  # parser.py is not a C/C++ implementation of parser.h
+
+
+@pytest.mark.parametrize(("path", "project"), [
+    ("requests/packages/urllib3/util/retry.py", "urllib3"),  # a vendored package
+    ("src/urllib3/packages/six.py", "six"),  # a vendored single module
+    ("src/pip/_vendor/rich/console.py", "rich"),
+    ("botocore/vendored/requests/api.py", "requests"),
+    ("seaborn/external/husl.py", "husl"),
+    ("web/_vendor/lodash/lodash.js", "lodash"),  # _vendor is unambiguous in any language
+    ("requests/packages/__init__.py", None),  # the project's own import shim
+    ("packages/vitest/src/runner.ts", None),  # a JavaScript monorepo's own packages
+    ("src/packages/ui/button.ts", None),  # `packages` counts only for Python
+    ("packages/core/external/io.py", "io"),
+    ("external/lib.py", None),  # a top-level directory is the project's own
+    ("src/flask/app.py", None),
+])
+def test_bundled_project_names_the_vendored_project(path, project):
+    assert bundled_project(path) == project
+
+
+def test_vendored_code_ranks_below_the_projects_own_unless_named_or_asked_for():
+    inp = pool((0.9, "requests/packages/urllib3/response.py", "class HTTPResponse", "x"),
+               (0.8, "requests/packages/chardet/big5freq.py", "module", "x"),
+               (0.6, "requests/models.py", "class Response", "x"))
+    only_vendored = NEUTRAL.__class__(**{**NEUTRAL.__dict__, "vendored": 0.5})
+    result = rerank("decode the response body", inp, only_vendored, 3)
+    assert inp.paths[result.order[0]] == "requests/models.py"
+    assert result.factors[0] == {"vendored": 0.5}
+    assert 2 not in result.factors
+    # the question names the bundled project: its code is what the user wants
+    named = rerank("urllib3 response decoding", inp, only_vendored, 3)
+    assert inp.paths[named.order[0]] == "requests/packages/urllib3/response.py"
+    assert "vendored" not in named.factors.get(0, {}) and named.factors[1] == {"vendored": 0.5}
+    assert ranked_paths("vendored response decoding", inp, only_vendored)[0] == "requests/packages/urllib3/response.py"
+    assert ranked_paths("decode the response body", inp, NEUTRAL)[0] == "requests/packages/urllib3/response.py"
+    assert RerankWeights().vendored == 0.5  # on by default
 
 
 # ---------------------------------------------------------------- invariants

@@ -14,6 +14,9 @@ the candidate set and the question, every one of which ``--explain`` shows:
   implementation unless the question asks for them (:mod:`ragit.pathroles`);
 * ``header`` (×): a C/C++ header ranks below its implementation file when both are candidates
   (``idna.h`` / ``idna.c``): the header declares, the source file holds the code;
+* ``vendored`` (×): a bundled copy of another project (``pip/_vendor/``, ``requests/packages/urllib3/``)
+  ranks below the project's own code unless the question names that project or asks for vendored code
+  (:func:`ragit.pathroles.bundled_project`);
 * ``diversity`` (×): a file's second and later chunks are demoted, so the top results span files.
 
 Boosts are fractions of the best fused score in the pool, so they mean the same for any question.
@@ -30,7 +33,7 @@ from functools import lru_cache
 from typing import Sequence
 
 from ..lexical import identifier_parts, stem, terms as lexical_terms, title_name
-from ..pathroles import path_role
+from ..pathroles import bundled_project, path_role
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,7 @@ class RerankWeights:
     other: float = 0.6  # × for data and configuration files
     diversity: float = 0.5  # × per earlier chunk of the same file in the ranking
     header: float = 0.7  # × for a C/C++ header whose implementation file (same name) is a candidate
+    vendored: float = 0.5  # × for a bundled copy of another project (``_vendor/``), unless asked for
     pool: int = 100  # candidates re-ranked: the best by fused, keyword and vector score each
 
 
@@ -73,6 +77,7 @@ ABLATIONS: dict[str, dict[str, float]] = {
     "roles": {"role": 1.0, "example": 1.0, "doc": 1.0, "other": 1.0},
     "diversity": {"diversity": 1.0},
     "header": {"header": 1.0},
+    "vendored": {"vendored": 1.0},
 }
 
 
@@ -117,6 +122,7 @@ _ASKS = {
     "example": ("example", "examples", "demo", "demos", "sample", "samples", "tutorial"),
     "doc": ("doc", "docs", "documentation", "readme", "guide", "changelog", "document", "documented", "manual"),
     "benchmark": ("benchmark", "benchmarks", "bench", "perf"),
+    "vendored": ("vendor", "vendored", "vendoring", "bundled", "bundle"),
 }
 
 
@@ -397,6 +403,19 @@ def rerank(question: str, inp: RerankInput, weights: RerankWeights, top: int) ->
         if factor != 1.0:
             adjusted[i] *= factor
             _note(factors, i, "role", factor)
+
+    # bundled third-party code: a copy of another project ranks below the project's own code,
+    # unless the question names that project ("urllib3 retries") or asks for vendored code
+    if weights.vendored != 1.0 and "vendored" not in q.asks:
+        bundled: dict[str, bool] = {}
+        for i, p in enumerate(paths):
+            demote = bundled.get(p)
+            if demote is None:
+                project = bundled_project(p)
+                demote = bundled[p] = project is not None and not (q.words & set(lexical_terms(project)))
+            if demote:
+                adjusted[i] *= weights.vendored
+                _note(factors, i, "vendored", weights.vendored)
 
     # headers: a declaration file ranks below the implementation file of the same name
     if weights.header != 1.0:
