@@ -97,9 +97,16 @@ class PgVectors:
     re-scores the same files question after question."""
 
     def __init__(self, link: _Link, embedder_id: str, rows: int, dims: int):
+        import numpy as np
+
         self._link, self._embedder_id = link, embedder_id
         self.shape = (rows, dims)
-        self._cache: dict[int, "object"] = {}
+        # the cache, in arrays (a warm question asks for ~20k slots; no Python call per slot):
+        # slots ascending, their vectors, and when each was read (the oldest go first)
+        self._keys = np.zeros(0, dtype=np.int64)
+        self._rows = np.zeros((0, dims), dtype=np.float32)
+        self._ages = np.zeros(0, dtype=np.int64)
+        self._clock = 0
 
     def __getitem__(self, slots):
         import numpy as np
@@ -107,29 +114,31 @@ class PgVectors:
         from .pg_connect import gather
 
         unique, inverse = np.unique(np.asarray(slots, dtype=np.int64), return_inverse=True)
-        keys = unique.tolist()
-        held = np.fromiter((k in self._cache for k in keys), dtype=bool, count=len(keys))
-        out = np.empty((len(keys), self.shape[1]), dtype=np.float32)
-        if held.any():
-            out[held] = np.stack([self._cache[k] for k, h in zip(keys, held) if h])
+        at = np.minimum(np.searchsorted(self._keys, unique), max(len(self._keys) - 1, 0))
+        held = self._keys[at] == unique if len(self._keys) else np.zeros(len(unique), dtype=bool)
+        out = np.empty((len(unique), self.shape[1]), dtype=np.float32)
+        out[held] = self._rows[at[held]]
         if not held.all():
             wanted = unique[~held]
             with self._link.faults():
                 block = gather(self._link.conn(), self.shape[1], wanted, self._embedder_id)
             out[~held] = block
-            self._keep(wanted.tolist(), block)
+            self._keep(wanted, block)
         return out[inverse.reshape(-1)]
 
-    def _keep(self, keys: list, block) -> None:
-        """Cache the rows just read, oldest entries dropped first."""
-        keys, block = keys[-MAX_CACHED_VECTORS:], block[-MAX_CACHED_VECTORS:]
-        excess = len(self._cache) + len(keys) - MAX_CACHED_VECTORS
-        if excess > 0:
-            for key in list(self._cache)[:excess]:
-                del self._cache[key]
-        block = block.copy()  # one allocation owned by the cache, not a view of the caller's result
-        for key, row in zip(keys, block):
-            self._cache[key] = row
+    def _keep(self, keys, block) -> None:
+        """Cache the rows just read, dropping the oldest beyond :data:`MAX_CACHED_VECTORS`."""
+        import numpy as np
+
+        self._clock += 1
+        keys = np.concatenate([self._keys, keys])
+        rows = np.concatenate([self._rows, block])
+        ages = np.concatenate([self._ages, np.full(len(block), self._clock, dtype=np.int64)])
+        if len(keys) > MAX_CACHED_VECTORS:
+            keep = np.argsort(-ages, kind="stable")[:MAX_CACHED_VECTORS]
+            keys, rows, ages = keys[keep], rows[keep], ages[keep]
+        order = np.argsort(keys, kind="stable")
+        self._keys, self._rows, self._ages = keys[order], rows[order], ages[order]
 
 
 class PgAnnIndex:

@@ -110,8 +110,9 @@ def connect(dsn: str, *, autocommit: bool = True):
 def register_vector(conn) -> int | None:
     """Register binary adapters for pgvector's ``vector`` type on ``conn``; its OID, or None
     when the extension is not installed in this database."""
-    from psycopg.adapt import Dumper, Loader
+    from psycopg.adapt import Dumper
     from psycopg.pq import Format
+    from psycopg.types.string import ByteaBinaryLoader
 
     row = conn.execute("SELECT oid FROM pg_type WHERE typname = 'vector'").fetchone()
     if row is None:
@@ -126,14 +127,10 @@ def register_vector(conn) -> int | None:
 
     _VectorDumper.oid = oid
 
-    class _VectorLoader(Loader):
-        format = Format.BINARY
-
-        def load(self, data: Any) -> bytes:
-            return bytes(data)
-
     conn.adapters.register_dumper(PgVector, _VectorDumper)
-    conn.adapters.register_loader(oid, _VectorLoader)
+    # a binary vector loads as its wire bytes: bytea's loader (psycopg's C one where installed)
+    # does that without a Python call per row
+    conn.adapters.register_loader(oid, ByteaBinaryLoader)
     return oid
 
 
@@ -169,6 +166,8 @@ def int_array(values) -> str:
 def gather(conn, dims: int, slots, embedder_id: str):
     """float32 [len(slots), dims] of the vectors at ``slots`` read on ``conn`` (binary pgvector:
     an int16 of dimensions and an unused int16, one float32's width, then big-endian floats)."""
+    from operator import itemgetter
+
     import numpy as np
 
     unique, inverse = np.unique(np.asarray(slots, dtype=np.int64), return_inverse=True)
@@ -181,8 +180,8 @@ def gather(conn, dims: int, slots, embedder_id: str):
             rows = cur.fetchall()
             if not rows:
                 continue
-            got = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-            data = np.frombuffer(b"".join(r[1] for r in rows), dtype=">f4").reshape(len(rows), dims + 1)
+            got = np.fromiter(map(itemgetter(0), rows), dtype=np.int64, count=len(rows))
+            data = np.frombuffer(b"".join(map(itemgetter(1), rows)), dtype=">f4").reshape(len(rows), dims + 1)
             at = np.searchsorted(unique, got)
             block[at] = data[:, 1:]
             found[at] = True
