@@ -501,3 +501,17 @@ def test_missing_git_objects_are_skipped_with_a_warning(history, tmp_path):
     assert data["evaluated"] == 1
     assert any("missing from the clone" in w for w in data["warnings"])
 
+
+
+def test_mined_queries_are_masked(history, tmp_path):
+    """A secret pasted into a commit message does not reach the task file (knowledge §10)."""
+    r = history
+    r.commit("Rotate the deploy token ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZ12 used by issue_token",
+             {"src/app/auth.py": AUTH_V1 + '\n\ndef rotate(token):\n    """Rotate the deploy token."""\n    return token\n'})
+    out = tmp_path / "t.jsonl"
+    proc = ragit("eval", "mine", "--out", str(out), "--count", "50", "--format", "json", cwd=r.root)
+    assert proc.returncode == 0, proc.stderr
+    text = out.read_text(encoding="utf-8")
+    assert "ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZ12" not in text
+    queries = [json.loads(line)["query"] for line in text.splitlines()]
+    assert any(q.startswith("Rotate the deploy token ghp_AB***") for q in queries)

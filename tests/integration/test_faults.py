@@ -658,3 +658,11 @@ def test_missing_blob_is_skipped_with_a_warning(git_repo, cli):
     data = r.json["data"]
     assert data["skippedFiles"] == [{"path": "docs/gone.md", "reason": "missing_object"}]
     assert data["processed"] == 1 and any("missing from this clone" in w for w in data["warnings"])
+
+
+@pytest.mark.parametrize("command", ["ingest", "migrate rebuild", "migrate from-json-store", "snapshot import"])
+def test_describe_lists_store_write_failed_for_every_store_writer(command, cli):
+    """Every command that writes the store can fail with a full or read-only disk, and says so."""
+    r = cli("describe", *command.split(), "--format", "json")
+    assert r.code == 0, r
+    assert "STORE_WRITE_FAILED" in r.json["data"]["spec"]["errorCodes"]

@@ -124,7 +124,7 @@ _add(_spec(
     errors=["INPUT_INVALID", "SNAPSHOT_REF_INVALID", "SNAPSHOT_REF_AMBIGUOUS", "SNAPSHOT_NOT_INDEXED",
             "INGEST_BASE_NOT_ANCESTOR",
             "INGEST_BASE_NOT_INDEXED", "INGEST_CANDIDATES_DIRTY", "EMBEDDER_UNAVAILABLE", "STORE_WRITE_BUSY",
-            "STORE_UNAVAILABLE", "SNAPSHOT_MANIFEST_INVALID", "SNAPSHOT_SCHEMA_UNSUPPORTED", "GIT_REPOSITORY_REQUIRED", "CONFIG_INVALID"],
+            "STORE_WRITE_FAILED", "STORE_UNAVAILABLE", "SNAPSHOT_MANIFEST_INVALID", "SNAPSHOT_SCHEMA_UNSUPPORTED", "GIT_REPOSITORY_REQUIRED", "CONFIG_INVALID"],
     formats=("json", "json"),
 ))
 _add(_spec(
@@ -183,7 +183,7 @@ for _kind, _source in (("json-store", ".ragit/store/index.json"),
         options=[_DRY, _FMT, _CWD],
         examples=[f"ragit migrate from-{_kind} --dry-run", f"ragit migrate from-{_kind}"],
         errors=["INPUT_INVALID", "INGEST_CANDIDATES_DIRTY", "SNAPSHOT_NOT_INDEXED", "EMBEDDER_UNAVAILABLE",
-                "STORE_WRITE_BUSY", "GIT_REPOSITORY_REQUIRED"],
+                "STORE_WRITE_BUSY", "STORE_WRITE_FAILED", "GIT_REPOSITORY_REQUIRED"],
         formats=("json", "text"),
     ))
 _add(_spec(
@@ -203,8 +203,8 @@ _add(_spec(
     related=["doctor", "ingest"], mutating=True, dry_run=True,
     outputs=["mode", "snapshots", "rebuilt", "failed"],
     options=[_AT, _DRY, _FMT, _CWD], examples=["ragit migrate rebuild", "ragit migrate rebuild --at 3f2a1b4c"],
-    errors=["SNAPSHOT_REF_INVALID", "SNAPSHOT_STORE_UNAVAILABLE", "STORE_WRITE_BUSY", "STORE_UNAVAILABLE",
-            "GIT_REPOSITORY_REQUIRED"],
+    errors=["SNAPSHOT_REF_INVALID", "SNAPSHOT_STORE_UNAVAILABLE", "STORE_WRITE_BUSY", "STORE_WRITE_FAILED",
+            "STORE_UNAVAILABLE", "GIT_REPOSITORY_REQUIRED"],
     formats=("json", "json"),
 ))
 _add(_spec(

@@ -137,6 +137,7 @@ def mine_tasks(root: Path, git: Git, config, *, count: int = DEFAULT_COUNT, exte
     from ..gitsnap.blobs import BlobReader
     from ..gitsnap.refs import head_sha
     from ..ingest.discovery import matches_filter
+    from ..security.masking import mask_text
 
     exts = set(extensions if extensions is not None else default_extensions(config))
     skipped = dict.fromkeys(SKIP_REASONS, 0)
@@ -155,7 +156,9 @@ def mine_tasks(root: Path, git: Git, config, *, count: int = DEFAULT_COUNT, exte
         elif is_mechanical(subject):
             reason = "typo_or_format"
         else:
-            pending.append((c, clean_query(c.message)))
+            # a commit message is repository text like any other: secrets in it are masked
+            # before the task file is written (knowledge §10)
+            pending.append((c, mask_text(clean_query(c.message)).text))
             continue
         skipped[reason] += 1
 
