@@ -120,8 +120,15 @@ def test_warm_vector_reader_reads_each_slot_once(git_repo, cli, pg_dsn, monkeypa
         vectors[first]
         assert len(reads) == 2  # every slot held: no read
         monkeypatch.setattr(pg_ann, "MAX_CACHED_VECTORS", 2)
-        vectors[[slots[2], slots[4]]]
-        assert sorted(vectors._keys.tolist()) == sorted([slots[2], slots[4]])
-        assert np.array_equal(vectors[slots[:6]], real(store.conn, dims, slots[:6], embedder_id))
+        small = PgVectors(_Link(store), embedder_id, max(slots) + 1, dims)  # a ring of two rows
+        small[[slots[0], slots[1]]]
+        small[[slots[2]]]  # overwrites the oldest row (slots[0])
+        assert small._keys.tolist() == sorted([slots[1], slots[2]])
+        reads.clear()
+        assert np.array_equal(small[[slots[2], slots[1], slots[2]]],
+                              real(store.conn, dims, [slots[2], slots[1], slots[2]], embedder_id))
+        assert reads == []
+        assert np.array_equal(small[slots[:6]], real(store.conn, dims, slots[:6], embedder_id))
+        assert len(small._keys) == 2
     finally:
         store.close()

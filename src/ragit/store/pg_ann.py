@@ -101,12 +101,14 @@ class PgVectors:
 
         self._link, self._embedder_id = link, embedder_id
         self.shape = (rows, dims)
-        # the cache, in arrays (a warm question asks for ~20k slots; no Python call per slot):
-        # slots ascending, their vectors, and when each was read (the oldest go first)
+        # the cache, in arrays (a warm question asks for ~20k slots; no Python call per slot): a
+        # ring of vectors (allocated on first use; the oldest are overwritten first), the slot
+        # each ring row holds, and an index of the held slots (ascending) with their ring rows
+        self._ring: "np.ndarray | None" = None
+        self._owner = np.full(MAX_CACHED_VECTORS, -1, dtype=np.int64)
         self._keys = np.zeros(0, dtype=np.int64)
-        self._rows = np.zeros((0, dims), dtype=np.float32)
-        self._ages = np.zeros(0, dtype=np.int64)
-        self._clock = 0
+        self._at = np.zeros(0, dtype=np.int64)
+        self._head = 0
 
     def __getitem__(self, slots):
         import numpy as np
@@ -114,10 +116,12 @@ class PgVectors:
         from .pg_connect import gather
 
         unique, inverse = np.unique(np.asarray(slots, dtype=np.int64), return_inverse=True)
-        at = np.minimum(np.searchsorted(self._keys, unique), max(len(self._keys) - 1, 0))
-        held = self._keys[at] == unique if len(self._keys) else np.zeros(len(unique), dtype=bool)
         out = np.empty((len(unique), self.shape[1]), dtype=np.float32)
-        out[held] = self._rows[at[held]]
+        held = np.zeros(len(unique), dtype=bool)
+        if len(self._keys):
+            where = np.minimum(np.searchsorted(self._keys, unique), len(self._keys) - 1)
+            held = self._keys[where] == unique
+            out[held] = self._ring[self._at[where[held]]]
         if not held.all():
             wanted = unique[~held]
             with self._link.faults():
@@ -127,18 +131,23 @@ class PgVectors:
         return out[inverse.reshape(-1)]
 
     def _keep(self, keys, block) -> None:
-        """Cache the rows just read, dropping the oldest beyond :data:`MAX_CACHED_VECTORS`."""
+        """Write the rows just read over the oldest ring rows and re-index the held slots."""
         import numpy as np
 
-        self._clock += 1
-        keys = np.concatenate([self._keys, keys])
-        rows = np.concatenate([self._rows, block])
-        ages = np.concatenate([self._ages, np.full(len(block), self._clock, dtype=np.int64)])
-        if len(keys) > MAX_CACHED_VECTORS:
-            keep = np.argsort(-ages, kind="stable")[:MAX_CACHED_VECTORS]
-            keys, rows, ages = keys[keep], rows[keep], ages[keep]
-        order = np.argsort(keys, kind="stable")
-        self._keys, self._rows, self._ages = keys[order], rows[order], ages[order]
+        capacity = len(self._owner)
+        keys, block = keys[-capacity:], block[-capacity:]
+        if self._ring is None:
+            self._ring = np.empty((capacity, self.shape[1]), dtype=np.float32)
+        rows = (self._head + np.arange(len(keys))) % capacity
+        evicted = self._owner[rows]
+        self._ring[rows] = block
+        self._owner[rows] = keys
+        self._head = int((self._head + len(keys)) % capacity)
+        kept = ~np.isin(self._keys, evicted[evicted >= 0]) if np.any(evicted >= 0) else slice(None)
+        all_keys = np.concatenate([self._keys[kept], keys])
+        all_at = np.concatenate([self._at[kept], rows])
+        order = np.argsort(all_keys, kind="stable")
+        self._keys, self._at = all_keys[order], all_at[order]
 
 
 class PgAnnIndex:
