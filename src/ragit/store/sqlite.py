@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from .._version import __version__
-from .bm25 import FIELDS, PostingsReader, index_fields
+from .bm25 import FIELDS, CachingPostings, PostingsReader, index_fields
 from .base import (
     SCHEMA_VERSION,
     BlobRecord,
@@ -873,15 +873,33 @@ class SqliteStore:
 
         return open_index(found[1], found[0])
 
-    def postings(self) -> PostingsReader:
-        """Postings of the keyword index on this store's connection (one read)."""
-        return PostingsReader(self.conn, "chunks_vocab", "chunks_fts_data")
+    def postings(self) -> "CachingPostings":
+        """Postings of the keyword index on this store's connection (one read): from the packed
+        postings file when it matches the index (ragit.store.packedpostings), else fts5vocab."""
+        return self._postings_reader(self.conn, cache=False, owns=False)
 
-    def warm_postings(self) -> PostingsReader:
+    def warm_postings(self) -> "CachingPostings":
         """A postings reader with its own connection and a term cache, for a long-lived process;
         drop it when ``current()`` turns false (any write changes the index)."""
-        conn = connect_read(self.path)
-        return PostingsReader(conn, "chunks_vocab", "chunks_fts_data", cache=True, owns_connection=True)
+        return self._postings_reader(connect_read(self.path), cache=True, owns=True)
+
+    def _postings_reader(self, conn: sqlite3.Connection, cache: bool, owns: bool) -> "CachingPostings":
+        from .packedpostings import PackedReader, open_packed
+
+        try:
+            packed = open_packed(self.path.parent, conn)
+        except sqlite3.Error:
+            packed = None
+        if packed is not None:
+            return PackedReader(conn, packed, cache=cache, owns_connection=owns)
+        return PostingsReader(conn, "chunks_vocab", "chunks_fts_data", cache=cache, owns_connection=owns)
+
+    def refresh_keyword_postings(self) -> str:
+        """After a keyword write: keep, extend or build the packed postings file (derived data;
+        a failure only leaves queries reading fts5vocab)."""
+        from .packedpostings import refresh
+
+        return refresh(self.path.parent, self.conn)
 
     def row_paths(self, rowids: Sequence[int]) -> dict[int, str]:
         """The path of each keyword row (for query-time path filters)."""
