@@ -65,11 +65,19 @@ class SnapshotMatrix:
         return self.matrix
 
     def map_heap(self, store: "Store", embedder_id: str) -> None:
-        """Read the approximate path's rows through a memory mapping from now on: a warm process
-        answers many questions, and mapped rows cost no system call once paged in."""
+        """Read the approximate path's rows through a memory mapping from now on, with the heap
+        and index mappings populated: a warm process answers many questions, and mapped rows
+        cost no system call or page fault."""
         if self.index is not None:
             self.heap = store.heap_view(embedder_id, self.slots)
             self.mapped = True
+            from ..store.vectorindex import populate
+
+            # a long-lived process: map the heap and the index whole now, once, instead of taking
+            # page faults on every question's new rows (it maps most of both within a few hundred
+            # questions anyway)
+            populate(self.heap)
+            populate(getattr(self.index, "buffer", None))
 
     def positions(self) -> "tuple[np.ndarray, np.ndarray]":
         """(row of each indexed heap slot, −1 where the slot is not this snapshot's; the rows whose
