@@ -124,12 +124,16 @@ class VectorCache:
     def rows(self, store: "Store", sha: str, embedder_id: str) -> dict:
         """The cached chunk rows of a snapshot already in this cache (re-ranking fetches the same
         candidates query after query)."""
-        entry = self.get(store, sha, embedder_id)
+        entry = self.get(store, sha, embedder_id, scoring=False)
         if len(entry.rows) > MAX_CACHED_ROWS:
             entry.rows.clear()
         return entry.rows
 
-    def get(self, store: "Store", sha: str, embedder_id: str) -> SnapshotMatrix:
+    def get(self, store: "Store", sha: str, embedder_id: str, *, scoring: bool = True) -> SnapshotMatrix:
+        """The snapshot's matrix entry. An entry scored again (``scoring``: a second question,
+        so a long-lived process) switches to its mapped, populated heap; the ranking of the
+        question that loaded it (``scoring=False``) does not, so a one-shot CLI query maps
+        nothing more than it reads."""
         key = (str(getattr(store, "path", "")), sha, embedder_id)
         hit = self.entries.get(key)
         if hit is None:
@@ -137,7 +141,7 @@ class VectorCache:
             if len(self.entries) >= self.max_entries:
                 self.entries.pop(next(iter(self.entries)))
             self.entries[key] = hit
-        elif hit.index is not None and not hit.mapped:
+        elif scoring and hit.index is not None and not hit.mapped:
             hit.map_heap(store, embedder_id)  # a second question: a long-lived process
         return hit
 
