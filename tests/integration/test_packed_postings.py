@@ -209,3 +209,26 @@ def test_extension_reads_no_numpy_and_decodes_as_numpy_does():
     conn.execute("INSERT INTO postings VALUES('t', ?, ?)", blobs)
     ids, tf = PackedPostings(conn, 4).get("t")
     assert ids.tolist() == [1, 2, 5, 9] and tf.tolist() == [1.0, 3.0, 70000.0, 0.5]
+
+
+def test_a_file_that_fails_after_opening_falls_back_per_term(repo):
+    """A postings file that stops answering mid-query (its table gone under a reader: the case of
+    a journal a read-only connection cannot roll back) costs speed, not answers."""
+    import sqlite3
+
+    store = _store(repo.root)
+    try:
+        reader = store.postings()
+        assert isinstance(reader, PackedReader)
+        plain = PostingsReader(store.conn, "chunks_vocab", "chunks_fts_data")
+        writer = sqlite3.connect(packedpostings.file_path(repo.root / ".ragit" / "store"))
+        writer.execute("DROP TABLE postings")
+        writer.commit()
+        writer.close()
+        for term in ("token", "session", "absent-term"):
+            assert reader(term)[0].tobytes() == plain(term)[0].tobytes()
+            assert reader(term)[1].tobytes() == plain(term)[1].tobytes()
+            got, want = reader.within(term, 2, 30), plain.within(term, 2, 30)
+            assert got[0].tobytes() == want[0].tobytes() and got[1].tobytes() == want[1].tobytes()
+    finally:
+        store.close()

@@ -347,24 +347,40 @@ def _appended(main: sqlite3.Connection, meta: dict[str, str], state: tuple[str, 
 class PackedReader(CachingPostings):
     """A postings reader (ragit.store.bm25.CachingPostings) over a matching postings file: the
     generation is the FTS index's, as for ``PostingsReader``, so a warm process drops it on the
-    same writes."""
+    same writes. A term the file cannot give (it became unreadable after it was opened: a
+    writer's crash left a journal a read-only connection cannot roll back) is read from
+    fts5vocab, the same pairs."""
 
     def __init__(self, conn: sqlite3.Connection, packed: PackedPostings, cache: bool = False,
                  owns_connection: bool = False):
         self._packed = packed
+        self._plain = None
         super().__init__(conn, cache, owns_connection)
 
     def read_generation(self) -> bytes:
         row = self._conn.execute("SELECT block FROM chunks_fts_data WHERE id = 1").fetchone()
         return bytes(row[0]) if row else b""
 
+    def _fallback(self):
+        if self._plain is None:
+            from .bm25 import PostingsReader
+
+            self._plain = PostingsReader(self._conn, "chunks_vocab", "chunks_fts_data")
+        return self._plain
+
     def _fetch(self, term: str) -> "Postings":
-        return self._packed.get(term)
+        try:
+            return self._packed.get(term)
+        except sqlite3.Error:
+            return self._fallback()._fetch(term)
 
     def within(self, term: str, first: int, last: int) -> "Postings":
         import numpy as np
 
-        ids, tf = self._packed.get(term)
+        try:
+            ids, tf = self._packed.get(term)
+        except sqlite3.Error:
+            return self._fallback().within(term, first, last)
         lo, hi = np.searchsorted(ids, [first, last + 1])
         return ids[lo:hi], tf[lo:hi]
 
