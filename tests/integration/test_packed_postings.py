@@ -232,3 +232,19 @@ def test_a_file_that_fails_after_opening_falls_back_per_term(repo):
             assert got[0].tobytes() == want[0].tobytes() and got[1].tobytes() == want[1].tobytes()
     finally:
         store.close()
+
+
+def test_a_replaced_store_drops_its_postings_file(tmp_path):
+    """A store this version cannot read is replaced (knowledge §11.5) together with its postings."""
+    from ragit.store.sqlite import DB_NAME, SqliteStore
+
+    store_dir = tmp_path / "store"
+    store_dir.mkdir()
+    (store_dir / DB_NAME).write_bytes(b"not sqlite" * 200)
+    packedpostings.file_path(store_dir).write_bytes(b"old postings")
+    store = SqliteStore.open_write(store_dir)
+    try:
+        assert store.replaced
+        assert not packedpostings.file_path(store_dir).exists()
+    finally:
+        store.close()

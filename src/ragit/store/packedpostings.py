@@ -8,8 +8,8 @@ two packed arrays per term, so a query reads each term with one B-tree lookup.
 It is derived data, like the vector index (ragit.store.vectorindex): built from the FTS index
 itself (one streaming pass over the vocabulary), never trusted unless it matches the index it was
 built from, and without it every read goes through ``fts5vocab`` as before. It matches when its
-recorded FTS generation (the FTS averages record, which every keyword write changes) and last
-keyword row equal the store's. The postings it returns are exactly the pairs
+recorded FTS generation (FTS5's averages and structure records, which every keyword write
+changes) and last keyword row equal the store's. The postings it returns are exactly the pairs
 ``PostingsReader`` decodes (the same decoding of the same doclists), so scores keep their bits.
 
 Layout: ``.ragit/store/postings.db``, an SQLite file of its own (the store's schema is
@@ -57,13 +57,16 @@ def extend_limit(covered: int) -> int:
 
 
 def fts_state(conn: sqlite3.Connection) -> tuple[str, int, str]:
-    """(generation, last row id, last row key) of the store's FTS index, read in O(log n): the
-    generation (FTS5's averages record) starts with the index's row count and changes with every
-    keyword write; the last row names the content the ids point to."""
-    gen = conn.execute("SELECT block FROM chunks_fts_data WHERE id = 1").fetchone()
+    """(generation, last row id, last row key) of the store's FTS index, read in O(log n). The
+    generation is FTS5's averages record (the row count and token totals: every keyword write
+    changes it) and its structure record (every segment's id, size and row range: a store
+    rebuilt with other rows lays out other segments); the last row names the content the ids
+    point to."""
+    blocks = dict(conn.execute("SELECT id, block FROM chunks_fts_data WHERE id IN (1, 10)").fetchall())
+    gen = ":".join(bytes(blocks[i]).hex() if blocks.get(i) is not None else "" for i in (1, 10))
     last = conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM fts_rows").fetchone()[0]
     key = conn.execute("SELECT path || char(0) || chunk_id FROM fts_rows WHERE rowid = ?", (last,)).fetchone()
-    return (bytes(gen[0]).hex() if gen else ""), int(last), (key[0] if key else "")
+    return gen, int(last), (key[0] if key else "")
 
 
 def _row_count(conn: sqlite3.Connection, last: int | None = None) -> int:

@@ -233,8 +233,10 @@ class SqliteStore:
             return cls._open_write(store_dir)
         except StoreUnreadable as exc:
             with writing(store_dir):
+                from .packedpostings import FILE_NAME as POSTINGS_FILE
+
                 for name in os.listdir(store_dir):
-                    if name.startswith(DB_NAME) or _is_heap_name(name):
+                    if name.startswith(DB_NAME) or _is_heap_name(name) or name == POSTINGS_FILE:
                         os.unlink(Path(store_dir) / name)
             store = cls._open_write(store_dir)
             store.replaced = str(exc)
