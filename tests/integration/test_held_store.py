@@ -29,9 +29,15 @@ def test_first_read_is_not_held_later_reads_are(repo_root):
     held = HeldStore()
     first, owned = held.get(repo.root, repo.config)
     assert first is not None and owned  # a one-shot command closes its store as before
+    default_cache = first.conn.execute("PRAGMA cache_size").fetchone()[0]
     first.close()
     second, owned = held.get(repo.root, repo.config)
     assert second is not None and not owned
+    # only the kept connection of a long-lived process gets the larger page cache
+    from ragit.store.sqlite import WARM_CACHE_KIB
+
+    assert default_cache != -WARM_CACHE_KIB
+    assert second.conn.execute("PRAGMA cache_size").fetchone()[0] == -WARM_CACHE_KIB
     third, owned = held.get(repo.root, repo.config)
     assert third is second and not owned
     held.close()

@@ -174,3 +174,21 @@ def test_small_commit_keeps_the_index_and_scores_the_tail(big_repo, git_repo, mo
     assert extended["rows"] == rows > before["rows"]
     assert extended["size"] > before["size"] and extended["mean"] == before["mean"]  # same centre: extended
     assert Repo.open(git_repo.root).query("yak walrus gecko").hits[0].path == "docs/new2.md"
+
+
+def test_one_question_maps_nothing_a_second_maps_the_heap(big_repo, monkeypatch):
+    """A one-shot query reads the approximate path's rows with pread and maps nothing more (its
+    memory holds what it reads); the second question of a process switches to the mapped,
+    populated heap, with the same answers."""
+    monkeypatch.setattr(vectorindex, "APPROX_MIN_ROWS", 100)
+    populated = []
+    real = vectorindex.populate
+    monkeypatch.setattr(vectorindex, "populate", lambda view: populated.append(view) or real(view))
+    repo = Repo.open(big_repo.root)
+    question = "token session store"
+    first = [(h.path, h.chunk_id, h.score_final) for h in repo.query(question).hits]
+    (entry,) = repo._cache.entries.values()
+    assert entry.index is not None and not entry.mapped and populated == []
+    second = [(h.path, h.chunk_id, h.score_final) for h in repo.query(question).hits]
+    assert entry.mapped and len(populated) == 2
+    assert first == second and first

@@ -71,3 +71,24 @@ def test_extension_adds_only_the_new_rows(tmp_path):
     assert np.array_equal(extended.centre, base.centre)  # the centre of the first build is kept
     hit = vectorindex.open_index(path, DIMS).search(extra[:1], 1)[0, 0]
     assert hit == 2000
+
+
+def test_populate_maps_a_file_mapping_behind_an_array(tmp_path):
+    """A warm process populates the heap and index mappings (vectorindex.populate): it finds the
+    mmap behind an array or memoryview, maps every page, and declines anything else."""
+    import mmap
+
+    import numpy as np
+
+    from ragit.store.vectorindex import populate
+
+    path = tmp_path / "heap.f32"
+    np.arange(4096 * 64, dtype=np.float32).tofile(path)
+    with open(path, "rb") as fh:
+        mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    view = np.frombuffer(mapped, dtype=np.float32).reshape(-1, 64)
+    if not hasattr(mmap, "MADV_POPULATE_READ") and not populate(mapped):  # pragma: no cover - old kernel
+        return
+    assert populate(view) and populate(memoryview(mapped)) and populate(mapped)
+    assert view[4095, 63] == 4096 * 64 - 1  # the mapping is unchanged
+    assert not populate(np.zeros(4)) and not populate(None) and not populate(b"bytes")

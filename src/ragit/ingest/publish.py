@@ -2,7 +2,8 @@
 
 Shared by ingest and ``snapshot import`` so both publish exactly the same way: the store
 commits the snapshot's rows in one transaction, the manifest is renamed into place, store
-snapshots without a manifest are dropped and the embedder's approximate index is refreshed.
+snapshots without a manifest are dropped and the embedder's approximate index (and, for SQLite,
+the packed keyword postings) are refreshed.
 The caller holds the write lock.
 """
 
@@ -32,3 +33,6 @@ def publish_snapshot(root: Path, config, store: "Store", write: "SnapshotWrite",
     if not getattr(store, "shared", False):  # a shared store's other snapshots are other clones'
         store.delete_snapshots([s for s in store.snapshot_shas() if s not in published])
     refresh_vector_index(store, write.embedder_id, write.commit_sha)
+    refresh_keywords = getattr(store, "refresh_keyword_postings", None)  # SQLite: ragit.store.packedpostings
+    if refresh_keywords is not None:
+        refresh_keywords()

@@ -56,6 +56,9 @@ class HeldStore:
         if store is None or self._reads < 2:
             return store, True
         self._store, self._ident = store, ident
+        keep_warm = getattr(store, "keep_warm", None)
+        if keep_warm is not None:
+            keep_warm()
         return store, False
 
     def close(self) -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from .._version import __version__
-from .bm25 import FIELDS, PostingsReader, index_fields
+from .bm25 import FIELDS, CachingPostings, PostingsReader, index_fields
 from .base import (
     SCHEMA_VERSION,
     BlobRecord,
@@ -33,6 +33,7 @@ from .base import (
 )
 
 DB_NAME = "ragit.db"
+WARM_CACHE_KIB = 65_536  # page cache of a warm process's kept read connection (SqliteStore.keep_warm)
 
 # The keyword index (knowledge §11.4–11.5): per (path, chunk) row, the terms of ragit.lexical in
 # three fields (text, the title's name, the path's words), stored as space-separated terms so the
@@ -233,8 +234,10 @@ class SqliteStore:
             return cls._open_write(store_dir)
         except StoreUnreadable as exc:
             with writing(store_dir):
+                from .packedpostings import FILE_NAME as POSTINGS_FILE
+
                 for name in os.listdir(store_dir):
-                    if name.startswith(DB_NAME) or _is_heap_name(name):
+                    if name.startswith(DB_NAME) or _is_heap_name(name) or name == POSTINGS_FILE:
                         os.unlink(Path(store_dir) / name)
             store = cls._open_write(store_dir)
             store.replaced = str(exc)
@@ -873,15 +876,40 @@ class SqliteStore:
 
         return open_index(found[1], found[0])
 
-    def postings(self) -> PostingsReader:
-        """Postings of the keyword index on this store's connection (one read)."""
-        return PostingsReader(self.conn, "chunks_vocab", "chunks_fts_data")
+    def keep_warm(self) -> None:
+        """This connection is now a long-lived process's (ragit.store.held): give it a page cache
+        of :data:`WARM_CACHE_KIB`. Each question reads a few hundred chunk rows scattered over the
+        store; with SQLite's default 2 MiB each is a system call and a copy again (at 100k chunks
+        ≈ 2.5 ms of a 16 ms warm query, bench/README.md)."""
+        self.conn.execute(f"PRAGMA cache_size = -{WARM_CACHE_KIB}")
 
-    def warm_postings(self) -> PostingsReader:
+    def postings(self) -> "CachingPostings":
+        """Postings of the keyword index on this store's connection (one read): from the packed
+        postings file when it matches the index (ragit.store.packedpostings), else fts5vocab."""
+        return self._postings_reader(self.conn, cache=False, owns=False)
+
+    def warm_postings(self) -> "CachingPostings":
         """A postings reader with its own connection and a term cache, for a long-lived process;
         drop it when ``current()`` turns false (any write changes the index)."""
-        conn = connect_read(self.path)
-        return PostingsReader(conn, "chunks_vocab", "chunks_fts_data", cache=True, owns_connection=True)
+        return self._postings_reader(connect_read(self.path), cache=True, owns=True)
+
+    def _postings_reader(self, conn: sqlite3.Connection, cache: bool, owns: bool) -> "CachingPostings":
+        from .packedpostings import PackedReader, open_packed
+
+        try:
+            packed = open_packed(self.path.parent, conn)
+        except sqlite3.Error:
+            packed = None
+        if packed is not None:
+            return PackedReader(conn, packed, cache=cache, owns_connection=owns)
+        return PostingsReader(conn, "chunks_vocab", "chunks_fts_data", cache=cache, owns_connection=owns)
+
+    def refresh_keyword_postings(self) -> str:
+        """After a keyword write: keep, extend or build the packed postings file (derived data;
+        a failure only leaves queries reading fts5vocab)."""
+        from .packedpostings import refresh
+
+        return refresh(self.path.parent, self.conn)
 
     def row_paths(self, rowids: Sequence[int]) -> dict[int, str]:
         """The path of each keyword row (for query-time path filters)."""

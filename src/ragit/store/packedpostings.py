@@ -1,0 +1,392 @@
+"""Keyword postings packed per term beside a large SQLite store: one blob read per query term.
+
+The FTS5 index answers a term's postings through its ``fts5vocab`` instance table, one virtual
+row per occurrence (ragit.store.bm25.PostingsReader): about 5 ms per common term at 1M chunks,
+most of a warm query. This file holds the same postings, term → (row ids, weighted counts), as
+two packed arrays per term, so a query reads each term with one B-tree lookup.
+
+It is derived data, like the vector index (ragit.store.vectorindex): built from the FTS index
+itself (one streaming pass over the vocabulary), never trusted unless it matches the index it was
+built from, and without it every read goes through ``fts5vocab`` as before. It matches when its
+recorded FTS generation (FTS5's averages and structure records, which every keyword write
+changes) and last keyword row equal the store's. The postings it returns are exactly the pairs
+``PostingsReader`` decodes (the same decoding of the same doclists), so scores keep their bits.
+
+Layout: ``.ragit/store/postings.db``, an SQLite file of its own (the store's schema is
+unchanged, and an older ragit ignores the file): ``meta(key, value)`` and
+``postings(term PRIMARY KEY, ids, tfs)``; ``ids`` int32 (int64 when a row id needs it, as
+``meta.id_bytes`` says), ``tfs`` uint16 when every weighted count of the term is an integer below
+65,536 (always, with the field weights 1 and 2), else float64; the blob length tells which.
+
+Keyword rows are only ever appended (their ids grow), so after an ingest the file is extended by
+the new rows' postings: the terms of the new rows (analysed as ingest analysed them) are read
+from the index for the new id range only, and the occurrences found must add up to the new rows'
+lengths, else (or when the new rows are many) the file is rebuilt.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .bm25 import CachingPostings
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+    from .bm25 import Postings
+
+FORMAT = 1
+FILE_NAME = "postings.db"
+# Stores with fewer keyword rows read fts5vocab (a few ms per question at most); at and above,
+# ingest keeps this file (bench/vector_scale.py: 100k and 1M chunks).
+MIN_ROWS = 50_000
+_FLUSH = 2_000  # terms written per executemany
+
+
+def file_path(store_dir: Path) -> Path:
+    return Path(store_dir) / FILE_NAME
+
+
+def extend_limit(covered: int) -> int:
+    """New keyword rows appended in place; more are cheaper to rebuild in one pass."""
+    return max(20_000, covered // 20)
+
+
+def fts_state(conn: sqlite3.Connection) -> tuple[str, int, str]:
+    """(generation, last row id, last row key) of the store's FTS index, read in O(log n). The
+    generation is FTS5's averages record (the row count and token totals: every keyword write
+    changes it) and its structure record (every segment's id, size and row range: a store
+    rebuilt with other rows lays out other segments); the last row names the content the ids
+    point to."""
+    blocks = dict(conn.execute("SELECT id, block FROM chunks_fts_data WHERE id IN (1, 10)").fetchall())
+    gen = ":".join(bytes(blocks[i]).hex() if blocks.get(i) is not None else "" for i in (1, 10))
+    last = conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM fts_rows").fetchone()[0]
+    key = conn.execute("SELECT path || char(0) || chunk_id FROM fts_rows WHERE rowid = ?", (last,)).fetchone()
+    return gen, int(last), (key[0] if key else "")
+
+
+def _row_count(conn: sqlite3.Connection, last: int | None = None) -> int:
+    sql = "SELECT COUNT(*) FROM fts_rows" + ("" if last is None else " WHERE rowid <= ?")
+    return int(conn.execute(sql, () if last is None else (last,)).fetchone()[0])
+
+
+def _meta(conn: sqlite3.Connection) -> dict[str, str]:
+    return dict(conn.execute("SELECT key, value FROM meta").fetchall())
+
+
+def _matches(meta: dict[str, str], state: tuple[str, int, str]) -> bool:
+    gen, last, key = state
+    return (meta.get("format") == str(FORMAT) and meta.get("generation") == gen and meta.get("last") == str(last)
+            and meta.get("last_key") == key)
+
+
+class PackedPostings:
+    """An open, matching postings file: :meth:`get` is a term's postings (empty when absent)."""
+
+    def __init__(self, conn: sqlite3.Connection, id_bytes: int):
+        self.conn = conn
+        self._ids = "<i4" if id_bytes == 4 else "<i8"
+
+    def get(self, term: str) -> "Postings":
+        import numpy as np
+
+        row = self.conn.execute("SELECT ids, tfs FROM postings WHERE term = ?", (term,)).fetchone()
+        if row is None:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+        ids = np.frombuffer(row[0], dtype=self._ids).astype(np.int64)
+        tfs = row[1]
+        tf = (np.frombuffer(tfs, dtype="<u2") if len(tfs) == 2 * len(ids) else np.frombuffer(tfs, dtype="<f8"))
+        return ids, tf.astype(np.float64)
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def open_packed(store_dir: Path, main: sqlite3.Connection) -> PackedPostings | None:
+    """The store's postings file when it matches the FTS index ``main`` sees; None otherwise
+    (missing, unreadable, stale: the caller reads fts5vocab)."""
+    path = file_path(store_dir)
+    if not path.is_file():
+        return None
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False, isolation_level=None)
+    except sqlite3.Error:
+        return None
+    try:
+        meta = _meta(conn)
+        if _matches(meta, fts_state(main)):
+            return PackedPostings(conn, int(meta.get("id_bytes", "8")))
+    except (sqlite3.Error, ValueError):
+        pass
+    conn.close()
+    return None
+
+
+def _code_sql() -> str:
+    from .bm25 import FIELDS
+
+    return f"doc * {len(FIELDS)} + CASE col " + " ".join(f"WHEN '{c}' THEN {i}" for i, c in enumerate(FIELDS)) + " END"
+
+
+def _pack(ids: "np.ndarray", tf: "np.ndarray", id_bytes: int) -> tuple[bytes, bytes]:
+    import numpy as np
+
+    packed_ids = ids.astype("<i4" if id_bytes == 4 else "<i8").tobytes()
+    small = tf.astype("<u2")
+    if len(tf) and np.array_equal(small.astype(np.float64), tf):
+        return packed_ids, small.tobytes()
+    return packed_ids, tf.astype("<f8").tobytes()
+
+
+def _open_out(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = DELETE")
+    conn.execute("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    conn.execute("CREATE TABLE IF NOT EXISTS postings(term TEXT PRIMARY KEY, ids BLOB NOT NULL, tfs BLOB NOT NULL)"
+                 " WITHOUT ROWID")
+    return conn
+
+
+def _write_meta(conn: sqlite3.Connection, state: tuple[str, int, str], rows: int, id_bytes: int) -> None:
+    gen, last, key = state
+    conn.executemany("INSERT OR REPLACE INTO meta VALUES(?, ?)", [
+        ("format", str(FORMAT)), ("generation", gen), ("rows", str(rows)), ("last", str(last)),
+        ("last_key", key), ("id_bytes", str(id_bytes))])
+
+
+def build(store_dir: Path, main: sqlite3.Connection) -> int:
+    """Write the postings of every term of ``main``'s FTS index (atomically replacing any old
+    file); returns the number of terms."""
+    from .bm25 import PostingsReader
+
+    state = fts_state(main)
+    rows = _row_count(main)
+    id_bytes = 4 if state[1] < 2**31 else 8
+    path = file_path(store_dir)
+    tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
+    tmp.unlink(missing_ok=True)
+    terms = 0
+    try:
+        out = _open_out(tmp)
+        try:
+            out.execute("PRAGMA synchronous = OFF")
+            out.execute("BEGIN")
+            batch = []
+            # one streaming pass: the vocabulary table yields terms in order, so GROUP BY needs no sort
+            for term, text in main.execute(f"SELECT term, group_concat({_code_sql()}) FROM chunks_vocab GROUP BY term"):
+                batch.append((term, *_pack(*PostingsReader._decode(text), id_bytes)))
+                if len(batch) >= _FLUSH:
+                    out.executemany("INSERT INTO postings VALUES(?, ?, ?)", batch)
+                    terms += len(batch)
+                    batch = []
+            out.executemany("INSERT INTO postings VALUES(?, ?, ?)", batch)
+            terms += len(batch)
+            _write_meta(out, state, rows, id_bytes)
+            out.execute("COMMIT")
+        finally:
+            out.close()
+        if fts_state(main) != state:  # the index changed while it was read: keep nothing
+            return 0
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return terms
+
+
+def _decode_py(text: str) -> tuple[list[int], list[float]]:
+    """``PostingsReader._decode`` without numpy, for the few rows an extension reads (a commit
+    hook's ingest loads no numpy): row ids ascending and their weights summed in occurrence
+    order (small integers times 1 or 2, exact in any order)."""
+    from .bm25 import FIELD_WEIGHTS, FIELDS
+
+    width = len(FIELDS)
+    pairs = [(code // width, FIELD_WEIGHTS[code % width]) for code in map(int, text.split(","))]
+    if any(pairs[i][0] < pairs[i - 1][0] for i in range(1, len(pairs))):
+        pairs.sort(key=lambda p: p[0])  # stable, as the numpy decoding's argsort
+    ids: list[int] = []
+    tfs: list[float] = []
+    for doc, weight in pairs:
+        if ids and ids[-1] == doc:
+            tfs[-1] += weight
+        else:
+            ids.append(doc)
+            tfs.append(0.0 + weight)
+    return ids, tfs
+
+
+def _append(old: tuple[bytes, bytes] | None, ids: list[int], tfs: list[float], id_bytes: int) -> tuple[bytes, bytes]:
+    """A term's packed blobs with ``ids``/``tfs`` (all after its old rows) appended."""
+    from array import array
+
+    def little(values: array) -> bytes:
+        if sys.byteorder != "little":  # pragma: no cover - the file is little-endian
+            values.byteswap()
+        return values.tobytes()
+
+    old_ids, old_tfs = old if old is not None else (b"", b"")
+    count = len(old_ids) // id_bytes
+    was_small = len(old_tfs) == 2 * count
+    if was_small and all(t == int(t) and 0 <= t < 65536 for t in tfs):
+        return old_ids + little(array("i" if id_bytes == 4 else "q", ids)), old_tfs + little(array("H", map(int, tfs)))
+    if was_small and count:  # the term's counts no longer fit uint16: all of them as float64
+        previous = array("H")
+        previous.frombytes(old_tfs)
+        if sys.byteorder != "little":  # pragma: no cover
+            previous.byteswap()
+        old_tfs = little(array("d", map(float, previous)))
+    return old_ids + little(array("i" if id_bytes == 4 else "q", ids)), old_tfs + little(array("d", tfs))
+
+
+def _extend(store_dir: Path, main: sqlite3.Connection, meta: dict[str, str], state: tuple[str, int, str],
+            rows: int) -> bool:
+    """Append the postings of the keyword rows after ``meta``'s last row; False when the rows
+    found do not account for every occurrence of the new rows (the caller rebuilds)."""
+    from .bm25 import index_fields
+
+    first, last = int(meta["last"]) + 1, state[1]
+    id_bytes = int(meta["id_bytes"])
+    if id_bytes == 4 and last >= 2**31:
+        return False
+    new = main.execute(
+        "SELECT r.path, c.text, c.title, r.tokens FROM fts_rows r JOIN chunks c ON c.chunk_id = r.chunk_id"
+        " WHERE r.rowid >= ? ORDER BY r.rowid", (first,)).fetchall()
+    if len(new) != rows - int(meta["rows"]):
+        return False
+    terms: set[str] = set()
+    for path, text, title, _ in new:
+        for field in index_fields(text, title, path)[:3]:
+            terms.update(field.split())
+    expected = sum(int(r[3]) for r in new)
+    found = 0
+    appended = []
+    code_sql = _code_sql()
+    for term in sorted(terms):
+        text = main.execute(f"SELECT group_concat({code_sql}) FROM chunks_vocab WHERE term = ? AND doc BETWEEN ? AND ?",
+                            (term, first, last)).fetchone()[0]
+        if not text:
+            continue
+        found += text.count(",") + 1
+        appended.append((term, *_decode_py(text)))
+    if found != expected:  # a term the analysis missed (or an index that is not ours): rebuild
+        return False
+    conn = _open_out(file_path(store_dir))
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        if _meta(conn) != meta:
+            conn.execute("ROLLBACK")
+            return False
+        for term, ids, tfs in appended:
+            old = conn.execute("SELECT ids, tfs FROM postings WHERE term = ?", (term,)).fetchone()
+            conn.execute("INSERT OR REPLACE INTO postings VALUES(?, ?, ?)",
+                         (term, *_append(None if old is None else (bytes(old[0]), bytes(old[1])), ids, tfs, id_bytes)))
+        _write_meta(conn, state, rows, id_bytes)
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    finally:
+        conn.close()
+    return True
+
+
+def refresh(store_dir: Path, main: sqlite3.Connection) -> str:
+    """After a keyword write: keep, extend or build the postings file ("none" below
+    :data:`MIN_ROWS`, "kept", "extended", "built", "failed"). A failure leaves no file (queries
+    then read fts5vocab), never fails the ingest."""
+    path = file_path(store_dir)
+    try:
+        state = fts_state(main)
+        meta = _read_meta(path)
+        if meta is not None and _matches(meta, state):
+            return "kept"
+        rows = _row_count(main)
+        if rows < MIN_ROWS:
+            path.unlink(missing_ok=True)
+            return "none"
+        if meta is not None and meta.get("format") == str(FORMAT) and _appended(main, meta, state):
+            if rows - int(meta["rows"]) <= extend_limit(int(meta["rows"])) and _extend(store_dir, main, meta, state, rows):
+                return "extended"
+        build(store_dir, main)
+        return "built"
+    except Exception:  # noqa: BLE001 - an accelerator: without it queries read fts5vocab
+        try:
+            path.unlink(missing_ok=True)
+        except OSError:
+            pass
+        return "failed"
+
+
+def _read_meta(path: Path) -> dict[str, str] | None:
+    if not path.is_file():
+        return None
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            return _meta(conn)
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None
+
+
+def _appended(main: sqlite3.Connection, meta: dict[str, str], state: tuple[str, int, str]) -> bool:
+    """Whether the index only grew by rows after the file's last row since it was written."""
+    try:
+        last, rows = int(meta["last"]), int(meta["rows"])
+    except (KeyError, ValueError):
+        return False
+    if state[1] <= last:
+        return False
+    held = _row_count(main, last)
+    key = main.execute("SELECT path || char(0) || chunk_id FROM fts_rows WHERE rowid = ?", (last,)).fetchone()
+    return held == rows and key is not None and key[0] == meta.get("last_key")
+
+
+class PackedReader(CachingPostings):
+    """A postings reader (ragit.store.bm25.CachingPostings) over a matching postings file: the
+    generation is the FTS index's, as for ``PostingsReader``, so a warm process drops it on the
+    same writes. A term the file cannot give (it became unreadable after it was opened: a
+    writer's crash left a journal a read-only connection cannot roll back) is read from
+    fts5vocab, the same pairs."""
+
+    def __init__(self, conn: sqlite3.Connection, packed: PackedPostings, cache: bool = False,
+                 owns_connection: bool = False):
+        self._packed = packed
+        self._plain = None
+        super().__init__(conn, cache, owns_connection)
+
+    def read_generation(self) -> bytes:
+        row = self._conn.execute("SELECT block FROM chunks_fts_data WHERE id = 1").fetchone()
+        return bytes(row[0]) if row else b""
+
+    def _fallback(self):
+        if self._plain is None:
+            from .bm25 import PostingsReader
+
+            self._plain = PostingsReader(self._conn, "chunks_vocab", "chunks_fts_data")
+        return self._plain
+
+    def _fetch(self, term: str) -> "Postings":
+        try:
+            return self._packed.get(term)
+        except sqlite3.Error:
+            return self._fallback()._fetch(term)
+
+    def within(self, term: str, first: int, last: int) -> "Postings":
+        import numpy as np
+
+        try:
+            ids, tf = self._packed.get(term)
+        except sqlite3.Error:
+            return self._fallback().within(term, first, last)
+        lo, hi = np.searchsorted(ids, [first, last + 1])
+        return ids[lo:hi], tf[lo:hi]
+
+    def close(self) -> None:
+        self._packed.close()
+        super().close()

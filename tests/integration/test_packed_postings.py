@@ -1,0 +1,250 @@
+"""The packed keyword postings beside a SQLite store (ragit.store.packedpostings): the same pairs
+as fts5vocab for every term, the same answers with and without the file, extended (not rebuilt)
+after a small commit, and ignored when stale, damaged or below the size threshold."""
+
+from __future__ import annotations
+
+import random
+import shutil
+
+import numpy as np
+import pytest
+
+from conftest import write_placeholder_config
+from ragit import Repo
+from ragit.store import packedpostings
+from ragit.store.bm25 import PostingsReader
+from ragit.store.packedpostings import PackedReader
+
+WORDS = ("token session store snapshot vector index commit branch cache query rank fusion chunk file "
+         "parser schema migrate config watch merge review budget window memory recall artifact packet "
+         "mask secret blob heap graph table column filter cursor socket stream buffer thread signal "
+         "Ünïcode café naïve").split()
+
+
+def _docs(n: int, seed: int = 5, prefix: str = "d") -> dict[str, str]:
+    rng = random.Random(seed)
+    out = {}
+    for i in range(n):
+        parts = [f"# {prefix.upper()} {i} {' '.join(rng.sample(WORDS, 3))}\n"]
+        for s in range(2):
+            parts.append(f"## Part {s} {rng.choice(WORDS)}\n\n{' '.join(rng.choices(WORDS, k=30))} tokenStore_{i}\n")
+        out[f"docs/{prefix}{i:03d}.md"] = "\n".join(parts)
+    return out
+
+
+QUESTIONS = ["token session store", "vector index commit", "café naïve", "merge review budget window",
+             "TokenStore rotate", "socket stream buffer", "tokenStore_7", "nothing matches zzz"]
+
+
+@pytest.fixture
+def repo(git_repo, monkeypatch):
+    monkeypatch.setattr(packedpostings, "MIN_ROWS", 1)
+    write_placeholder_config(git_repo.root)
+    git_repo.commit("corpus", _docs(40))
+    r = Repo.open(git_repo.root)
+    r.ingest(all=True)
+    return git_repo
+
+
+def _store(root):
+    from ragit.store.sqlite import SqliteStore
+
+    return SqliteStore.open_read(root / ".ragit" / "store")
+
+
+def _all_terms(store) -> list[str]:
+    return [t for (t,) in store.conn.execute("SELECT DISTINCT term FROM chunks_vocab")]
+
+
+def _same_postings(store) -> None:
+    """Every term of the index reads the same (ids, weighted counts), dtype and bits, both ways."""
+    packed = store.postings()
+    assert isinstance(packed, PackedReader)
+    plain = PostingsReader(store.conn, "chunks_vocab", "chunks_fts_data")
+    terms = _all_terms(store)
+    assert len(terms) > 40
+    for term in terms + ["absent-term"]:
+        a, b = packed(term), plain(term)
+        assert a[0].dtype == b[0].dtype == np.int64 and a[1].dtype == b[1].dtype == np.float64
+        assert a[0].tobytes() == b[0].tobytes() and a[1].tobytes() == b[1].tobytes(), term
+        lo, hi = (int(a[0][len(a[0]) // 3]), int(a[0][-1]) - 1) if len(a[0]) else (1, 5)
+        wa, wb = packed.within(term, lo, hi), plain.within(term, lo, hi)
+        assert wa[0].tobytes() == wb[0].tobytes() and wa[1].tobytes() == wb[1].tobytes()
+
+
+def _answers(root) -> list:
+    r = Repo.open(root)
+    return [[(h.path, h.chunk_id, h.score_final, h.score_vector, h.score_keyword) for h in r.query(q).hits]
+            for q in QUESTIONS]
+
+
+def test_built_at_ingest_with_fts5vocabs_pairs(repo):
+    assert packedpostings.file_path(repo.root / ".ragit" / "store").is_file()
+    store = _store(repo.root)
+    try:
+        _same_postings(store)
+    finally:
+        store.close()
+
+
+def test_answers_are_identical_with_and_without_the_file(repo):
+    path = packedpostings.file_path(repo.root / ".ragit" / "store")
+    with_file = _answers(repo.root)
+    path.unlink()
+    store = _store(repo.root)
+    try:
+        assert isinstance(store.postings(), PostingsReader)
+    finally:
+        store.close()
+    assert _answers(repo.root) == with_file
+    assert any(hits for hits in with_file)
+
+
+def test_extended_after_a_small_commit_equals_a_fresh_build(repo, tmp_path):
+    path = packedpostings.file_path(repo.root / ".ragit" / "store")
+    repo.commit("more", {**_docs(3, seed=9, prefix="n"), "docs/d001.md": "# Changed\n\nsocket café rewritten\n"})
+    r = Repo.open(repo.root)
+    r.ingest()
+    store = _store(repo.root)
+    try:
+        _same_postings(store)
+        extended = {t: store.postings()(t) for t in _all_terms(store)}
+        fresh = tmp_path / "fresh"
+        fresh.mkdir()
+        assert packedpostings.build(fresh, store.conn) == len(extended)
+        rebuilt = packedpostings.open_packed(fresh, store.conn)
+        assert rebuilt is not None
+        for term, (ids, tf) in extended.items():
+            again = rebuilt.get(term)
+            assert again[0].tobytes() == ids.tobytes() and again[1].tobytes() == tf.tobytes(), term
+        rebuilt.close()
+    finally:
+        store.close()
+    assert packedpostings.refresh(repo.root / ".ragit" / "store", _store(repo.root).conn) == "kept"
+
+
+def test_refresh_extends_rather_than_rebuilds(repo, monkeypatch):
+    calls = []
+    real = packedpostings.build
+    monkeypatch.setattr(packedpostings, "build", lambda *a: calls.append(a) or real(*a))
+    repo.commit("one file", {"docs/new.md": "# New\n\nsignal thread graph\n"})
+    Repo.open(repo.root).ingest()
+    assert calls == []
+    store = _store(repo.root)
+    try:
+        _same_postings(store)
+    finally:
+        store.close()
+
+
+def test_stale_file_is_ignored(repo, tmp_path):
+    path = packedpostings.file_path(repo.root / ".ragit" / "store")
+    shutil.copy(path, tmp_path / "old.db")
+    before = _answers(repo.root)
+    repo.commit("more", _docs(2, seed=4, prefix="s"))
+    Repo.open(repo.root).ingest()
+    shutil.copy(tmp_path / "old.db", path)  # the file of the previous index generation
+    store = _store(repo.root)
+    try:
+        assert packedpostings.open_packed(path.parent, store.conn) is None
+        assert isinstance(store.postings(), PostingsReader)
+    finally:
+        store.close()
+    path.unlink()
+    exact = _answers(repo.root)
+    shutil.copy(tmp_path / "old.db", path)
+    assert _answers(repo.root) == exact
+    assert before  # (answers existed before the commit too)
+
+
+def test_damaged_file_is_ignored_and_rebuilt(repo):
+    path = packedpostings.file_path(repo.root / ".ragit" / "store")
+    expected = _answers(repo.root)
+    path.write_bytes(b"not a database" * 100)
+    store = _store(repo.root)
+    try:
+        assert isinstance(store.postings(), PostingsReader)
+    finally:
+        store.close()
+    assert _answers(repo.root) == expected
+    from ragit.store.sqlite import SqliteStore
+
+    writer = SqliteStore.open_write(repo.root / ".ragit" / "store")
+    try:
+        assert writer.refresh_keyword_postings() == "built"
+    finally:
+        writer.close()
+    store = _store(repo.root)
+    try:
+        _same_postings(store)
+    finally:
+        store.close()
+
+
+def test_small_store_keeps_no_file(git_repo, monkeypatch):
+    write_placeholder_config(git_repo.root)
+    git_repo.commit("corpus", _docs(5))
+    Repo.open(git_repo.root).ingest(all=True)
+    assert not packedpostings.file_path(git_repo.root / ".ragit" / "store").exists()
+
+
+def test_extension_reads_no_numpy_and_decodes_as_numpy_does():
+    """The extension's decoding (no numpy: a commit hook's ingest) gives the pairs numpy's does,
+    also for unsorted codes and counts that outgrow uint16."""
+    from ragit.store.packedpostings import PackedPostings, _append, _decode_py
+
+    texts = ["7,3,4,5,6,9,31,30,32", "3", "300000,300001,300002,3,4"]
+    for text in texts:
+        ids, tfs = _decode_py(text)
+        want = PostingsReader._decode(text)
+        assert ids == want[0].tolist() and tfs == want[1].tolist()
+    import sqlite3
+
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE postings(term TEXT PRIMARY KEY, ids BLOB, tfs BLOB)")
+    blobs = _append(None, [1, 2], [1.0, 3.0], 4)
+    blobs = _append(blobs, [5], [70000.0], 4)  # widens the counts to float64
+    blobs = _append(blobs, [9], [0.5], 4)
+    conn.execute("INSERT INTO postings VALUES('t', ?, ?)", blobs)
+    ids, tf = PackedPostings(conn, 4).get("t")
+    assert ids.tolist() == [1, 2, 5, 9] and tf.tolist() == [1.0, 3.0, 70000.0, 0.5]
+
+
+def test_a_file_that_fails_after_opening_falls_back_per_term(repo):
+    """A postings file that stops answering mid-query (its table gone under a reader: the case of
+    a journal a read-only connection cannot roll back) costs speed, not answers."""
+    import sqlite3
+
+    store = _store(repo.root)
+    try:
+        reader = store.postings()
+        assert isinstance(reader, PackedReader)
+        plain = PostingsReader(store.conn, "chunks_vocab", "chunks_fts_data")
+        writer = sqlite3.connect(packedpostings.file_path(repo.root / ".ragit" / "store"))
+        writer.execute("DROP TABLE postings")
+        writer.commit()
+        writer.close()
+        for term in ("token", "session", "absent-term"):
+            assert reader(term)[0].tobytes() == plain(term)[0].tobytes()
+            assert reader(term)[1].tobytes() == plain(term)[1].tobytes()
+            got, want = reader.within(term, 2, 30), plain.within(term, 2, 30)
+            assert got[0].tobytes() == want[0].tobytes() and got[1].tobytes() == want[1].tobytes()
+    finally:
+        store.close()
+
+
+def test_a_replaced_store_drops_its_postings_file(tmp_path):
+    """A store this version cannot read is replaced (knowledge §11.5) together with its postings."""
+    from ragit.store.sqlite import DB_NAME, SqliteStore
+
+    store_dir = tmp_path / "store"
+    store_dir.mkdir()
+    (store_dir / DB_NAME).write_bytes(b"not sqlite" * 200)
+    packedpostings.file_path(store_dir).write_bytes(b"old postings")
+    store = SqliteStore.open_write(store_dir)
+    try:
+        assert store.replaced
+        assert not packedpostings.file_path(store_dir).exists()
+    finally:
+        store.close()
