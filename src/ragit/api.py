@@ -157,10 +157,16 @@ class Repo:
             self._cache.entries.clear()
         retrieval = self.config["retrieval"]
         if not dry_run and result.search_ready and retrieval["rerank"] and retrieval["cochange"]:
-            from .retrieve.cochange_boost import snapshot_cochange
+            from .gitsnap.cochange import cochange_at
+            from .gitsnap.git import GitError
 
-            # the snapshot's co-change counts, kept for the queries that follow (they write nothing)
-            snapshot_cochange(self.git, self.root, result.commit_sha, keep_changes=True, keep_counts=True)
+            # the snapshot's co-change counts, kept for the queries that follow (they write nothing);
+            # as retrieve.cochange_boost.snapshot_cochange, without importing the ranking stage
+            # (~11 ms of an ingest process): history git cannot give leaves the cache unwritten
+            try:
+                cochange_at(self.git, self.root, result.commit_sha, keep_changes=True, keep_counts=True)
+            except (GitError, OSError, ValueError):
+                pass
         if not dry_run and result.search_ready and self.config["history"]["index"]:
             self._index_history(result)
         return result

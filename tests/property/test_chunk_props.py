@@ -149,3 +149,47 @@ def test_nested_containers_split_into_complete_bounded_units(case, version):
     for number, line in enumerate(split_lines(text), start=1):
         if line.strip():
             assert number in covered
+
+
+def _sections_reference(text: str):
+    """split_sections as it was before lines were pre-filtered by their first character: both
+    patterns tried on every line."""
+    from ragit.ingest.frontmatter import parse_front_matter
+    from ragit.ingest.markdown import _FENCE, _HEADING, Section, _is_fence_close
+
+    front = parse_front_matter(text)
+    body_lines = list(enumerate(front.body.split("\n"), start=front.body_start_line))
+    sections, title, level, current, fence = [], "Introduction", 1, [], None
+    for number, line in body_lines:
+        if fence is not None:
+            if _is_fence_close(line, fence):
+                fence = None
+        else:
+            opened = _FENCE.match(line)
+            if opened:
+                fence = opened.group(1)
+            else:
+                heading = _HEADING.match(line)
+                if heading:
+                    sections.append(Section(title, level, tuple(current)))
+                    title, level, current = heading.group(2).strip(), len(heading.group(1)), []
+                    continue
+        current.append((number, line))
+    sections.append(Section(title, level, tuple(current)))
+    kept = [s for s in sections if s.content]
+    if kept:
+        return kept
+    body = Section("Body", 1, tuple(body_lines))
+    return [body] if body.content else []
+
+
+FENCY_LINE = st.one_of(MD_LINE, st.text(alphabet=" #`~a\t\x0b", max_size=10),
+                       st.sampled_from(["   ```", "    ```", " ~~~~ x", "```` ", "#\ttab", "\t# x", "#x"]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(FENCY_LINE, max_size=60).map("\n".join))
+def test_markdown_sections_equal_trying_every_line(text):
+    from ragit.ingest.markdown import split_sections
+
+    assert split_sections(text) == _sections_reference(text)

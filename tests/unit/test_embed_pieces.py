@@ -42,12 +42,16 @@ def _random_texts(count: int, seed: int, alphabet) -> list[str]:
     return ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30))) for _ in range(count)]
 
 
-def _pieces_for(tok_path: Path, tok: Tokenizer, batch: bool = False) -> PieceTokenizer:
+def _pieces_for(tok_path: Path, tok: Tokenizer, fallback_calls: list[str] | None = None) -> PieceTokenizer:
     encoder = load_wordpiece(tok_path)
     assert encoder is not None
-    return PieceTokenizer(encoder, lambda p: tok.encode(p, add_special_tokens=False).ids,
-                          (lambda words: [e.ids for e in tok.encode_batch(words, add_special_tokens=False)])
-                          if batch else None)
+
+    def fallback(piece: str) -> list[int]:
+        if fallback_calls is not None:
+            fallback_calls.append(piece)
+        return tok.encode(piece, add_special_tokens=False).ids
+
+    return PieceTokenizer(encoder, fallback)
 
 
 def test_piece_ids_are_the_multiset_of_tokenizers_ids(tmp_path):
@@ -67,42 +71,49 @@ def test_piece_ids_are_the_multiset_of_tokenizers_ids(tmp_path):
     assert checked > 1000
 
 
-@pytest.mark.parametrize("batch_words", [False, True])
-def test_piece_ids_on_real_code_with_the_bundled_model(batch_words, monkeypatch):
+def test_piece_ids_on_real_code_with_the_bundled_model():
     tok_path = CODE_DIR / "tokenizer.json"
     tok = Tokenizer.from_file(str(tok_path))
-    monkeypatch.setattr(pieces, "BATCH_MIN_WORDS", 1)  # new words go through ``tokenizers`` in one call
-    tokenizer = _pieces_for(tok_path, tok, batch=batch_words)
+    calls: list[str] = []
+    tokenizer = _pieces_for(tok_path, tok, calls)
     texts = [code_words(t) for t in _real_code()] + _random_texts(300, seed=5, alphabet=ALPHABET + EXTRA)
     got = tokenizer.ids_many(texts)
     for text, ids, encoding in zip(texts, got, tok.encode_batch(texts, add_special_tokens=False)):
         if ids is not None:
             assert Counter(ids) == Counter(encoding.ids), repr(text[:80])
+    assert calls and all(not piece.isascii() for piece in calls)  # ASCII pieces never reach tokenizers
 
 
-@pytest.mark.parametrize("ready", [False, True])
-def test_loaded_tokenizers_takes_a_few_new_words(ready):
-    """With ``tokenizers`` loaded (``ready``), a batch of a few new words goes through it (below
-    the cold threshold it would stay in Python); the ids are the same either way."""
+def test_batches_fill_the_cache_as_single_texts_do():
+    """``ids_many`` enters a batch's new pieces in one pass: the same ids as one text at a time,
+    whatever the batch boundaries, for ASCII texts and the ASCII pieces of other texts."""
     tok_path = CODE_DIR / "tokenizer.json"
     tok = Tokenizer.from_file(str(tok_path))
-    calls: list[int] = []
+    texts = [code_words(t) for t in _real_code(120)] + _random_texts(400, seed=21, alphabet=ALPHABET + EXTRA)
+    one_by_one = _pieces_for(tok_path, tok)
+    expected = [one_by_one.ids(text) for text in texts]
+    for size in (1, 7, 64, len(texts)):
+        batched = _pieces_for(tok_path, tok)
+        got = [ids for start in range(0, len(texts), size) for ids in batched.ids_many(texts[start:start + size])]
+        assert got == expected
+        # the same ids for every piece both remember (a batch also remembers the pieces of a text
+        # it then declines for holding an added token: valid ids, never used for that text)
+        assert all(batched._ascii[p] == ids for p, ids in one_by_one._ascii.items())
 
-    def batch(words: list[str]) -> list[list[int]]:
-        calls.append(len(words))
-        return [e.ids for e in tok.encode_batch(words, add_special_tokens=False)]
 
-    encoder = load_wordpiece(tok_path)
-    assert encoder is not None
-    tokenizer = PieceTokenizer(encoder, lambda p: tok.encode(p, add_special_tokens=False).ids, batch, lambda: ready)
-    texts = [code_words(t) for t in _real_code(40)]
-    got = tokenizer.ids_many(texts)
-    new_words = calls[0] if calls else 0
-    assert (new_words >= pieces.READY_MIN_WORDS) == ready  # cold: well below BATCH_MIN_WORDS, Python
-    assert (new_words < pieces.BATCH_MIN_WORDS) or not ready
-    for text, ids, encoding in zip(texts, got, tok.encode_batch(texts, add_special_tokens=False)):
-        if ids is not None:
-            assert Counter(ids) == Counter(encoding.ids), repr(text[:80])
+def test_ascii_text_never_loads_tokenizers():
+    """A static model embedding ASCII text tokenises every word in Python: ``tokenizers`` (~25 ms
+    to load, plus its thread pool) is not loaded; the vectors equal its in-order ids pooled."""
+    texts = [code_words(t) for t in _real_code(200) if t.isascii()]
+    embedder = StaticEmbedder("code:test", CODE_DIR / "tokenizer.json", CODE_DIR / "embeddings.safetensors",
+                              preprocess="code")
+    got = embedder.embed(texts)
+    assert embedder._hf is None
+    reference = StaticEmbedder("code:ref", CODE_DIR / "tokenizer.json", CODE_DIR / "embeddings.safetensors",
+                               preprocess="code")
+    prepared = reference._prepared(texts)
+    ids = [e.ids for e in reference._hf_tokenizer().encode_batch(list(prepared), add_special_tokens=False)]
+    assert np.array_equal(got.view(np.uint32), reference._pool_batches([ids], len(texts)).view(np.uint32))
 
 
 def test_piece_cache_is_bounded(tmp_path, monkeypatch):
@@ -114,6 +125,11 @@ def test_piece_cache_is_bounded(tmp_path, monkeypatch):
     for text in _random_texts(200, seed=3, alphabet=["a", "b", "x", " ", "ab", "."]):
         tokenizer.ids(text)
         assert len(tokenizer._ascii) <= 5 + 30  # cleared once past the bound (plus one text's pieces)
+    batched = _pieces_for(path, tok)
+    texts = _random_texts(400, seed=4, alphabet=["a", "b", "x", " ", "ab", "."])
+    for start in range(0, len(texts), 8):
+        assert batched.ids_many(texts[start:start + 8]) == [tokenizer.ids(t) for t in texts[start:start + 8]]
+        assert len(batched._ascii) <= 5 + 8 * 30  # past the bound, a batch adds no pieces; cleared then
 
 
 def test_batch_embedding_is_bit_identical_to_in_order_ids(monkeypatch):

@@ -76,3 +76,43 @@ def test_terms_and_counts_agree(text):
     # each term is one token of the index's ascii tokenizer: no ASCII character but letters and digits
     assert all(t and all(c.isalnum() for c in t if c.isascii()) for t in listed)
     assert all(t == t.lower() for t in listed if t.isascii())
+
+
+def _counts_reference(text: str) -> list[tuple[str, int]]:
+    """term_counts as a plain loop over ``terms`` (first-seen order, every occurrence)."""
+    counts: dict[str, int] = {}
+    for term in terms(text):
+        counts[term] = counts.get(term, 0) + 1
+    return list(counts.items())
+
+
+_ASCII_TEXT = st.lists(st.sampled_from(list("abcXYZ019_ .,;:()[]{}-\t\n\x0b\x0c\x1c\x7f'\"")
+                                      + ["sendFile", "send_file", "HTTPServer", "the ", "redirects", "a"]),
+                       max_size=80).map("".join)
+
+
+@given(st.one_of(_ASCII_TEXT, st.text(max_size=200)))
+def test_term_counts_equal_counting_the_terms_in_order(text):
+    """The bytes split of ASCII text and the cached terms give the counts, and their order, of
+    counting :func:`terms` one by one (the FTS rows depend on both)."""
+    assert list(term_counts(text).items()) == _counts_reference(text)
+
+
+@given(st.one_of(_ASCII_TEXT, st.text(max_size=120)))
+def test_field_text_repeats_each_term_in_first_seen_order(text):
+    from ragit.lexical import field_text
+
+    counts = term_counts(text)
+    expected = " ".join(" ".join([t] * n) for t, n in counts.items())
+    assert field_text(counts) == expected
+    assert field_text(counts, sum(counts.values())) == expected
+
+
+def test_term_cache_of_ascii_words_is_bounded(monkeypatch):
+    from ragit import lexical
+
+    monkeypatch.setattr(lexical, "MAX_BYTE_WORDS", 3)
+    lexical._BYTE_TERMS.clear()
+    for text in ("alpha beta", "gamma delta epsilon", "alpha zeta", "sendFile eta theta iota"):
+        assert list(term_counts(text).items()) == _counts_reference(text)
+        assert len(lexical._BYTE_TERMS) <= 3

@@ -31,6 +31,27 @@ def test_pread_rows_equal_the_mapped_rows(tmp_path):
     assert reader[np.zeros(0, dtype=np.int64)].shape == (0, DIMS)
 
 
+@pytest.mark.parametrize("rows, sample, batch, sum_rows", [
+    (3000, 200_000, 65_536, 8_192),  # every row, one block
+    (3000, 1000, 256, 64),  # every 3rd row, sampled rows straddling block boundaries
+    (2999, 700, 97, 5),  # every 4th row, odd block and sum sizes
+])
+def test_centre_read_in_blocks_has_the_bits_of_one_pass(tmp_path, monkeypatch, rows, sample, batch, sum_rows):
+    """The build's centre, summed a block at a time from read (not mapped) rows, equals the mean
+    of all the sampled rows widened to float64 at once, bit for bit (the index stores it)."""
+    path, vectors = _heap(tmp_path, rows)
+    monkeypatch.setattr(vectorindex, "_CENTRE_SAMPLE", sample)
+    monkeypatch.setattr(vectorindex, "_BATCH", batch)
+    monkeypatch.setattr(vectorindex, "_SUM_ROWS", sum_rows)
+    step = max(1, rows // sample)
+    expected = np.asarray(vectors[::step], dtype=np.float64).mean(axis=0).astype(np.float32)
+    got = vectorindex._centre(path, DIMS, rows)
+    assert got.dtype == np.float32 and np.array_equal(got.view(np.uint32), expected.view(np.uint32))
+    blocks = [(lo, block.copy()) for lo, block in vectorindex._blocks(path, DIMS, 5, rows)]  # one reused buffer
+    assert [lo for lo, _ in blocks] == list(range(5, rows, batch))
+    assert np.array_equal(np.concatenate([b for _, b in blocks]), vectors[5:])
+
+
 def test_built_index_finds_the_nearest_rows(tmp_path):
     path, vectors = _heap(tmp_path)
     vectorindex.build(path, DIMS, threads=1)

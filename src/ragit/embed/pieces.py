@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import partial
 from itertools import chain
 from typing import Any
 
@@ -33,13 +34,6 @@ _WORDS = re.compile(rb"[a-z0-9]+|[!-/:-@\[-`{-~]")
 # The only separators that are separators in every text: other Unicode spaces are left inside the
 # piece, where the fallback tokeniser treats them exactly as it would in the whole text.
 _ASCII_SPACE = re.compile(r"[ \t\n\r]+")
-# From this many new words in one batch, ``tokenizers`` encodes them (~10x faster a word than the
-# Python WordPiece, after ~30 ms to load); fewer stay in Python.
-BATCH_MIN_WORDS = 2000
-# Once ``tokenizers`` is loaded (``ready``), its ~30 ms is spent: from this many new words on, a
-# batch's new words go through it (~20 µs a word in Python against ~2 µs there), so a code
-# repository's later batches, each with a few hundred new identifiers, no longer stay in Python.
-READY_MIN_WORDS = 16
 # Pieces remembered at most; past it the cache starts again (memory stays bounded on huge repositories).
 MAX_PIECES = 400_000
 
@@ -47,38 +41,33 @@ MAX_PIECES = 400_000
 class PieceTokenizer:
     """Order-free token ids of a text: the ids of its pieces, each piece tokenised once."""
 
-    def __init__(self, encoder: WordPieceEncoder, fallback: Callable[[str], list[int]],
-                 batch: Callable[[list[str]], list[list[int]]] | None = None,
-                 ready: Callable[[], bool] | None = None) -> None:
-        """``fallback`` tokenises one non-ASCII piece and ``batch`` many words at once (both
-        ``tokenizers``, loaded on first need); ``ready`` tells whether it is loaded already
-        (then even a few new words go to ``batch``)."""
+    def __init__(self, encoder: WordPieceEncoder, fallback: Callable[[str], list[int]]) -> None:
+        """``fallback`` tokenises one non-ASCII piece (``tokenizers``, loaded on first need).
+
+        Every ASCII word goes through the Python WordPiece ``encoder``, once: measured on the
+        bundled model, a new word costs ~3 µs there (words of up to 12 letters; ~27 µs for
+        20–40) against ~6 µs (~20 µs) through ``tokenizers``' batch call, which also costs
+        ~25 ms to load and its thread pool. A repository with only ASCII text never loads it.
+        """
         self._encoder = encoder
         self._fallback = fallback
-        self._batch = batch
-        self._ready = ready
         self._specials = tuple(encoder.specials)
         self._ascii: dict[bytes, tuple[int, ...]] = _Cache(self._encode_ascii)
         self._words: dict[bytes, tuple[int, ...]] = _Cache(self._encode_word)
         self._other: dict[str, tuple[int, ...]] = _Cache(self._encode_any)
 
     def ids_many(self, texts: list[str]) -> list[list[int] | None]:
-        """:meth:`ids` of every text. New words of the batch are tokenised together first: by
-        ``tokenizers`` when there are many (a new repository's identifiers) or it is loaded
-        already and there are a few, else in Python (the same ids either way).
-        Each ASCII text is cleaned and split once, for both steps."""
+        """:meth:`ids` of every text. Each ASCII text is cleaned and split once; the pieces the
+        batch brings that the cache lacks are split into words once, and their ids (new words
+        through the Python WordPiece) enter the cache in one C-level pass, not a Python call
+        per piece (code has many pieces seen once, such as ``self._client.send(``)."""
         split = [text.encode("ascii").translate(_TABLE, _DROP).split() if text.isascii() else None
                  for text in texts]
-        if self._batch is not None and len(self._ascii) < MAX_PIECES:
-            pieces = set(chain.from_iterable(p for p in split if p is not None))
-            pieces.difference_update(self._ascii)
-            words = set(chain.from_iterable(map(_WORDS.findall, pieces)))
-            words.difference_update(self._words)
-            least = READY_MIN_WORDS if self._ready is not None and self._ready() else BATCH_MIN_WORDS
-            if len(words) >= least:
-                todo = list(words)
-                for word, ids in zip(todo, self._batch([w.decode("ascii") for w in todo])):
-                    self._words[word] = tuple(ids)
+        if len(self._ascii) < MAX_PIECES:
+            new = list(set(chain.from_iterable(p for p in split if p is not None)).difference(self._ascii))
+            words = map(_WORDS.findall, new)
+            self._ascii.update(zip(new, map(tuple, map(chain.from_iterable,
+                                                       map(partial(map, self._words.__getitem__), words)))))
         return [self._ids(text, pieces) for text, pieces in zip(texts, split)]
 
     def ids(self, text: str) -> list[int] | None:
@@ -108,8 +97,11 @@ class PieceTokenizer:
         return tuple(self._encoder.word_ids(word.decode("ascii")))
 
     def _encode_any(self, piece: str) -> tuple[int, ...]:
-        ids = self._encoder.encode(piece) if piece.isascii() else None
-        return tuple(ids if ids is not None else self._fallback(piece))
+        """A piece of a text that is not all ASCII: an ASCII piece is cleaned as an ASCII text's
+        pieces are (it holds no space, so it stays one piece) and shares their cache."""
+        if piece.isascii():
+            return self._ascii[piece.encode("ascii").translate(_TABLE, _DROP)]
+        return tuple(self._fallback(piece))
 
 
 class _Cache(dict):

@@ -161,8 +161,7 @@ class StaticEmbedder:
 
             assert self._py is not None
             self._pieces = PieceTokenizer(
-                self._py, lambda piece: self._hf_tokenizer().encode(piece, add_special_tokens=False).ids,
-                lambda words: [e.ids for e in self._encode_fast(words)], lambda: self._hf is not None)
+                self._py, lambda piece: self._hf_tokenizer().encode(piece, add_special_tokens=False).ids)
         out = self._pieces.ids_many(list(texts))
         redo = [i for i, ids in enumerate(out) if ids is None or len(ids) > EXACT_F16_TOKENS]
         if redo:
@@ -170,12 +169,6 @@ class StaticEmbedder:
             for i, encoding in zip(redo, encodings):
                 out[i] = encoding.ids
         return out  # type: ignore[return-value]
-
-    def _encode_fast(self, texts: list[str]) -> list[Any]:
-        """``tokenizers`` encodings without offsets when the installed version can (same ids)."""
-        tokenizer = self._hf_tokenizer()
-        encode = getattr(tokenizer, "encode_batch_fast", tokenizer.encode_batch)
-        return encode(texts, add_special_tokens=False)
 
     def _matrix(self) -> numpy.ndarray:
         """The matrix as a numpy array: a view of the mapping, widened to float32 once busy."""

@@ -18,6 +18,8 @@ SPLIT_MIN_INDEX = 500  # a long line is cut at its last space only when that spa
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.+)$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+# First characters of every line _HEADING or _FENCE can match (a fence may be indented by spaces).
+_MARK_STARTS = frozenset("#`~ ")
 
 Line = tuple[int, str]  # (1-based line number in the file, text)
 
@@ -55,19 +57,21 @@ def split_sections(text: str, front: FrontMatter | None = None) -> list[Section]
     title, level, current = "Introduction", 1, []
     fence: str | None = None
     for number, line in body_lines:
-        if fence is not None:
-            if _is_fence_close(line, fence):
-                fence = None
-        else:
-            opened = _FENCE.match(line)
-            if opened:
-                fence = opened.group(1)
+        # a fence or a heading starts with one of these: other lines skip both patterns
+        if line[:1] in _MARK_STARTS:
+            if fence is not None:
+                if _is_fence_close(line, fence):
+                    fence = None
             else:
-                heading = _HEADING.match(line)
-                if heading:
-                    sections.append(Section(title, level, tuple(current)))
-                    title, level, current = heading.group(2).strip(), len(heading.group(1)), []
-                    continue
+                opened = _FENCE.match(line)
+                if opened:
+                    fence = opened.group(1)
+                else:
+                    heading = _HEADING.match(line)
+                    if heading:
+                        sections.append(Section(title, level, tuple(current)))
+                        title, level, current = heading.group(2).strip(), len(heading.group(1)), []
+                        continue
         current.append((number, line))
     sections.append(Section(title, level, tuple(current)))
     kept = [section for section in sections if section.content]

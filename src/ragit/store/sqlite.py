@@ -82,6 +82,13 @@ CREATE TABLE IF NOT EXISTS snapshot_docs(
 
 HEAP_PREFIX, HEAP_SUFFIX = "vectors-", ".f32"
 
+# Page cache of a writing connection, in KiB (SQLite's default is 2 MiB). Chunk ids, citation ids
+# and vector keys are hashes, so every insert lands on a random page of its index; once those
+# indexes outgrow the cache, nearly every insert reads a page back and evicts a dirty one to the
+# WAL. 100k chunks: 24.3 -> 20.4 s CPU for +51 MB; 300k chunks read 17.5 GB through pread with
+# 2 MiB. The cache only grows as pages are touched, so a small store stays small.
+WRITE_CACHE_KIB = 65_536
+
 
 def _is_heap_name(name: str) -> bool:
     return name.startswith(HEAP_PREFIX) and name.endswith(HEAP_SUFFIX)
@@ -261,6 +268,7 @@ class SqliteStore:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA temp_store=MEMORY")
+            conn.execute(f"PRAGMA cache_size=-{WRITE_CACHE_KIB}")
             version = cls._read_version(conn)
             if version is not None and version != SCHEMA_VERSION:
                 raise StoreUnreadable(f"store schema {version} is not {SCHEMA_VERSION}")

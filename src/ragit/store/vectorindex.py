@@ -31,7 +31,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterator
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -49,6 +49,8 @@ EXPANSION_ADD = 64
 EXPANSION_SEARCH = 128
 BUILD_THREADS = max(1, min(2, os.cpu_count() or 1))
 _BATCH = 65_536
+_SUM_ROWS = 8_192  # rows widened to float64 at a time by _centre
+_CENTRE_SAMPLE = 200_000  # the centre is the mean of every (rows // this)-th row
 INDEX_SUFFIX, META_SUFFIX = ".hnsw", ".hnsw.json"
 
 
@@ -187,12 +189,43 @@ def open_index(heap: Path, dims: int, *, view: bool = True) -> HeapIndex | None:
 
 
 def _centre(heap: Path, dims: int, rows: int) -> "np.ndarray":
-    """Mean of (up to 200,000 evenly spaced) heap rows."""
+    """Mean of (up to :data:`_CENTRE_SAMPLE`) evenly spaced heap rows.
+
+    Summed in row order a block at a time (read, not mapped): the float64 sum over axis 0 adds
+    the rows one after another, so continuing it block by block gives the bits of one pass over
+    all the sampled rows, while memory holds one block instead of every sampled row widened to
+    float64 plus the heap's mapped pages (~1.4 GB at 1M rows; issue 15's ingest memory)."""
     import numpy as np
 
-    mapped = np.memmap(heap, dtype=np.float32, mode="r", shape=(rows, dims))
-    step = max(1, rows // 200_000)
-    return np.asarray(mapped[::step], dtype=np.float64).mean(axis=0).astype(np.float32)
+    step = max(1, rows // _CENTRE_SAMPLE)
+    total = np.zeros((1, dims), dtype=np.float64)
+    count = 0
+    for lo, block in _blocks(heap, dims, 0, rows):
+        sampled = block[(-lo) % step::step]  # the rows lo.. whose index is a multiple of step
+        for at in range(0, len(sampled), _SUM_ROWS):
+            part = sampled[at:at + _SUM_ROWS]
+            total = np.add.reduce(np.concatenate((total, part.astype(np.float64))), axis=0, keepdims=True)
+            count += len(part)
+    return (total[0] / count).astype(np.float32)
+
+
+def _blocks(heap: Path, dims: int, start: int, stop: int) -> "Iterator[tuple[int, np.ndarray]]":
+    """``(first row, rows)`` of heap rows ``start .. stop-1`` in blocks of :data:`_BATCH`, read
+    into one reused buffer with ``preadv`` (a mapping would keep every page read resident)."""
+    import numpy as np
+
+    row_bytes = dims * 4
+    buf = np.empty((min(_BATCH, max(stop - start, 0)), dims), dtype=np.float32)
+    fd = os.open(heap, os.O_RDONLY)
+    try:
+        for lo in range(start, stop, _BATCH):
+            n = min(stop, lo + _BATCH) - lo
+            view = memoryview(buf).cast("B")[: n * row_bytes]
+            if os.preadv(fd, [view], lo * row_bytes) != n * row_bytes:
+                raise OSError(f"short read from {heap.name}")
+            yield lo, buf[:n]
+    finally:
+        os.close(fd)
 
 
 def _mapped(path: Path):
@@ -233,15 +266,11 @@ def _add_rows(index, heap: Path, dims: int, start: int, stop: int, threads: int,
     are skipped."""
     import numpy as np
 
-    mapped = np.memmap(heap, dtype=np.float32, mode="r", shape=(stop, dims))
-    for lo in range(start, stop, _BATCH):
-        hi = min(stop, lo + _BATCH)
-        block = np.asarray(mapped[lo:hi])
+    for lo, block in _blocks(heap, dims, start, stop):
         keep = np.nonzero(np.any(block != 0, axis=1))[0]
         if len(keep):
             keys = (keep + lo).astype(np.uint64)
             index.add_many(keys, np.ascontiguousarray(block[keep] - centre), threads=threads)
-    del mapped
 
 
 def build(heap: Path, dims: int, *, threads: int = BUILD_THREADS, base: HeapIndex | None = None) -> HeapIndex:
