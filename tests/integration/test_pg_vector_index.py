@@ -132,3 +132,17 @@ def test_warm_vector_reader_reads_each_slot_once(git_repo, cli, pg_dsn, monkeypa
         assert len(small._keys) == 2
     finally:
         store.close()
+
+
+def test_a_files_vectors_get_adjacent_slots(git_repo, cli, pg_dsn, monkeypatch):
+    """Vectors are inserted in (blob, chunker, ordinal) order, so the rows the approximate path
+    re-scores together (every chunk of a candidate file) sit on adjacent heap pages."""
+    monkeypatch.setenv("RAGIT_DATABASE_URL", pg_dsn)
+    write_pg_config(git_repo.root)
+    long_doc = "\n\n".join(f"## Part {i}\n\n" + " ".join(f"word{i}x{j}" for j in range(400)) for i in range(6))
+    git_repo.commit("initial", {**SAMPLE_FILES, "docs/long.md": "# Long\n\n" + long_doc + "\n"})
+    assert cli("ingest", "--all", "--cwd", str(git_repo.root), "--format", "json").code == 0
+    rows = pg_rows(pg_dsn, "SELECT c.blob_id, c.chunker_key, c.ordinal FROM vectors v"
+                           " JOIN chunks c ON c.chunk_id = v.chunk_id ORDER BY v.slot")
+    assert len(rows) > len(SAMPLE_FILES)  # some blob has several chunks
+    assert rows == sorted(rows)

@@ -277,10 +277,27 @@ class PostgresStore:
 
                 self._ensure_embedder(embedder_id, dims)
                 matrix = np.frombuffer(vectors, dtype=np.float32).reshape(len(vector_ids), dims)
-                order = sorted(range(len(vector_ids)), key=vector_ids.__getitem__)
+                place = self._chunk_places(vector_ids, chunks)
+                order = sorted(range(len(vector_ids)), key=lambda i: place[vector_ids[i]])
                 cur.executemany(
                     "INSERT INTO vectors(chunk_id, embedder_id, vec) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
                     [(vector_ids[i], embedder_id, PgVector(matrix[i])) for i in order])
+
+    def _chunk_places(self, chunk_ids: Sequence[str], chunks: Sequence[NewChunk]) -> dict[str, tuple[str, str, int]]:
+        """(blob, chunker key, ordinal) of each chunk: the order vectors are inserted in, so a
+        file's vectors get adjacent slots and share heap pages (the approximate path re-scores
+        every row of a candidate file). A chunk id is a hash of exactly these three, so this is
+        one total order for every writer, as sorting by chunk id was (no deadlock)."""
+        place = {c.chunk_id: (c.blob_id, c.chunker_key, c.ordinal) for c in chunks}
+        unknown = [c for c in dict.fromkeys(chunk_ids) if c not in place]
+        for start in range(0, len(unknown), READ_BATCH):
+            for chunk_id, blob_id, chunker_key, ordinal in self.conn.execute(
+                    "SELECT chunk_id, blob_id, chunker_key, ordinal FROM chunks WHERE chunk_id = ANY(%s)",
+                    (unknown[start:start + READ_BATCH],)):
+                place[chunk_id] = (blob_id, chunker_key, ordinal)
+        for chunk_id in unknown:  # a vector of no stored chunk (never written by ingest): last
+            place.setdefault(chunk_id, ("\uffff" + chunk_id, "", 0))
+        return place
 
     def _ensure_embedder(self, embedder_id: str, dims: int) -> None:
         self.conn.execute("INSERT INTO embedders VALUES (%s, %s) ON CONFLICT DO NOTHING", (embedder_id, dims))
