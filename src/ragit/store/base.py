@@ -116,6 +116,16 @@ class StoreStats:
     vectors: int
     snapshots: int
 
+    @classmethod
+    def counted(cls, conn) -> "StoreStats":
+        """The totals of a store's tables, read on ``conn`` (SQL both backends accept)."""
+        def count(sql: str) -> int:
+            return conn.execute(sql).fetchone()[0]
+
+        return cls(documents=count("SELECT COUNT(*) FROM (SELECT DISTINCT blob_id FROM chunks) b"),
+                   chunks=count("SELECT COUNT(*) FROM chunks"), vectors=count("SELECT COUNT(*) FROM vectors"),
+                   snapshots=count("SELECT COUNT(*) FROM snapshots"))
+
 
 class Store(Protocol):
     """Storage backend contract (see module docstring)."""

@@ -108,3 +108,28 @@ def pack_rows(rows: Sequence[tuple], file_norms: Callable[[Sequence[tuple]], dic
     norm_of = file_norms(rows)
     norms = np.array([norm_of[p] for p in paths], dtype=np.float64)
     return rowids.tobytes(), slots.tobytes(), files.tobytes(), lengths.tobytes(), norms.tobytes()
+
+
+def file_norms(rows: Sequence[tuple], segment_norms: Callable[[list[list[int]]], list[float]],
+               remember: Callable[[list[tuple[str, str, float]]], None]) -> dict[str, float]:
+    """Path -> vector-sum norm of its file, for snapshot rows ``(row id, slot, path, blob,
+    chunker key, stored norm or None, ordinal, …)`` as both stores select them. Norms not stored
+    yet are computed once per (blob, chunker key) by ``segment_norms`` from each blob's slots in
+    chunk order (so a norm never depends on where vectors sit), and handed to ``remember`` as
+    ``(blob, chunker key, norm)`` rows for the store to keep."""
+    norm_of: dict[str, float] = {}
+    todo: dict[tuple[str, str], dict[int, int]] = {}
+    for r in rows:
+        if r[5] is not None:
+            norm_of[r[2]] = r[5]
+        else:
+            todo.setdefault((r[3], r[4]), {})[r[6]] = r[1]  # ordinal -> slot
+    if todo:
+        keys = list(todo)
+        values = segment_norms([[todo[k][o] for o in sorted(todo[k])] for k in keys])
+        by_blob = dict(zip(keys, values))
+        remember([(blob, key, value) for (blob, key), value in by_blob.items()])
+        for r in rows:
+            if r[5] is None:
+                norm_of[r[2]] = by_blob[(r[3], r[4])]
+    return norm_of

@@ -80,7 +80,7 @@ class PgPostings(CachingPostings):
             "SELECT seg FROM keyword_segments WHERE term = %s", (term,)))
         held = self._segments.get(term)
         if hit is None or held is None or not held <= listed:
-            hit = _merge(self._segments_of(term, "", ()))
+            hit = self._fetch(term)
         elif listed != held:
             hit = _merge([hit, *self._segments_of(term, " AND seg = ANY(%s)", (sorted(listed - held),))])
         if term not in self._cache and len(self._cache) >= MAX_CACHED_TERMS:

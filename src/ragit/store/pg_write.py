@@ -141,29 +141,23 @@ def build_rows(store: "PgStore", write: SnapshotWrite) -> None:
 
 
 def _file_norms(store: "PgStore", embedder_id: str, rows) -> dict[str, float]:
-    """Path -> norm of its blob's vector sum (chunk order); missing norms computed and stored."""
-    import numpy as np
+    """Path -> norm of its blob's vector sum (:func:`ragit.store.packed.file_norms`), missing
+    norms computed with ragit.vectormath as the SQLite store computes them, and stored in key
+    order (concurrent writers lock rows in one order)."""
+    from .packed import file_norms
 
-    from .. import vectormath
+    def segment_norms(segments: list[list[int]]) -> list[float]:
+        import numpy as np
 
-    norm_of: dict[str, float] = {}
-    todo: dict[tuple[str, str], dict[int, int]] = {}
-    for r in rows:
-        if r[5] is not None:
-            norm_of[r[2]] = r[5]
-        else:
-            todo.setdefault((r[3], r[4]), {})[r[6]] = r[1]
-    if todo:
-        keys = sorted(todo)
-        segments = [[todo[k][o] for o in sorted(todo[k])] for k in keys]
+        from .. import vectormath
+
         gathered = store.gather(embedder_id, [s for seg in segments for s in seg])
         sums = vectormath.segment_sums_numpy(gathered, np.array([len(seg) for seg in segments], dtype=np.int64))
-        values = [float(v) for v in vectormath.norms_numpy(sums)]
+        return [float(v) for v in vectormath.norms_numpy(sums)]
+
+    def remember(computed: list[tuple[str, str, float]]) -> None:
         with store.conn.cursor() as cur:
             cur.executemany("INSERT INTO blob_norms VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                            [(b, k, embedder_id, v) for (b, k), v in zip(keys, values)])
-        by_blob = dict(zip(keys, values))
-        for r in rows:
-            if r[5] is None:
-                norm_of[r[2]] = by_blob[(r[3], r[4])]
-    return norm_of
+                            [(blob, key, embedder_id, v) for blob, key, v in sorted(computed)])
+
+    return file_norms(rows, segment_norms, remember)

@@ -459,13 +459,7 @@ class PostgresStore:
 
     def stats(self) -> StoreStats:
         """Totals of the whole database: what every repository, clone and worktree shares."""
-        q = self.conn.execute
-        return StoreStats(
-            documents=q("SELECT COUNT(*) FROM (SELECT DISTINCT blob_id FROM chunks) b").fetchone()[0],
-            chunks=q("SELECT COUNT(*) FROM chunks").fetchone()[0],
-            vectors=q("SELECT COUNT(*) FROM vectors").fetchone()[0],
-            snapshots=q("SELECT COUNT(*) FROM snapshots").fetchone()[0],
-        )
+        return StoreStats.counted(self.conn)
 
     def repositories(self) -> int:
         return self.conn.execute("SELECT COUNT(*) FROM repositories").fetchone()[0]

@@ -672,30 +672,18 @@ class SqliteStore:
 
     def _file_norms(self, cur: sqlite3.Cursor, embedder_id: str, rows) -> dict[str, float]:
         """Path -> vector-sum norm for rows ``(rowid, slot, path, blob, chunker key, norm|None,
-        ordinal)``; missing norms are computed from the heap (chunk order) and remembered per blob.
+        ordinal)`` (:func:`ragit.store.packed.file_norms`); missing norms are computed from the
+        heap and remembered per blob.
 
         The arithmetic is :mod:`ragit.vectormath`'s, so a few norms are computed without numpy
         (when it is not loaded) and equal what numpy computes for many.
         """
-        norm_of: dict[str, float] = {}
-        todo: dict[tuple[str, str], dict[int, int]] = {}
-        for r in rows:
-            if r[5] is not None:
-                norm_of[r[2]] = r[5]
-            else:
-                todo.setdefault((r[3], r[4]), {})[r[6]] = r[1]  # ordinal -> slot
-        if todo:
-            keys = list(todo)
-            # each blob's slots in chunk order, so a norm never depends on where vectors sit in the heap
-            segments = [[todo[k][o] for o in sorted(todo[k])] for k in keys]
-            values = self._segment_norms(cur, embedder_id, segments)
-            computed = [(blob, key, embedder_id, v) for (blob, key), v in zip(keys, values)]
-            cur.executemany("INSERT OR REPLACE INTO blob_norms VALUES(?,?,?,?)", computed)
-            by_blob = {(b, k): v for b, k, _, v in computed}
-            for r in rows:
-                if r[5] is None:
-                    norm_of[r[2]] = by_blob[(r[3], r[4])]
-        return norm_of
+        from .packed import file_norms
+
+        return file_norms(
+            rows, lambda segments: self._segment_norms(cur, embedder_id, segments),
+            lambda computed: cur.executemany("INSERT OR REPLACE INTO blob_norms VALUES(?,?,?,?)",
+                                             [(blob, key, embedder_id, v) for blob, key, v in computed]))
 
     def _segment_norms(self, cur: sqlite3.Cursor, embedder_id: str, segments: list[list[int]]) -> list[float]:
         """Norm of the sum of each segment's heap rows (slots in order)."""
@@ -963,10 +951,4 @@ class SqliteStore:
         ).fetchall()
 
     def stats(self) -> StoreStats:
-        q = self.conn.execute
-        return StoreStats(
-            documents=q("SELECT COUNT(*) FROM (SELECT DISTINCT blob_id FROM chunks)").fetchone()[0],
-            chunks=q("SELECT COUNT(*) FROM chunks").fetchone()[0],
-            vectors=q("SELECT COUNT(*) FROM vectors").fetchone()[0],
-            snapshots=q("SELECT COUNT(*) FROM snapshots").fetchone()[0],
-        )
+        return StoreStats.counted(self.conn)
