@@ -18,6 +18,7 @@ import os
 TYPE_CHECKING = False  # not ``typing``: the gate reads records with built-in modules only
 if TYPE_CHECKING:  # pragma: no cover
     from pathlib import Path
+    from collections.abc import Iterator
     from typing import Any, Callable
 
 RECORDED_TOOLS = {"context_pack": "context pack", "context_packet": "context packet", "query": "query"}
@@ -65,31 +66,33 @@ def client_key(pid: int) -> str:
     return f"pid-{pid}"
 
 
+def _objects(value: Any) -> "Iterator[dict[str, Any]]":
+    """Every JSON object in ``value``, depth first, each before the objects inside it."""
+    if isinstance(value, dict):
+        yield value
+        for child in value.values():
+            yield from _objects(child)
+    elif isinstance(value, list):
+        for child in value:
+            yield from _objects(child)
+
+
 def cited_ranges(value: Any) -> list[dict[str, Any]]:
     """Repository citations in a tool result: every object with a ``document`` citation and a line
     range (hits, pack items), deduplicated, in the order served."""
     out: list[dict[str, Any]] = []
     seen: set[tuple[Any, ...]] = set()
-
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            citation = node.get("citation")
-            if (isinstance(citation, dict) and citation.get("sourceType") == "document"
-                    and isinstance(node.get("path"), str) and isinstance(node.get("startLine"), int)
-                    and isinstance(node.get("endLine"), int) and isinstance(citation.get("sourceVersion"), str)):
-                key = (node["path"], citation["sourceVersion"], node["startLine"], node["endLine"])
-                if key not in seen:
-                    seen.add(key)
-                    out.append({"path": node["path"], "blobId": citation["sourceVersion"],
-                                "startLine": node["startLine"], "endLine": node["endLine"],
-                                "sha": citation.get("sourceSha"), "citationId": citation.get("id")})
-            for child in node.values():
-                walk(child)
-        elif isinstance(node, list):
-            for child in node:
-                walk(child)
-
-    walk(value)
+    for node in _objects(value):
+        citation = node.get("citation")
+        if (isinstance(citation, dict) and citation.get("sourceType") == "document"
+                and isinstance(node.get("path"), str) and isinstance(node.get("startLine"), int)
+                and isinstance(node.get("endLine"), int) and isinstance(citation.get("sourceVersion"), str)):
+            key = (node["path"], citation["sourceVersion"], node["startLine"], node["endLine"])
+            if key not in seen:
+                seen.add(key)
+                out.append({"path": node["path"], "blobId": citation["sourceVersion"],
+                            "startLine": node["startLine"], "endLine": node["endLine"],
+                            "sha": citation.get("sourceSha"), "citationId": citation.get("id")})
     return out[:MAX_CITATIONS]
 
 
@@ -100,22 +103,13 @@ def packet_handles(value: Any) -> list[tuple[str, str, int, int]]:
 
     handle = re.compile(_HANDLE)
     out: list[tuple[str, str, int, int]] = []
-
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            for key in ("source", "reference"):
-                m = handle.fullmatch(node[key]) if isinstance(node.get(key), str) else None
-                if m is not None:
-                    item = (m["path"], m["sha"], int(m["start"]), int(m["end"]))
-                    if item not in out:
-                        out.append(item)
-            for child in node.values():
-                walk(child)
-        elif isinstance(node, list):
-            for child in node:
-                walk(child)
-
-    walk(value)
+    for node in _objects(value):
+        for key in ("source", "reference"):
+            m = handle.fullmatch(node[key]) if isinstance(node.get(key), str) else None
+            if m is not None:
+                item = (m["path"], m["sha"], int(m["start"]), int(m["end"]))
+                if item not in out:
+                    out.append(item)
     return out
 
 
