@@ -36,7 +36,6 @@ import multiprocessing as mp
 import os
 import random
 import re
-import resource
 import shutil
 import subprocess
 import sys
@@ -133,19 +132,14 @@ def server_cpu(pgdata: Path | None) -> float | None:
 
 
 def ragit(args: list[str], cwd: Path, dsn: str, check: bool = True) -> dict[str, Any]:
-    """One ``ragit`` process: wall, CPU (its rusage), rc, output."""
+    """One ``ragit`` process (``ingest_query.run_cmd``): wall, CPU and peak RSS of that process,
+    rc, output."""
     env = {**os.environ, "PYTHONPATH": str(PROJECT / "src"), "RAGIT_DATABASE_URL": dsn}
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "ragit", *args, "--format", "json"], cwd=cwd, env=env,
-                          capture_output=True, text=True)
-    wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if check and proc.returncode != 0:
-        raise SystemExit(f"ragit {' '.join(args)} failed ({proc.returncode}): {proc.stdout[-2000:]}{proc.stderr[-2000:]}")
-    return {"wall_s": round(wall, 3), "cpu_s": round(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, 3),
-            "peak_rss_mb": round(after.ru_maxrss / 1024, 1), "rc": proc.returncode, "stdout": proc.stdout,
-            "stderr": proc.stderr}
+    run = iq.run_cmd([sys.executable, "-m", "ragit", *args, "--format", "json"], cwd, check=False, env=env)
+    if check and run.returncode != 0:
+        raise SystemExit(f"ragit {' '.join(args)} failed ({run.returncode}): {run.stdout[-2000:]}{run.stderr[-2000:]}")
+    return {"wall_s": round(run.wall_s, 3), "cpu_s": round(run.cpu_s, 3), "peak_rss_mb": round(run.max_rss_mb, 1),
+            "rc": run.returncode, "stdout": run.stdout, "stderr": run.stderr}
 
 
 def configure(clone: Path) -> None:

@@ -10,7 +10,7 @@ For one repository (default: this project's own checkout) and one revision:
    byte-identical (the cwd replaced), else the script fails.
 
 Each step runs as a fresh process; CPU time is user + system of that process and the git
-children it waited for (``resource.getrusage(RUSAGE_CHILDREN)`` deltas), wall time is shown for
+children it waited for (``ingest_query.run_cmd``'s launcher, ``wait4`` of that process), wall time is shown for
 reference only (the machine is shared). Prints a table and writes ``bench/snapshot_bundle.json``.
 
     python bench/snapshot_bundle.py [--repo PATH] [--rev REV] [--config FILE] [--out PATH]
@@ -21,31 +21,27 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 PROJECT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+import ingest_query as iq  # noqa: E402
 QUESTIONS = ["where is the manifest published", "snapshot bundle checksum", "secret masking rules"]
 
 
 def run(args: list[str], cwd: Path) -> dict:
+    """One ``ragit`` process (``ingest_query.run_cmd``): its CPU and wall time, and its output."""
     env = {**os.environ, "PYTHONPATH": str(PROJECT / "src"), "RAGIT_NOW": "2026-03-08T10:00:00.000Z"}
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "ragit", *args, "--format", "json"], cwd=cwd, env=env,
-                          capture_output=True, text=True)
-    wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode != 0:
-        raise SystemExit(f"ragit {' '.join(args)} failed ({proc.returncode}): {proc.stdout[-2000:]}{proc.stderr[-2000:]}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"cpu_s": round(cpu, 3), "wall_s": round(wall, 3), "out": proc.stdout}
+    done = iq.run_cmd([sys.executable, "-m", "ragit", *args, "--format", "json"], cwd, check=False, env=env)
+    if done.returncode != 0:
+        raise SystemExit(f"ragit {' '.join(args)} failed ({done.returncode}): {done.stdout[-2000:]}{done.stderr[-2000:]}")
+    return {"cpu_s": round(done.cpu_s, 3), "wall_s": round(done.wall_s, 3), "out": done.stdout}
 
 
 def main() -> None:
