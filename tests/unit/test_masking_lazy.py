@@ -91,3 +91,27 @@ def test_lazy_equals_eager_on_the_code_corpus(code: bool) -> None:
     for path, text in ordinary_files():
         result = mask_text(text, code=code)
         assert (result.text, result.count) == _eager_mask(text, code), path
+
+
+def test_stored_gate_table_is_current() -> None:
+    """``gatetable.py`` is what the analysis computes for these rows on this Python, and it is used.
+
+    After changing a row: ``python -c "from ragit.security.masking import write_gate_table as w; w()"``.
+    """
+    from ragit.security import gatetable
+
+    assert gatetable.FINGERPRINT == masking.gate_fingerprint(), "regenerate gatetable.py (see docstring)"
+    assert masking._GATE_TABLE.read_text(encoding="utf-8") == masking.render_gate_table()
+    gated = masking._run_gated()
+    assert masking._RUN_GATED_FLAGS == gated
+    assert masking._TOKEN_START_NEEDLES == masking._token_start_needles(gated)
+
+
+def test_a_stale_gate_table_is_recomputed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows that no longer match the stored fingerprint get the analysis computed afresh."""
+    from ragit.security import gatetable
+
+    monkeypatch.setattr(gatetable, "FINGERPRINT", "stale")
+    monkeypatch.setattr(gatetable, "RUN_GATED_FLAGS", {})
+    gated, needles = masking._gate_analysis()
+    assert gated == masking._RUN_GATED_FLAGS and needles == masking._TOKEN_START_NEEDLES

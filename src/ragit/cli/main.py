@@ -47,9 +47,27 @@ def main(args: list[str] | None = None) -> None:
         code = forward(raw)
         if code is not None:
             sys.exit(code)
+        _pause_collector(raw)
     from .app import run
 
     sys.exit(run(raw))
+
+
+def _pause_collector(raw: list[str]) -> None:
+    """Turn the cyclic garbage collector off for a one-shot read (``query``, ``context pack``, ...).
+
+    Such a process imports numpy and ragit's read path, builds the embedder's vocabulary and
+    exits within a fraction of a second: the collector's passes over those hundreds of thousands
+    of young objects, none of them in a cycle worth freeing before exit, cost ~5-10 ms CPU.
+    Reference counting still frees everything else. Long-running commands keep the collector.
+    """
+    from . import argv as argvmod
+    from .serve.protocol import FORWARDED
+
+    if " ".join(argvmod.command_path(raw)) in FORWARDED:
+        import gc
+
+        gc.disable()
 
 
 def __getattr__(name: str) -> object:
