@@ -3,7 +3,7 @@
 Used only while FINGERPRINT equals ``masking.gate_fingerprint()``; see masking.py.
 """
 
-FINGERPRINT = "4214892e07c9f19875ac33731e71f21dfa5565d89a948e12c67e0245ec31b897"
+FINGERPRINT = "b725ce6faaa84b793af7e68f16972d4f14439d9309f40f9ea59232f54a4391d9"
 
 # row index -> the compiled pattern's flags
 RUN_GATED_FLAGS = {
@@ -263,3 +263,7 @@ TOKEN_START_NEEDLES = (
     'ya29.',
     'zxlk',
 )
+
+RUN_TRIE = '[^a-z0-9]((?:4b1d|a(?:3(?:\\-|t)|b(?:ia|sk)|cc(?:a|ess(?:\\-|_token\\$production\\$)|ountkey)|k(?:cp|id)|pi(?:\\-|_org_)|qvn|sia|t(?:att3|bb))|bkua_|c(?:cipat_|io|lojars_|mvmd)|d(?:api|ckr_|nkey\\-|o(?:o_v1_|p_v1_|r_v1_)|p\\.|t0c01\\.|uffel_)|e(?:aa(?:a|c|m)|yjrijoi|z(?:ak|tk))|f(?:i(?:gd_|o\\-u\\-)|lw(?:pubk_test\\-|seck_test(?:\\-)?)|m|o1_)|g(?:l(?:(?:c(?:_|bt\\-)|sa_))?|ocspx\\-|r1348941|sk_)|h(?:f_|rku\\-|v(?:b\\.|s\\.))|ico\\-|key\\-|l(?:in_api_|sv2_|tai)|n(?:fp_|pm_|r(?:a(?:a\\-|k\\-)|ii\\-|js\\-)|tn_)|o(?:ps_|y2)|p(?:8e\\-|at(?:\\.)?|csk_|k\\.eyj|mak\\-|nu_|plx\\-|rimarykey|scale_|u(?:bkey\\-|l\\-)|ypi\\-)|r(?:8_|dme_|k_prod_|ubygems_)|s(?:\\-s4t2|\\.|at\\.|b(?:_secret_|p_)|ec(?:ondarykey|ret_)|g(?:\\.|p_)|h(?:a(?:256\\~|redaccesskey)|ippo_|p)|ig=|k(?:(?:\\-ant\\-|\\.eyj|_prod_))?|l\\.|m_|ntry(?:s_|u_)|q0(?:atp\\-|csp\\-))|t(?:1\\.|fp_|k\\-us\\-)|v1\\.0\\-|whsec_|x(?:a(?:i\\-|pp\\-)|keysib\\-|oxe|smtpsib\\-)|ya29\\.|zxlk))'
+
+RUN_TRIE_ANYWHERE = '(?:\\-us|\\.(?:a(?:cc|tlasv1\\.)|webhook\\.office\\.com/)|/api/webhooks/|:a(?:a|pa91b)|_(?:gitlab_session=|mmk)|a(?:ge\\-secret\\-key\\-1|iza|kia)|bedrock\\-api\\-key\\-|eyj|g(?:h(?:o_|p_|r_|s_|u_)|ithub_pat_)|hooks\\.slack\\.com/|q\\~|rk_(?:live_|test_)|sk(?:\\-|_(?:live_|test_)))'
