@@ -146,15 +146,15 @@ def _load_waiting(root: Path, config, sha: str, wait: float, *, trusted: Callabl
     Still missing with the ingest still running → SNAPSHOT_INGEST_IN_PROGRESS (retryable);
     the ingest ended without publishing → the usual SNAPSHOT_NOT_INDEXED.
     """
-    from ..store import store_dir
-    from ..store.lock import await_writer
-
     try:
         return load_manifest(root, config, sha, trusted=trusted, cache=cache)
     except RagitError as exc:
         if exc.code != "SNAPSHOT_NOT_INDEXED":
             raise
         missing = exc
+    from ..store import store_dir
+    from ..store.lock import await_writer  # only a missing manifest looks for a running ingest
+
     target = Path(root) / manifest_relpath(config, sha)
     outcome = await_writer(store_dir(root, config), sha, wait, target.is_file)
     if outcome is None:
