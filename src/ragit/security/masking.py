@@ -30,6 +30,7 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..lazyre import LazyPattern
 from . import rules as _rules
 from .values import (
     MARKER,
@@ -57,7 +58,7 @@ __all__ = [
 
 # Every character str.splitlines() treats as a line boundary; masking never adds or drops one.
 _LINE_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
-_LINE_SPLIT = re.compile("(\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029])")
+_LINE_SPLIT = LazyPattern("(\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029])")
 _NO_BREAK = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 
 Replace = Callable[["re.Match[str]"], "str | None"]  # None: nothing (more) to hide
@@ -155,8 +156,8 @@ def _keep_until_value(check: Callable[[str], bool] | None = None) -> Replace:
 
 # Characters around a PEM body line that are framing, not key material: indentation, quotes,
 # string concatenation and escaped line breaks (JSON's "\n").
-_PEM_LEAD = re.compile(r"(?:\\[nrt]|[\s\"'`+,(\[])*")
-_PEM_TRAIL = re.compile(r"(?:\\[nrt]|[\s\"'`+,)\];])*$")
+_PEM_LEAD = LazyPattern(r"(?:\\[nrt]|[\s\"'`+,(\[])*")
+_PEM_TRAIL = LazyPattern(r"(?:\\[nrt]|[\s\"'`+,)\];])*$")
 
 
 def _pem_segment(segment: str, edge: bool) -> str:
@@ -323,8 +324,8 @@ _K8S_DATA = (
     r"(?m)^(?P<indent>[ \t]*)(?P<head>(?:data|stringData):[ \t]*(?:\r\n|\n))"
     r"(?P<block>(?:(?P=indent)[ \t]+[^\n]*(?:\r\n|\n|$))+)"
 )
-_K8S_KIND = re.compile(r"(?im)^[ \t]*kind:[ \t]*[\"']?secret[\"']?[ \t\r]*$")
-_K8S_LINE = re.compile(r"^(?P<keep>[ \t]*[^\s:#][^:]*:[ \t]*)(?P<value>.*?)(?P<end>\s*)$")
+_K8S_KIND = LazyPattern(r"(?im)^[ \t]*kind:[ \t]*[\"']?secret[\"']?[ \t\r]*$")
+_K8S_LINE = LazyPattern(r"^(?P<keep>[ \t]*[^\s:#][^:]*:[ \t]*)(?P<value>.*?)(?P<end>\s*)$")
 
 
 def _kubernetes_secret(m: re.Match[str]) -> str | None:
@@ -1103,7 +1104,7 @@ def _matches(rule: MaskRule, needles: tuple[str, ...], pattern: re.Pattern[str],
 
 
 # From a secret word inside a name: the rest of the name, a closing quote or bracket, an operator.
-_NAME_TAIL = re.compile(r"[\w.-]*+(?:\\?[\"'`])?(?:[ \t]*\])?[ \t]*(?::=|=>|\?=|\|\|=|=|:|,|>)")
+_NAME_TAIL = LazyPattern(r"[\w.-]*+(?:\\?[\"'`])?(?:[ \t]*\])?[ \t]*(?::=|=>|\?=|\|\|=|=|:|,|>)")
 
 
 def _assign_lines(lowered: str, needles: tuple[str, ...]) -> list[tuple[int, int]]:
