@@ -64,3 +64,11 @@ def test_write_vocab_file(tmp_path) -> None:
     assert written is not None and written.read_bytes() == vocabfile.path_for(
         (CODE_DIR / "tokenizer.json").read_bytes()).read_bytes()
     assert vocabfile.render({"a\nb": 0, "c": 1}, {}) is None  # a token with a newline: no file
+
+
+def test_punctuation_is_string_punctuation() -> None:
+    import string
+
+    from ragit.embed.wordpiece import _PUNCTUATION
+
+    assert _PUNCTUATION == frozenset(string.punctuation)

@@ -13,13 +13,13 @@ tokenizer JSON of another shape, is left to ``tokenizers``. A tokenizer with a v
 from __future__ import annotations
 
 import json
-import string
 from pathlib import Path
 from typing import Any
 
 from . import vocabfile
 
-_PUNCTUATION = frozenset(string.punctuation)
+# string.punctuation, written out: importing ``string`` compiles a regex (~0.5 ms of a cold query)
+_PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 # ASCII control characters BERT's clean_text drops (tab, newline and carriage return become spaces).
 _DROP = {c: None for c in range(32) if chr(c) not in "\t\n\r"} | {127: None}
 _SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")

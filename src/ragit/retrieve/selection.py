@@ -8,7 +8,6 @@ read straight after a commit sees the hook's snapshot instead of failing.
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -105,6 +104,8 @@ def with_exact_revision(error: RagitError, git: Git | None,
     sha = revision_commit(git, ref)
     if sha is None:
         return error
+    import shlex
+
     recovery = "ragit " + shlex.join(command(sha)) if command is not None else error.recovery
     message = (f"{ref!r} names commit {sha}, but reads select a snapshot only by HEAD, a commit SHA or a hex "
                f"prefix: use {sha}")
