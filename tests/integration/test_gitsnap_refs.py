@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from ragit.errors import RagitError
-from ragit.gitsnap.git import Git, GitError, find_root, is_sha256_repo
+from ragit.gitsnap.git import Git, GitError, find_root, git_env, is_sha256_repo
 from ragit.gitsnap.refs import (
     commits_with_prefix,
     current_branch,
@@ -210,3 +210,36 @@ def test_git_failures_carry_stderr(git_repo):
     assert info.value.returncode != 0
     assert info.value.stderr  # git's own explanation travels with the exception
     assert "cat-file" in str(info.value)
+
+
+def _git_toplevel(path) -> str | None:
+    proc = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=path, capture_output=True, text=True,
+                          env=git_env())
+    return proc.stdout.rstrip("\n") if proc.returncode == 0 and proc.stdout.strip() else None
+
+
+def test_the_file_only_root_is_gits_answer_or_none(git_repo, tmp_path):
+    """``find_root`` answers a plain root without git; whatever it answers is git's answer, and
+    every unusual layout goes to git (worktree, bare, includes, extensions, nested, linked)."""
+    from ragit.gitsnap.git import _plain_worktree_root
+
+    root = git_repo.root
+    link = tmp_path / "link"
+    link.symlink_to(root)
+    nested = root / "a" / "b"
+    nested.mkdir(parents=True)
+    for path in (root, link):
+        assert _plain_worktree_root(path) is not None
+        assert str(_plain_worktree_root(path)) == _git_toplevel(path) == str(find_root(path))
+    assert _plain_worktree_root(nested) is None and str(find_root(nested)) == _git_toplevel(nested)
+    assert _plain_worktree_root(root / ".git") is None and find_root(root / ".git") is None
+    config = (root / ".git" / "config").read_text()
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    for extra in (f"[core]\n\tworktree = {other}\n", "[core]\n\tbare = true\n", "[core]\n\tbare\n",
+                  "[include]\n\tpath = x\n", "[extensions]\n\tworktreeConfig = true\n"):
+        (root / ".git" / "config").write_text(config + extra)
+        assert _plain_worktree_root(root) is None, extra
+    (root / ".git" / "config").write_text(config)
+    (root / ".git" / "HEAD").write_text("garbage\n")
+    assert _plain_worktree_root(root) is None

@@ -91,3 +91,32 @@ def test_lazy_equals_eager_on_the_code_corpus(code: bool) -> None:
     for path, text in ordinary_files():
         result = mask_text(text, code=code)
         assert (result.text, result.count) == _eager_mask(text, code), path
+
+
+def test_stored_gate_table_is_current() -> None:
+    """``gatetable.py`` is what the analysis computes for these rows on this Python, and it is used.
+
+    After changing a row: ``python -c "from ragit.security.masking import write_gate_table as w; w()"``.
+    """
+    from ragit.security import gatetable
+
+    assert gatetable.FINGERPRINT == masking.gate_fingerprint(), "regenerate gatetable.py (see docstring)"
+    assert masking._GATE_TABLE.read_text(encoding="utf-8") == masking.render_gate_table()
+    gated = masking._run_gated()
+    token_start = masking._token_start_needles(gated)
+    assert masking._RUN_GATED_FLAGS == gated
+    assert masking._TOKEN_START_NEEDLES == token_start
+    assert masking._RUN_TRIE_SOURCES == masking._run_tries(gated, token_start)
+    by_needle = {n: tuple(i for i in sorted(gated) if n in RULES[i].needles) for i in gated for n in RULES[i].needles}
+    assert masking._RUN_RULES_BY_NEEDLE == by_needle
+
+
+def test_a_stale_gate_table_is_recomputed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows that no longer match the stored fingerprint get the analysis computed afresh."""
+    from ragit.security import gatetable
+
+    monkeypatch.setattr(gatetable, "FINGERPRINT", "stale")
+    monkeypatch.setattr(gatetable, "RUN_GATED_FLAGS", {})
+    gated, needles, tries = masking._gate_analysis()
+    assert gated == masking._RUN_GATED_FLAGS and needles == masking._TOKEN_START_NEEDLES
+    assert tries == masking._RUN_TRIE_SOURCES

@@ -41,15 +41,63 @@ def main(args: list[str] | None = None) -> None:
         from ..gate.hook import main as gate_main
 
         sys.exit(gate_main(raw[1:]))
+    one_shot = False
     if args is None:
         from .serve.client import forward
 
         code = forward(raw)
         if code is not None:
             sys.exit(code)
+        one_shot = _one_shot_read(raw)
+        if one_shot:
+            # The collector's passes over the hundreds of thousands of young objects that numpy,
+            # ragit's read path and the embedder's vocabulary create, none in a cycle worth
+            # freeing before exit, cost ~5-10 ms CPU; reference counting still frees the rest.
+            import gc
+
+            gc.disable()
     from .app import run
 
-    sys.exit(run(raw))
+    code = run(raw)
+    if one_shot:
+        _exit_now(code)
+    sys.exit(code)
+
+
+def _one_shot_read(raw: list[str]) -> bool:
+    """A read-only command that answers once and exits (``query``, ``context pack``, ...: the
+    commands ``ragit serve`` may answer), run from the console entry point."""
+    from . import argv as argvmod
+    from .serve.protocol import FORWARDED
+
+    return " ".join(argvmod.command_path(raw)) in FORWARDED
+
+
+def _exit_now(code: int) -> None:
+    """Exit a one-shot read with ``code`` once its output is flushed, skipping the interpreter's
+    teardown (freeing every module and object one by one, and a last full collection: ~20-30 ms
+    CPU after a query, more than its own retrieval). Exit handlers still run. Returns (for a
+    normal ``sys.exit``) when another thread is alive or a stream cannot be flushed, so that
+    those cases end exactly as before."""
+    import atexit
+    import os
+    import threading
+
+    run_exit_handlers = getattr(atexit, "_run_exitfuncs", None)
+    if run_exit_handlers is None or threading.active_count() > 1:
+        return
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except Exception:  # noqa: BLE001 - a closed pipe: let the normal exit report it as before
+        return
+    run_exit_handlers()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except Exception:  # noqa: BLE001
+        return
+    os._exit(code)
 
 
 def __getattr__(name: str) -> object:

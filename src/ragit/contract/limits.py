@@ -28,6 +28,8 @@ import re
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
+from ..lazyre import LazyPattern
+
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Protocol
 
@@ -68,8 +70,8 @@ LIMITS: dict[str, Any] = {
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # a JSON string literal (unrolled: no backtracking per character) and what is not a bracket
-_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
-_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_JSON_STRING = LazyPattern(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_NOT_BRACKET = LazyPattern(r"[^\[\]{}]+")
 _STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 
 
@@ -118,9 +120,9 @@ def check_json_depth(text: str, v: Validator, field: str = "input") -> None:
 
 
 # after string literals are removed: the non-finite literals, and numbers with an exponent
-_NON_FINITE_LITERAL = re.compile(r"(?<![\w.])-?(?:NaN|Infinity)(?!\w)")
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
-_EXPONENT_NUMBER = re.compile(r"-?\d+(?:\.\d+)?[eE][+-]?\d+")
+_NON_FINITE_LITERAL = LazyPattern(r"(?<![\w.])-?(?:NaN|Infinity)(?!\w)")
+_SURROGATE_ESCAPE = LazyPattern(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_EXPONENT_NUMBER = LazyPattern(r"-?\d+(?:\.\d+)?[eE][+-]?\d+")
 
 
 def check_json_text(text: str, v: Validator, field: str = "input") -> None:

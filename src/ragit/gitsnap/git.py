@@ -159,6 +159,9 @@ def find_root(cwd: Path) -> Path | None:
     cwd = Path(cwd)
     if not cwd.is_dir():
         return None
+    plain = _plain_worktree_root(cwd)
+    if plain is not None:
+        return plain
     proc = subprocess.run(
         ["git", "rev-parse", "--show-toplevel"],
         cwd=cwd,
@@ -177,3 +180,41 @@ def is_sha256_repo(git: Git) -> bool:
     """True for SHA-256 object-format repositories, which the first release does not support."""
     fmt = git.run("rev-parse", "--show-object-format").decode().strip()
     return fmt == "sha256"
+
+
+_FALSE = ("false", "no", "off", "0")
+
+
+def _plain_worktree_root(cwd: Path) -> Path | None:
+    """``cwd`` (its real path, as git prints it) when it is the top of an ordinary repository
+    whose ``.git`` directory git itself would take without a second look, else None (then
+    ``git rev-parse --show-toplevel`` decides). A cold read is usually started at the root; this
+    spares it a git process. Ordinary means: ``.git`` is a directory with ``objects/``, ``refs/``
+    and a valid ``HEAD`` (git's own test), this user owns it and ``cwd`` (so ``safe.directory``
+    cannot object), and its config sets neither ``core.worktree`` nor a true ``core.bare``, and
+    has no ``include`` or ``extensions`` section (those could move the worktree or make git refuse
+    the repository)."""
+    dot = cwd / ".git"
+    try:
+        uid = os.geteuid()
+        if uid == 0 and "SUDO_UID" in os.environ:  # git then checks ownership against the sudo user
+            return None
+        if not dot.is_dir() or os.stat(dot).st_uid != uid or os.stat(cwd).st_uid != uid:
+            return None
+        if not ((dot / "objects").is_dir() and (dot / "refs").is_dir()):
+            return None
+        head = (dot / "HEAD").read_bytes().strip()
+        if not (head.startswith(b"ref: refs/") or (len(head) in (40, 64) and not head.strip(b"0123456789abcdef"))):
+            return None
+        config = (dot / "config").read_bytes().decode("utf-8", "replace").lower()
+    except (OSError, ValueError):
+        return None
+    for line in config.splitlines():
+        line = line.strip()
+        if line.startswith(("[include", "[extensions")):
+            return None
+        name, eq, value = line.partition("=")
+        name = name.strip()
+        if name == "worktree" or (name == "bare" and (not eq or value.strip() not in _FALSE)):
+            return None
+    return Path(os.path.realpath(cwd))

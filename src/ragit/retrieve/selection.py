@@ -8,7 +8,6 @@ read straight after a commit sees the hook's snapshot instead of failing.
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -105,6 +104,8 @@ def with_exact_revision(error: RagitError, git: Git | None,
     sha = revision_commit(git, ref)
     if sha is None:
         return error
+    import shlex
+
     recovery = "ragit " + shlex.join(command(sha)) if command is not None else error.recovery
     message = (f"{ref!r} names commit {sha}, but reads select a snapshot only by HEAD, a commit SHA or a hex "
                f"prefix: use {sha}")
@@ -146,15 +147,15 @@ def _load_waiting(root: Path, config, sha: str, wait: float, *, trusted: Callabl
     Still missing with the ingest still running → SNAPSHOT_INGEST_IN_PROGRESS (retryable);
     the ingest ended without publishing → the usual SNAPSHOT_NOT_INDEXED.
     """
-    from ..store import store_dir
-    from ..store.lock import await_writer
-
     try:
         return load_manifest(root, config, sha, trusted=trusted, cache=cache)
     except RagitError as exc:
         if exc.code != "SNAPSHOT_NOT_INDEXED":
             raise
         missing = exc
+    from ..store import store_dir
+    from ..store.lock import await_writer  # only a missing manifest looks for a running ingest
+
     target = Path(root) / manifest_relpath(config, sha)
     outcome = await_writer(store_dir(root, config), sha, wait, target.is_file)
     if outcome is None:

@@ -7,8 +7,9 @@ agent can see it; it is never dropped, rewritten or reordered, and labels never 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
+
+from ..lazyre import LazyPattern
 
 TRUST_VALUES = ("repository", "artifact", "evidence")
 
@@ -23,13 +24,14 @@ class LabelRule:
     """
 
     label: str
-    pattern: re.Pattern[str]
+    pattern: LazyPattern
     needles: tuple[str, ...]
     fold: bool = False
 
 
-def _any_of(*alternatives: str) -> re.Pattern[str]:
-    return re.compile("|".join(f"(?:{alt})" for alt in alternatives))
+def _any_of(*alternatives: str) -> LazyPattern:
+    """One pattern for the alternatives, compiled when a text first holds one of its row's needles."""
+    return LazyPattern("|".join(f"(?:{alt})" for alt in alternatives))
 
 
 _VERB = r"ignore|disregard|forget"

@@ -15,18 +15,22 @@ row with its entropy check. Changing anything in the table changes what the stor
 
 Import is cheap (issue 15): a row holds its regex source and compiles it on first use, so a
 text without secrets compiles almost nothing; the run-gate analysis parses each source once
-(``_run_width``) and reads the flags, inline ``(?i)`` included, from that parse.
+(``_run_width``) and reads the flags, inline ``(?i)`` included, from that parse, and its answer
+is stored in ``gatetable.py`` so that a process whose rows match the stored fingerprint skips it.
 """
 
 from __future__ import annotations
 
 import re
+import sys
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..lazyre import LazyPattern
 from . import rules as _rules
 from .values import (
     MARKER,
@@ -54,7 +58,7 @@ __all__ = [
 
 # Every character str.splitlines() treats as a line boundary; masking never adds or drops one.
 _LINE_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
-_LINE_SPLIT = re.compile("(\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029])")
+_LINE_SPLIT = LazyPattern("(\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029])")
 _NO_BREAK = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 
 Replace = Callable[["re.Match[str]"], "str | None"]  # None: nothing (more) to hide
@@ -152,8 +156,8 @@ def _keep_until_value(check: Callable[[str], bool] | None = None) -> Replace:
 
 # Characters around a PEM body line that are framing, not key material: indentation, quotes,
 # string concatenation and escaped line breaks (JSON's "\n").
-_PEM_LEAD = re.compile(r"(?:\\[nrt]|[\s\"'`+,(\[])*")
-_PEM_TRAIL = re.compile(r"(?:\\[nrt]|[\s\"'`+,)\];])*$")
+_PEM_LEAD = LazyPattern(r"(?:\\[nrt]|[\s\"'`+,(\[])*")
+_PEM_TRAIL = LazyPattern(r"(?:\\[nrt]|[\s\"'`+,)\];])*$")
 
 
 def _pem_segment(segment: str, edge: bool) -> str:
@@ -320,8 +324,8 @@ _K8S_DATA = (
     r"(?m)^(?P<indent>[ \t]*)(?P<head>(?:data|stringData):[ \t]*(?:\r\n|\n))"
     r"(?P<block>(?:(?P=indent)[ \t]+[^\n]*(?:\r\n|\n|$))+)"
 )
-_K8S_KIND = re.compile(r"(?im)^[ \t]*kind:[ \t]*[\"']?secret[\"']?[ \t\r]*$")
-_K8S_LINE = re.compile(r"^(?P<keep>[ \t]*[^\s:#][^:]*:[ \t]*)(?P<value>.*?)(?P<end>\s*)$")
+_K8S_KIND = LazyPattern(r"(?im)^[ \t]*kind:[ \t]*[\"']?secret[\"']?[ \t\r]*$")
+_K8S_LINE = LazyPattern(r"^(?P<keep>[ \t]*[^\s:#][^:]*:[ \t]*)(?P<value>.*?)(?P<end>\s*)$")
 
 
 def _kubernetes_secret(m: re.Match[str]) -> str | None:
@@ -671,8 +675,6 @@ def _run_gated() -> dict[int, int]:
     return gated
 
 
-_RUN_GATED_FLAGS = _run_gated()
-_RUN_GATED = frozenset(_RUN_GATED_FLAGS)
 
 
 def _starts_a_token(regex: str, flags: int) -> bool:
@@ -695,22 +697,120 @@ def _head_starts_a_token(head: str, flags: int) -> bool:
     return all(probe.match("x" + ch, 1) is None for ch in "azAZ09n")
 
 
+def _token_start_needles(gated: dict[int, int]) -> frozenset[str]:
+    """Needles of rows whose matches start a token, and start with a letter or digit: looked for
+    only after a non-alphanumeric character (4x cheaper); every other needle anywhere in a run."""
+    return frozenset(
+        n for n in {n for i in gated for n in RULES[i].needles} if n[0].isalnum()
+        and all(_starts_a_token(RULES[i].regex, gated[i]) and RULES[i].scope == "starts"
+                for i in gated if n in RULES[i].needles)
+    )
+
+
+# ------------------------------------------------------------------ the stored gate analysis
+#
+# The analysis above parses every row's source (~10 ms, every process that masks anything). Its
+# answer depends only on the rows and on the Python that parses them, so it is kept in
+# ``gatetable.py``, with a fingerprint of exactly those inputs; a process whose rows or Python
+# differ from the fingerprint's computes it again (same answer, slower). Regenerate the file
+# after changing a row: ``python -c "from ragit.security.masking import write_gate_table as w; w()"``
+# (tests/unit/test_masking_lazy.py fails until it matches).
+
+_GATE_TABLE = Path(__file__).with_name("gatetable.py")
+_GATE_TABLE_FORMAT = 2  # bump with the names gatetable.py holds: an older file then no longer fits
+
+
+def gate_fingerprint() -> str:
+    """sha256 of everything the gate analysis reads: each row's source, flags, needles and scope,
+    whether it has a code variant, the run characters and the Python version. The keyed row is
+    never gated, so only its place counts (its alternation's order follows set iteration)."""
+    import hashlib
+
+    rows = tuple(("keyed",) if r.family == "keyed"
+                 else (r.regex, r.flags, r.code_regex is not None, r.needles, r.scope) for r in RULES)
+    data = repr((_GATE_TABLE_FORMAT, sys.version_info[:2], "".join(sorted(_RUN_CHARS)), _RUN_MIN, rows))
+    return hashlib.sha256(data.encode("utf-8")).hexdigest()
+
+
+def _run_tries(gated: dict[int, int], token_start: frozenset[str]) -> tuple[str, str]:
+    """Sources of the two trie patterns over the run needles (see ``_Runs``): the token-start
+    needles after a non-alphanumeric character, and the others anywhere ("" when none)."""
+    anywhere = {n for i in gated for n in RULES[i].needles} - token_start
+    return ("[^a-z0-9](" + _trie_pattern(token_start) + ")" if token_start else "",
+            _trie_pattern(anywhere) if anywhere else "")
+
+
+def _gate_analysis() -> tuple[dict[int, int], frozenset[str], tuple[str, str]]:
+    """(run-gated rows with their flags, token-start needles, the run tries' sources): stored
+    when it fits, else computed."""
+    try:
+        from . import gatetable
+    except Exception:  # noqa: BLE001 - a missing or broken generated file: compute instead
+        gatetable = None
+    if gatetable is not None and gatetable.FINGERPRINT == gate_fingerprint():
+        return (dict(gatetable.RUN_GATED_FLAGS), frozenset(gatetable.TOKEN_START_NEEDLES),
+                (gatetable.RUN_TRIE, gatetable.RUN_TRIE_ANYWHERE))
+    gated = _run_gated()
+    token_start = _token_start_needles(gated)
+    return gated, token_start, _run_tries(gated, token_start)
+
+
+def render_gate_table() -> str:
+    """The source of ``gatetable.py`` for this table and this Python (computed, never read)."""
+    gated = _run_gated()
+    token_start = _token_start_needles(gated)
+    trie, trie_anywhere = _run_tries(gated, token_start)
+    lines = [
+        '"""The masking table\'s run-gate analysis, generated by ``masking.write_gate_table``: do not edit.',
+        "",
+        "Used only while FINGERPRINT equals ``masking.gate_fingerprint()``; see masking.py.",
+        '"""',
+        "",
+        f'FINGERPRINT = "{gate_fingerprint()}"',
+        "",
+        "# row index -> the compiled pattern's flags",
+        "RUN_GATED_FLAGS = {",
+        *(f"    {i}: {int(flags)}," for i, flags in sorted(gated.items())),
+        "}",
+        "",
+        "TOKEN_START_NEEDLES = (",
+        *(f"    {n!r}," for n in sorted(token_start)),
+        ")",
+        "",
+        f"RUN_TRIE = {trie!r}",
+        "",
+        f"RUN_TRIE_ANYWHERE = {trie_anywhere!r}",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write_gate_table() -> Path:
+    """Regenerate ``gatetable.py`` after a change to the rows (or for another Python version)."""
+    _GATE_TABLE.write_text(render_gate_table(), encoding="utf-8")
+    return _GATE_TABLE
+
+
+_RUN_GATED_FLAGS, _TOKEN_START_NEEDLES, _RUN_TRIE_SOURCES = _gate_analysis()
+_RUN_GATED = frozenset(_RUN_GATED_FLAGS)
 _RUN_NEEDLES = frozenset(n for i in _RUN_GATED for n in RULES[i].needles)
-# Needles of rows whose matches start a token, and start with a letter or digit: looked for
-# only after a non-alphanumeric character (4x cheaper); every other needle anywhere in a run.
-_TOKEN_START_NEEDLES = frozenset(
-    n for n in _RUN_NEEDLES if n[0].isalnum()
-    and all(_starts_a_token(RULES[i].regex, _RUN_GATED_FLAGS[i]) and RULES[i].scope == "starts"
-            for i in _RUN_GATED if n in RULES[i].needles)
-)
 _ANYWHERE_NEEDLES = _RUN_NEEDLES - _TOKEN_START_NEEDLES
-_RUN_TRIE = re.compile("[^a-z0-9](" + _trie_pattern(_TOKEN_START_NEEDLES) + ")") if _TOKEN_START_NEEDLES else None
-_RUN_TRIE_ANYWHERE = re.compile(_trie_pattern(_ANYWHERE_NEEDLES)) if _ANYWHERE_NEEDLES else None
+_RUN_TRIE = re.compile(_RUN_TRIE_SOURCES[0]) if _RUN_TRIE_SOURCES[0] else None
+_RUN_TRIE_ANYWHERE = re.compile(_RUN_TRIE_SOURCES[1]) if _RUN_TRIE_SOURCES[1] else None
 _UNGATED = tuple(i for i in range(len(RULES)) if i not in _RUN_GATED)
 _RUN_NEEDLELESS = frozenset(i for i in _RUN_GATED if not RULES[i].needles)
-_RUN_RULES_BY_NEEDLE: dict[str, tuple[int, ...]] = {
-    n: tuple(i for i in sorted(_RUN_GATED) if n in RULES[i].needles) for n in _RUN_NEEDLES
-}
+
+
+def _rules_by_needle() -> dict[str, tuple[int, ...]]:
+    """Each run needle's run-gated rows, in table order."""
+    by_needle: dict[str, list[int]] = {}
+    for i in sorted(_RUN_GATED):
+        for n in dict.fromkeys(RULES[i].needles):
+            by_needle.setdefault(n, []).append(i)
+    return {n: tuple(rows) for n, rows in by_needle.items()}
+
+
+_RUN_RULES_BY_NEEDLE: dict[str, tuple[int, ...]] = _rules_by_needle()
 _NEEDLE_GATE = {n: _gate_word(n) for i, rule in enumerate(RULES)
                 if i not in _RUN_GATED and rule.family != "keyed" and not rule.exact_case
                 for n in rule.needles}
@@ -730,7 +830,12 @@ _KEYED_TABLE = bytes(
 )
 _KEYED_GATE = re.compile(rb"[ocg][sq]*[vo]{" + str(_KEYED_MIN).encode() + rb",}+(?!b)[^\n]*")
 _KEYED_GATE_CODE = re.compile(rb"[ocg]s*q[vo]{" + str(_KEYED_MIN).encode() + rb",}+(?!b)[^\n]*")
-_KEYWORDS = re.compile(_trie_pattern({kw for fmt in _rules.KEYED_FORMATS for kw in fmt.keywords}))
+
+
+@lru_cache(maxsize=1)
+def _keywords() -> re.Pattern[str]:
+    """The provider keywords as one trie pattern, compiled on the first keyed candidate line."""
+    return re.compile(_trie_pattern({kw for fmt in _rules.KEYED_FORMATS for kw in fmt.keywords}))
 
 
 @lru_cache(maxsize=4096)
@@ -825,7 +930,7 @@ def _keyed_lines(text: str, lowered: str, code: bool) -> list[tuple[int, int]]:
         offsets.append(at)
         at += e - s + 1
     joined = "\x00".join(lowered[s:e] for s, e in lines)
-    hit = sorted({bisect_right(offsets, m.start()) - 1 for m in _KEYWORDS.finditer(joined)})
+    hit = sorted({bisect_right(offsets, m.start()) - 1 for m in _keywords().finditer(joined)})
     return [lines[k] for k in hit]
 
 
@@ -999,7 +1104,7 @@ def _matches(rule: MaskRule, needles: tuple[str, ...], pattern: re.Pattern[str],
 
 
 # From a secret word inside a name: the rest of the name, a closing quote or bracket, an operator.
-_NAME_TAIL = re.compile(r"[\w.-]*+(?:\\?[\"'`])?(?:[ \t]*\])?[ \t]*(?::=|=>|\?=|\|\|=|=|:|,|>)")
+_NAME_TAIL = LazyPattern(r"[\w.-]*+(?:\\?[\"'`])?(?:[ \t]*\])?[ \t]*(?::=|=>|\?=|\|\|=|=|:|,|>)")
 
 
 def _assign_lines(lowered: str, needles: tuple[str, ...]) -> list[tuple[int, int]]:

@@ -13,6 +13,8 @@ import re
 from collections import Counter
 from functools import lru_cache
 
+from ..lazyre import LazyPattern
+
 MARKER = "***"
 
 
@@ -32,23 +34,23 @@ empty todo tbd xxx foo bar baz test testing public private basic bearer digest o
 none-required disabled enabled enable disable
 """.split())
 
-_PLACEHOLDER = re.compile(
+_PLACEHOLDER = LazyPattern(
     r"(?i)^(?:<[^<>]*>|\[[^\[\]]*\]|your[-_ .][\w .-]*|.*(?:x{4,}|\.{3,}).*|\*+|"
     r"(?:change|replace)[-_ ]?me.*|.*(?:placeholder|example|redacted|dummy).*)$"
 )
 # Values that are not literals at all: shell/CI/template references and format strings.
-_TEMPLATE = re.compile(
+_TEMPLATE = LazyPattern(
     r"^(?:\$[{(\w]|\$\$|\{\{|\{%|<%|#\{|@\{|%\(|%[sdvr]$)|\{\{|\$\{|\{[A-Za-z_][\w.\[\]]*\}|%\(\w+\)[sdr]|%[sdv](?:$|[^A-Za-z0-9])"
 )
-_ENV_NAME = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
-_IDENT_CHAIN = re.compile(r"^[A-Za-z_][A-Za-z_]*(?:(?:\.|::|->)[A-Za-z_][A-Za-z_0-9]*)+$")
-_CALL_OR_SUBSCRIPT = re.compile(r"^[A-Za-z_][\w.]*(?:\(|\[|=(?!=*$))")
-_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_WORDY = re.compile(r"^[A-Za-z]+(?:[-_. /:@+][A-Za-z]+)*[-_.]?$")
-_VERSION = re.compile(r"^v?\d+(?:\.\d+)+(?:[-+.\w]*)$")
-_PATH = re.compile(r"^(?:/|\./|\.\./|~/|[A-Za-z]:\\)|^[\w.-]+\.(?:pem|key|crt|cer|p12|pfx|json|ya?ml|txt|env|ini|cfg|conf|toml|gpg|asc|jks|keystore)$")
-_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
-_SECRET_WORD_IN_NAME = re.compile(r"(?i)passw(?:or)?d|secret|token|api_?key|credential|auth")
+_ENV_NAME = LazyPattern(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
+_IDENT_CHAIN = LazyPattern(r"^[A-Za-z_][A-Za-z_]*(?:(?:\.|::|->)[A-Za-z_][A-Za-z_0-9]*)+$")
+_CALL_OR_SUBSCRIPT = LazyPattern(r"^[A-Za-z_][\w.]*(?:\(|\[|=(?!=*$))")
+_IDENTIFIER = LazyPattern(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_WORDY = LazyPattern(r"^[A-Za-z]+(?:[-_. /:@+][A-Za-z]+)*[-_.]?$")
+_VERSION = LazyPattern(r"^v?\d+(?:\.\d+)+(?:[-+.\w]*)$")
+_PATH = LazyPattern(r"^(?:/|\./|\.\./|~/|[A-Za-z]:\\)|^[\w.-]+\.(?:pem|key|crt|cer|p12|pfx|json|ya?ml|txt|env|ini|cfg|conf|toml|gpg|asc|jks|keystore)$")
+_URL = LazyPattern(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+_SECRET_WORD_IN_NAME = LazyPattern(r"(?i)passw(?:or)?d|secret|token|api_?key|credential|auth")
 
 # Name segments that hold a secret, alone or at the end of an all-lower-case compound word
 # ("dbpassword", "githubtoken").
@@ -80,8 +82,8 @@ strength complexity reset rotation rotate refresh_url store_path manager_url cmd
 py pyi js jsx ts tsx go rs rb java kt php cs c h cc cpp hpp swift md rst txt json yaml yml toml
 ini cfg conf xml html css sh lock log csv sql
 """.split())
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-_SEGMENT_SPLIT = re.compile(r"[_.\-\s\[\]'\"]+")
+_CAMEL = LazyPattern(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_SEGMENT_SPLIT = LazyPattern(r"[_.\-\s\[\]'\"]+")
 
 
 @lru_cache(maxsize=4096)

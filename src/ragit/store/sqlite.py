@@ -18,19 +18,14 @@ import os
 import sqlite3
 import sys
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from .._version import __version__
 from .bm25 import FIELDS, CachingPostings, PostingsReader, index_fields
-from .base import (
-    SCHEMA_VERSION,
-    BlobRecord,
-    ChunkRow,
-    NewChunk,
-    SnapshotWrite,
-    StoreStats,
-    StoredChunk,
-)
+from .base import SCHEMA_VERSION, ChunkRow
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .records import BlobRecord, NewChunk, SnapshotWrite, StoreStats, StoredChunk
 
 DB_NAME = "ragit.db"
 WARM_CACHE_KIB = 65_536  # page cache of a warm process's kept read connection (SqliteStore.keep_warm)
@@ -308,6 +303,8 @@ class SqliteStore:
         A record whose chunk rows are not all there (a damaged store) is left out: the ingest
         then reads and chunks that blob again instead of publishing a document without chunks.
         """
+        from .records import BlobRecord, StoredChunk
+
         keys = list(dict.fromkeys(keys))
         if not keys:
             return {}
@@ -951,4 +948,6 @@ class SqliteStore:
         ).fetchall()
 
     def stats(self) -> StoreStats:
+        from .records import StoreStats
+
         return StoreStats.counted(self.conn)
