@@ -28,6 +28,7 @@ Every weight below was kept only where it earned its place on the development se
 from __future__ import annotations
 
 import re
+from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Sequence
@@ -314,11 +315,39 @@ def _source_stems(paths: Sequence[str]) -> frozenset[str]:
     return frozenset(name for name, ext in map(_split_ext, set(paths)) if ext in _SOURCES)
 
 
-def _note(factors: list, i: int, name: str, value: float) -> None:
-    """Record a non-neutral factor of candidate ``i`` (``--explain`` shows it)."""
-    if factors[i] is None:
-        factors[i] = {}
-    factors[i][name] = value
+@lru_cache(maxsize=65536)
+def _path_facts(path: str) -> tuple[str, frozenset[str], str, str | None, str, str]:
+    """Everything the re-rank reads from a path alone, once per path: (normalised file stem, its
+    words, :func:`ragit.pathroles.path_role`, :func:`ragit.pathroles.bundled_project`, file name
+    without its extension, ``.c`` for a C/C++ source file, ``.h`` for a header, else "")."""
+    file_stem, words = _path_parts(path)
+    name, ext = _split_ext(path)
+    kind = ".c" if ext in _SOURCES else ".h" if ext in _HEADERS else ""
+    return file_stem, words, path_role(path), bundled_project(path), name, kind
+
+
+def _definitions(titles: Sequence[str], texts: Sequence[str], names: Sequence[str]) -> dict[int, float]:
+    """:func:`defines` of every candidate that defines one of ``names`` (non-empty), by position."""
+    exact = set(names)
+    normalised = _normalised(tuple(names))
+    spelled = [n for n in names if len(n) > 1]  # what _declares looks for
+    out: dict[int, float] = {}
+    for i, title in enumerate(titles):
+        defined = _title_names(title)[0]
+        if defined:
+            if defined in exact:
+                out[i] = 1.0
+                continue
+            if _norm(defined) in normalised:
+                out[i] = 0.5
+                continue
+        text = texts[i]
+        for name in spelled:
+            if name in text:
+                if _declares(text, names):
+                    out[i] = 1.0
+                break
+    return out
 
 
 def _role_factor(role: str, asks: frozenset[str], weights: RerankWeights) -> float:
@@ -334,111 +363,173 @@ def _role_factor(role: str, asks: frozenset[str], weights: RerankWeights) -> flo
     return 1.0
 
 
+@dataclass
+class _FileFacts:
+    """What the re-rank found about one file of the pool (each rule but ``definition`` is a fact
+    about a file): its boosts and factors, and its candidates in the order diversity ranks them."""
+
+    path_boost: float = 0.0
+    file_boost: float = 0.0  # on ``best`` only
+    best: int = -1
+    role: float = 1.0
+    vendored: bool = False
+    header: bool = False
+    ranked: list[int] = field(default_factory=list)  # candidates, best adjusted first (≥ 2 only)
+
+
+@dataclass
+class Ranking:
+    """The re-rank of a whole pool: each candidate's score and, on demand, its factors. A query
+    reports ten candidates of ~150, so the factors are rebuilt only for those (:meth:`factors`)."""
+
+    scores: list[float]  # the re-ranked retrieval score of each candidate
+    paths: "Sequence[str]"
+    weights: RerankWeights
+    definition: dict[int, float]  # candidate → its definition boost
+    files: dict[str, _FileFacts]
+    _order: list[int] | None = None
+
+    @property
+    def order(self) -> list[int]:
+        """Every candidate, best first (ties keep the candidates' order)."""
+        if self._order is None:
+            self._order = sorted(range(len(self.scores)), key=self.scores.__getitem__, reverse=True)
+        return self._order
+
+    def factors(self, i: int) -> dict[str, float]:
+        """Candidate ``i``'s non-neutral factors, in the order the rules apply."""
+        out: dict[str, float] = {}
+        boost = self.definition.get(i)
+        if boost is not None:
+            out["definition"] = boost
+        facts = self.files[self.paths[i]]
+        if facts.path_boost:
+            out["path"] = facts.path_boost
+        if facts.file_boost and i == facts.best:
+            out["file"] = facts.file_boost
+        if facts.role != 1.0:
+            out["role"] = facts.role
+        if facts.vendored:
+            out["vendored"] = self.weights.vendored
+        if facts.header:
+            out["header"] = self.weights.header
+        if len(facts.ranked) > 1:
+            k = facts.ranked.index(i)
+            if k:
+                out["diversity"] = self.weights.diversity ** k
+        return out
+
+
 def rerank(question: str, inp: RerankInput, weights: RerankWeights, top: int) -> RerankResult:
     """Re-rank the pool of candidates (every row given) and return the best ``top``."""
+    ranking = rerank_pool(question, inp, weights)
+    ranked = ranking.order[:top]
+    scores = ranking.scores
+    factors = {}
+    for i in ranked:
+        found = ranking.factors(i)
+        if found:
+            factors[i] = found
+    return RerankResult(ranked, {i: scores[i] for i in ranked}, factors)
+
+
+def rerank_pool(question: str, inp: RerankInput, weights: RerankWeights) -> Ranking:
+    """The re-rank of every candidate (:func:`rerank` without the cut, factors on demand)."""
     q = read_question(question)
     n = len(inp.paths)
+    paths = inp.paths
     if not n:
-        return RerankResult([], {})
+        return Ranking([], paths, weights, {}, {})
     hybrid = inp.hybrid.tolist() if hasattr(inp.hybrid, "tolist") else [float(h) for h in inp.hybrid]
     best = max(hybrid)
     unit = best if best > 0 else 1.0
-    paths = inp.paths
-    factors: list[dict[str, float] | None] = [None] * n
     adjusted = list(hybrid)
     names = q.names if weights.definition or weights.path_name else ()
     path_words = weights.path_words and q.words and not q.symbol
 
-    # definitions and path matches (facts about a path are computed once per file)
-    path_boost: dict[str, float] = {}
+    # definitions: the chunk defines a name the question asks for
+    definition: dict[int, float] = {}
     if weights.definition and names:
-        titles, texts = inp.titles, inp.texts
-        for i in range(n):
-            sure = defines(titles[i], texts[i], names)
-            if sure:
-                boost = weights.definition * sure * unit
-                adjusted[i] += boost
-                factors[i] = {"definition": boost}
-    for i, p in enumerate(paths):
-        boost = path_boost.get(p)
-        if boost is None:
-            boost = 0.0
-            file_stem, words = _path_parts(p)
-            if weights.path_name and names and _name_matches_stem(file_stem, names):
-                boost = weights.path_name * unit
-            elif path_words:
-                shared = len(q.words & words)
-                if shared:
-                    boost = weights.path_words * unit * shared / len(q.words)
-            path_boost[p] = boost
-        if boost:
+        for i, sure in _definitions(inp.titles, inp.texts, names).items():
+            boost = weights.definition * sure * unit
             adjusted[i] += boost
-            _note(factors, i, "path", boost)
+            definition[i] = boost
 
-    # file aggregation: the best chunk of each file gains with the file's summed evidence
-    if weights.file:
-        file_sum: dict[str, float] = {}
-        file_best: dict[str, int] = {}
-        for i in range(n):
-            p = paths[i]
-            h = hybrid[i]
-            file_sum[p] = file_sum.get(p, 0.0) + (h if h > 0.0 else 0.0)
-            j = file_best.get(p)
-            if j is None or h > hybrid[j]:
-                file_best[p] = i
-        top_sum = max(file_sum.values())
-        if top_sum > 0:
-            for p, i in file_best.items():
-                boost = weights.file * unit * file_sum[p] / top_sum
-                if boost:
-                    adjusted[i] += boost
-                    _note(factors, i, "file", boost)
-
-    # roles
-    role_factor: dict[str, float] = {}
+    # every other rule is a fact about a file: the candidates of each file, in candidate order
+    members: dict[str, list[int]] = defaultdict(list)
     for i, p in enumerate(paths):
-        factor = role_factor.get(p)
-        if factor is None:
-            factor = role_factor[p] = _role_factor(path_role(p), q.asks, weights)
-        if factor != 1.0:
-            adjusted[i] *= factor
-            _note(factors, i, "role", factor)
-
-    # bundled third-party code: a copy of another project ranks below the project's own code,
-    # unless the question names that project ("urllib3 retries") or asks for vendored code
-    if weights.vendored != 1.0 and "vendored" not in q.asks:
-        bundled: dict[str, bool] = {}
-        for i, p in enumerate(paths):
-            demote = bundled.get(p)
-            if demote is None:
-                project = bundled_project(p)
-                demote = bundled[p] = project is not None and not (q.words & set(lexical_terms(project)))
-            if demote:
-                adjusted[i] *= weights.vendored
-                _note(factors, i, "vendored", weights.vendored)
-
-    # headers: a declaration file ranks below the implementation file of the same name
-    if weights.header != 1.0:
-        sources = _source_stems(paths)
-        if sources:
-            for i, p in enumerate(paths):
-                header = _header_stem(p)
-                if header is not None and header in sources:
-                    adjusted[i] *= weights.header
-                    _note(factors, i, "header", weights.header)
+        members[p].append(i)
+    # file aggregation: the best chunk of each file gains with the file's summed evidence
+    best_of: dict[str, int] = {}
+    file_sum: dict[str, float] = {}
+    for p, rows in members.items():
+        total = 0.0
+        j = rows[0]
+        for i in rows:
+            h = hybrid[i]
+            total = total + (h if h > 0.0 else 0.0)
+            if h > hybrid[j]:
+                j = i
+        file_sum[p] = total
+        best_of[p] = j
+    top_sum = max(file_sum.values()) if weights.file else 0.0
+    vendored = weights.vendored != 1.0 and "vendored" not in q.asks
+    sources = ({facts[4] for facts in map(_path_facts, members) if facts[5] == ".c"} if weights.header != 1.0
+               else set())
+    files: dict[str, _FileFacts] = {}
+    for p, rows in members.items():
+        # path (+), file (+, the best chunk only), role (×), bundled copy (×), header (×): in this
+        # order on each candidate (the same floats as one rule over all candidates at a time)
+        file_stem, words, role_name, project, c_name, c_kind = _path_facts(p)
+        path_boost = 0.0
+        if weights.path_name and names and _name_matches_stem(file_stem, names):
+            path_boost = weights.path_name * unit
+        elif path_words:
+            shared = len(q.words & words)
+            if shared:
+                path_boost = weights.path_words * unit * shared / len(q.words)
+        best = best_of[p]
+        file_boost = weights.file * unit * file_sum[p] / top_sum if top_sum > 0 else 0.0
+        role = _role_factor(role_name, q.asks, weights)
+        demote = vendored and project is not None and not (q.words & set(lexical_terms(project)))
+        header = c_kind == ".h" and c_name in sources
+        files[p] = _FileFacts(path_boost, file_boost, best if weights.file else -1, role, demote, header)
+        if path_boost or role != 1.0 or demote or header:
+            for i in rows:
+                value = adjusted[i]
+                if path_boost:
+                    value += path_boost
+                if i == best and file_boost:
+                    value += file_boost
+                if role != 1.0:
+                    value *= role
+                if demote:
+                    value *= weights.vendored
+                if header:
+                    value *= weights.header
+                adjusted[i] = value
+        elif file_boost:
+            adjusted[best] += file_boost
 
     # diversity: in order of the adjusted score, a file's k-th chunk is multiplied by diversity^k
-    seen: dict[str, int] = {}
     final = adjusted
     if weights.diversity != 1.0:
         final = list(adjusted)
-        for i in sorted(range(n), key=adjusted.__getitem__, reverse=True):
-            p = paths[i]
-            k = seen.get(p, 0)
-            seen[p] = k + 1
-            if k:
-                factor = weights.diversity ** k
-                final[i] = adjusted[i] * factor
-                _note(factors, i, "diversity", factor)
-    ranked = sorted(range(n), key=final.__getitem__, reverse=True)[:top]
-    return RerankResult(ranked, {i: final[i] for i in ranked}, {i: factors[i] for i in ranked if factors[i]})
+        total = sum(adjusted)
+        if total == total:  # no NaN: a file's chunks in the order the whole ranking gives them
+            groups = [(p, rows) for p, rows in members.items() if len(rows) > 1]
+            for p, rows in groups:
+                files[p].ranked = sorted(rows, key=adjusted.__getitem__, reverse=True)
+        else:  # pragma: no cover - NaN scores: sort the whole ranking, as first written
+            for i in sorted(range(n), key=adjusted.__getitem__, reverse=True):
+                files[paths[i]].ranked.append(i)
+        powers = [1.0]
+        for facts in files.values():
+            ranked = facts.ranked
+            if len(ranked) > 1:
+                while len(powers) < len(ranked):
+                    powers.append(weights.diversity ** len(powers))
+                for k in range(1, len(ranked)):
+                    i = ranked[k]
+                    final[i] = adjusted[i] * powers[k]
+    return Ranking(final, paths, weights, definition, files)

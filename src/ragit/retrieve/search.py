@@ -554,6 +554,62 @@ def _contenders(pool, vector, keyword, alpha: float, adjusted: dict, top_k: int)
     return pool[final >= kth]
 
 
+def _reranked(question: str, pool: "np.ndarray", rows: "dict[int, ChunkRow]", wanted: list[int],
+              snapshot: SnapshotScores, keyword: "np.ndarray", retrieval: "np.ndarray", alpha: float,
+              params: RetrievalParams, top_k: int, cochange: "CoChange | None") -> list[tuple]:
+    """The pool re-ranked (and raised by co-change), then the rows whose final score can make the
+    first ``top_k``, sorted: ``(sort key, snapshot row, (re-ranked score, factors))`` each.
+
+    The final scores of the whole pool are computed in numpy with exactly ``final_score``'s
+    operations in its order (IEEE float64 either way, so the same bits); only the few rows that
+    reach the ``top_k``-th best get their factors and the exact tie-break (path, title, ...).
+    """
+    import numpy as np
+
+    from .rerank import RerankInput, rerank_pool
+
+    chunk = [rows[r] for r in wanted]
+    order = _pool_order(retrieval[pool], chunk)
+    pool = pool[order]
+    chunk = [chunk[j] for j in order]
+    paths = [c.path for c in chunk]
+    hybrid = retrieval[pool]
+    ranking = rerank_pool(question, RerankInput(
+        hybrid=hybrid, paths=paths, titles=[c.title for c in chunk], texts=[c.text for c in chunk],
+    ), params.rerank_weights)
+    scores = ranking.scores
+    raised: dict[int, float] = {}
+    if cochange is not None and params.cochange:
+        from .cochange_boost import cochange_raises
+
+        raised = cochange_raises(ranking.order, scores, paths, cochange)[0]
+    adjusted = list(scores)
+    for j, value in raised.items():
+        adjusted[j] = value
+    n = len(pool)
+    if n > top_k:
+        fused = alpha * snapshot.vector[pool] + (1.0 - alpha) * keyword[pool]
+        moved = fused + (np.array(adjusted) - fused)  # what final_score makes of each re-ranked score
+        final = RETRIEVAL_WEIGHT * moved + AUTHORITY_WEIGHT * 1.0 + RECENCY_WEIGHT * 1.0
+        kth = np.partition(final, n - top_k)[n - top_k]
+        picks = np.flatnonzero(final >= kth).tolist()
+    else:
+        picks = range(n)
+    at = pool.tolist()
+    out = []
+    for j in picks:
+        i = at[j]
+        factors = ranking.factors(j)
+        if j in raised:
+            factors = {**factors, "cochange": raised[j] - scores[j]}
+        change = (adjusted[j], factors)
+        row = chunk[j]
+        final = final_score("hybrid", float(snapshot.vector[i]), float(keyword[i]), alpha, 1.0, 1.0, change)
+        out.append((sort_key(final, row.path, row.title, row.citation_id, row.chunk_id), i, change))
+    out.sort(key=lambda entry: entry[:2])
+    return out
+
+
 def _content_order(store: "Store", rowids: "np.ndarray"):
     """Order positions of the snapshot's rows by (path, chunk id): how the re-rank pool settles a
     tie it must cut, the same whichever row ids the store gave the rows (cli-contract §9)."""
@@ -675,39 +731,21 @@ def rank_hits(
                                     f"the store cannot serve snapshot {sha}: {len(lost)} of its chunks are missing")
         from ..ingest.ids import masking_of
 
-        adjusted: dict[int, tuple[float, dict[str, float]]] = {}
         if params.rerank and len(pool):
-            from .rerank import RerankInput, rerank
-
-            chunk = [rows[r] for r in wanted]
-            order = _pool_order(retrieval[pool], chunk)
-            pool = pool[order]
-            chunk = [chunk[j] for j in order]
-            result = rerank(question, RerankInput(
-                hybrid=retrieval[pool], paths=[c.path for c in chunk], titles=[c.title for c in chunk],
-                texts=[c.text for c in chunk],
-            ), params.rerank_weights, len(pool))
-            if cochange is not None and params.cochange:
-                from .cochange_boost import apply_cochange
-
-                result = apply_cochange(result, [c.path for c in chunk], cochange)
-            at = pool.tolist()
-            factors = result.factors
-            adjusted = {at[j]: (score, factors.get(j, {})) for j, score in result.scores.items()}
-        # rank the pool by its final scores, then build hits (and breakdowns) for the best only
-        ranked = []
-        for i in _contenders(pool, snapshot.vector, keyword, alpha, adjusted, top_k):
-            row = rows[int(snapshot.rowids[i])]
-            final = final_score("hybrid", float(snapshot.vector[i]), float(keyword[i]), alpha, 1.0, 1.0,
-                                adjusted.get(int(i)))
-            ranked.append((sort_key(final, row.path, row.title, row.citation_id, row.chunk_id), i))
-        ranked.sort()
+            ranked = _reranked(question, pool, rows, wanted, snapshot, keyword, retrieval, alpha, params, top_k, cochange)
+        else:
+            ranked = []
+            for i in _contenders(pool, snapshot.vector, keyword, alpha, {}, top_k):
+                row = rows[int(snapshot.rowids[i])]
+                final = final_score("hybrid", float(snapshot.vector[i]), float(keyword[i]), alpha, 1.0, 1.0)
+                ranked.append((sort_key(final, row.path, row.title, row.citation_id, row.chunk_id), int(i), None))
+            ranked.sort()
+        # build hits (and breakdowns) for the best only
         if light:  # the texts of the hits returned
-            rows = store.fetch_rows(sha, [int(snapshot.rowids[i]) for _, i in ranked[:top_k]])
-        for _, i in ranked[:top_k]:
+            rows = store.fetch_rows(sha, [int(snapshot.rowids[i]) for _, i, _ in ranked[:top_k]])
+        for _, i, change in ranked[:top_k]:
             row = rows[int(snapshot.rowids[i])]
             v, kw = float(snapshot.vector[i]), float(keyword[i])
-            change = adjusted.get(int(i))
             b = breakdown("hybrid", v, kw, alpha, 1.0, 1.0, rerank=change)
             hits.append(Hit(
                 path=row.path, start_line=row.start_line, end_line=row.end_line, section_title=row.title,
