@@ -8,6 +8,7 @@ accept any revision git resolves to a commit (``HEAD~1``, a branch, a tag), reso
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -41,10 +42,17 @@ def head_from_files(git_dir: Path, common_dir: Path) -> str | None:
     reftable, nested symbolic refs) returns None and the caller asks git.
     """
     try:
-        content = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
+        content = read_ref_file(os.path.join(git_dir, "HEAD")).strip()
     except OSError:
         return None
     return head_sha_from(content, common_dir)
+
+
+def read_ref_file(path: str) -> str:
+    """A small git file's text (``HEAD``, a loose ref): ``Path.read_text`` without its text layer,
+    which a warm query's four reads of these files would pay for."""
+    with open(path, "rb") as f:
+        return f.read().decode("utf-8")
 
 
 def head_sha_from(content: str, common_dir: Path) -> str | None:
@@ -55,7 +63,7 @@ def head_sha_from(content: str, common_dir: Path) -> str | None:
         return None
     name = content[5:].strip()
     try:
-        value = (common_dir / name).read_text(encoding="utf-8").strip()
+        value = read_ref_file(os.path.join(common_dir, name)).strip()
         return value if FULL_SHA.fullmatch(value) else None
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         pass
