@@ -264,13 +264,21 @@ def _top(scores, k: int, tie_order=None):
     equal scores."""
     import numpy as np
 
-    idx = np.nonzero(np.isfinite(scores))[0]
-    if len(idx) <= k:
-        return idx
-    values = scores[idx]
-    kth = np.partition(values, len(values) - k)[len(values) - k]
-    above = idx[values > kth]
-    tied = idx[values == kth]
+    finite = np.isfinite(scores)
+    if finite.all():  # (every row a candidate: no positions to gather)
+        if len(scores) <= k:
+            return np.arange(len(scores))
+        kth = np.partition(scores, len(scores) - k)[len(scores) - k]
+        above = np.flatnonzero(scores > kth)
+        tied = np.flatnonzero(scores == kth)
+    else:
+        idx = np.flatnonzero(finite)
+        if len(idx) <= k:
+            return idx
+        values = scores[idx]
+        kth = np.partition(values, len(values) - k)[len(values) - k]
+        above = idx[values > kth]
+        tied = idx[values == kth]
     need = k - len(above)
     if tie_order is not None and len(tied) > need:
         tied = tie_order(tied)

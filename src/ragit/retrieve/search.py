@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import TYPE_CHECKING, Sequence
 
 from .hits import Hit
@@ -554,6 +555,9 @@ def _contenders(pool, vector, keyword, alpha: float, adjusted: dict, top_k: int)
     return pool[final >= kth]
 
 
+_PATH, _TITLE, _TEXT = attrgetter("path"), attrgetter("title"), attrgetter("text")
+
+
 def _reranked(question: str, pool: "np.ndarray", rows: "dict[int, ChunkRow]", wanted: list[int],
               snapshot: SnapshotScores, keyword: "np.ndarray", retrieval: "np.ndarray", alpha: float,
               params: RetrievalParams, top_k: int, cochange: "CoChange | None") -> list[tuple]:
@@ -568,14 +572,13 @@ def _reranked(question: str, pool: "np.ndarray", rows: "dict[int, ChunkRow]", wa
 
     from .rerank import RerankInput, rerank_pool
 
-    chunk = [rows[r] for r in wanted]
+    chunk = list(map(rows.__getitem__, wanted))
     order = _pool_order(retrieval[pool], chunk)
     pool = pool[order]
-    chunk = [chunk[j] for j in order]
-    paths = [c.path for c in chunk]
-    hybrid = retrieval[pool]
+    chunk = list(map(chunk.__getitem__, order))
+    paths = list(map(_PATH, chunk))
     ranking = rerank_pool(question, RerankInput(
-        hybrid=hybrid, paths=paths, titles=[c.title for c in chunk], texts=[c.text for c in chunk],
+        hybrid=retrieval[pool], paths=paths, titles=list(map(_TITLE, chunk)), texts=list(map(_TEXT, chunk)),
     ), params.rerank_weights)
     scores = ranking.scores
     raised: dict[int, float] = {}
@@ -703,9 +706,11 @@ def rank_hits(
         if params.rerank:
             from .rerank import pool_indices
 
-            pool = pool_indices(retrieval, np.where(retrieval > -np.inf, keyword, -np.inf),
-                                np.where(retrieval > -np.inf, snapshot.vector, -np.inf), params.rerank_weights.pool,
-                                top_k, _content_order(store, snapshot.rowids))
+            candidate = retrieval > -np.inf
+            whole = bool(candidate.all())  # (no filter: every row is a candidate)
+            pool = pool_indices(retrieval, keyword if whole else np.where(candidate, keyword, -np.inf),
+                                snapshot.vector if whole else np.where(candidate, snapshot.vector, -np.inf),
+                                params.rerank_weights.pool, top_k, _content_order(store, snapshot.rowids))
         else:
             final = RETRIEVAL_WEIGHT * retrieval + AUTHORITY_WEIGHT * 1.0 + RECENCY_WEIGHT * 1.0
             k = min(top_k, n)
@@ -717,18 +722,17 @@ def rank_hits(
         # the re-rank reads chunk texts only to find declarations of names the question asks for
         light = rows_cache is None and params.rerank and not _names_in(question)
         if rows_cache is not None:
-            missing = [r for r in wanted if r not in rows_cache]
-            if missing:
-                rows_cache.update(store.fetch_rows(sha, missing))
+            if not all(map(rows_cache.__contains__, wanted)):
+                rows_cache.update(store.fetch_rows(sha, [r for r in wanted if r not in rows_cache]))
             rows = rows_cache
         else:
             rows = store.fetch_rows(sha, wanted, with_text=not light)
-        lost = [r for r in wanted if r not in rows]
-        if lost:  # the snapshot's rows name chunks the store no longer has: a damaged store
+        if not all(map(rows.__contains__, wanted)):  # rows the store no longer has: a damaged store
             from .readiness import store_unavailable
 
+            lost = sum(1 for r in wanted if r not in rows)
             raise store_unavailable(sha, "store_unreadable",
-                                    f"the store cannot serve snapshot {sha}: {len(lost)} of its chunks are missing")
+                                    f"the store cannot serve snapshot {sha}: {lost} of its chunks are missing")
         from ..ingest.ids import masking_of
 
         if params.rerank and len(pool):
@@ -806,8 +810,16 @@ def search_snapshot(
 
 def label_hits(hits: Sequence[Hit]) -> None:
     """Attach untrusted-content ``flags`` computed on each hit's complete masked text."""
+    for h in hits:
+        h.flags = list(_text_flags(h.text))
+
+
+@functools.lru_cache(maxsize=4096)
+def _text_flags(text: str) -> tuple[str, ...]:
+    """``flags_for(text)``, remembered: a warm process returns the same chunks question after
+    question, and labelling one (lower-casing and scanning its text) costs more than the
+    look-up (the text is the snapshot row's own string, whose hash Python keeps)."""
     from ..security.labels import flags_for
 
-    for h in hits:
-        h.flags = flags_for(h.text)
+    return tuple(flags_for(text))
 
