@@ -371,18 +371,10 @@ def _role_factor(role: str, asks: frozenset[str], weights: RerankWeights) -> flo
     return 1.0
 
 
-@dataclass
-class _FileFacts:
-    """What the re-rank found about one file of the pool (each rule but ``definition`` is a fact
-    about a file): its boosts and factors, and its candidates in the order diversity ranks them."""
-
-    path_boost: float = 0.0
-    file_boost: float = 0.0  # on ``best`` only
-    best: int = -1
-    role: float = 1.0
-    vendored: bool = False
-    header: bool = False
-    ranked: list[int] = field(default_factory=list)  # candidates, best adjusted first (≥ 2 only)
+# What the re-rank found about one file of the pool (every rule but ``definition`` is a fact about
+# a file): (path boost, file boost, the chunk the file boost goes to or -1, role factor, bundled
+# copy, header of a candidate source file).
+_Facts = tuple[float, float, int, float, bool, bool]
 
 
 @dataclass
@@ -394,7 +386,8 @@ class Ranking:
     paths: "Sequence[str]"
     weights: RerankWeights
     definition: dict[int, float]  # candidate → its definition boost
-    files: dict[str, _FileFacts]
+    files: dict[str, _Facts]
+    ranked: dict[str, list[int]]  # a file's candidates (two or more), best adjusted score first
     _order: list[int] | None = None
 
     @property
@@ -410,19 +403,21 @@ class Ranking:
         boost = self.definition.get(i)
         if boost is not None:
             out["definition"] = boost
-        facts = self.files[self.paths[i]]
-        if facts.path_boost:
-            out["path"] = facts.path_boost
-        if facts.file_boost and i == facts.best:
-            out["file"] = facts.file_boost
-        if facts.role != 1.0:
-            out["role"] = facts.role
-        if facts.vendored:
+        p = self.paths[i]
+        path_boost, file_boost, best, role, vendored, header = self.files[p]
+        if path_boost:
+            out["path"] = path_boost
+        if file_boost and i == best:
+            out["file"] = file_boost
+        if role != 1.0:
+            out["role"] = role
+        if vendored:
             out["vendored"] = self.weights.vendored
-        if facts.header:
+        if header:
             out["header"] = self.weights.header
-        if len(facts.ranked) > 1:
-            k = facts.ranked.index(i)
+        ranked = self.ranked.get(p)
+        if ranked is not None:
+            k = ranked.index(i)
             if k:
                 out["diversity"] = self.weights.diversity ** k
         return out
@@ -444,10 +439,10 @@ def rerank(question: str, inp: RerankInput, weights: RerankWeights, top: int) ->
 def rerank_pool(question: str, inp: RerankInput, weights: RerankWeights) -> Ranking:
     """The re-rank of every candidate (:func:`rerank` without the cut, factors on demand)."""
     q = read_question(question)
-    n = len(inp.paths)
     paths = inp.paths
+    n = len(paths)
     if not n:
-        return Ranking([], paths, weights, {}, {})
+        return Ranking([], paths, weights, {}, {}, {})
     hybrid = inp.hybrid.tolist() if hasattr(inp.hybrid, "tolist") else [float(h) for h in inp.hybrid]
     best = max(hybrid)
     unit = best if best > 0 else 1.0
@@ -467,9 +462,14 @@ def rerank_pool(question: str, inp: RerankInput, weights: RerankWeights) -> Rank
     members: dict[str, list[int]] = defaultdict(list)
     for i, p in enumerate(paths):
         members[p].append(i)
-    # file aggregation: the best chunk of each file gains with the file's summed evidence
-    best_of: dict[str, int] = {}
-    file_sum: dict[str, float] = {}
+    # path names: a file stem equal to a named identifier (or its plural, or it the name's)
+    named = {k for k in _normalised(tuple(names)) if k} if names and weights.path_name else set()
+    stems = named | {k + "s" for k in named}
+    words, asks = q.words, q.asks
+    vendored = weights.vendored != 1.0 and "vendored" not in asks
+    role_factors: dict[str, float] = {}
+    sums: dict[str, tuple[float, int]] = {}  # file aggregation: each file's summed evidence, best chunk
+    sources: set[str] = set()  # the C/C++ source files among the candidates (for the header rule)
     for p, rows in members.items():
         total = 0.0
         j = rows[0]
@@ -478,36 +478,38 @@ def rerank_pool(question: str, inp: RerankInput, weights: RerankWeights) -> Rank
             total = total + (h if h > 0.0 else 0.0)
             if h > hybrid[j]:
                 j = i
-        file_sum[p] = total
-        best_of[p] = j
-    top_sum = max(file_sum.values()) if weights.file else 0.0
-    vendored = weights.vendored != 1.0 and "vendored" not in q.asks
-    sources = ({facts[4] for facts in map(_path_facts, members) if facts[5] == ".c"} if weights.header != 1.0
-               else set())
-    files: dict[str, _FileFacts] = {}
+        sums[p] = (total, j)
+        facts = _path_facts(p)
+        if facts[5] == ".c":
+            sources.add(facts[4])
+    top_sum = max(total for total, _ in sums.values()) if weights.file else 0.0
+    header_rule = weights.header != 1.0 and bool(sources)
+    files: dict[str, _Facts] = {}
     for p, rows in members.items():
         # path (+), file (+, the best chunk only), role (×), bundled copy (×), header (×): in this
         # order on each candidate (the same floats as one rule over all candidates at a time)
-        file_stem, words, role_name, project, c_name, c_kind = _path_facts(p)
+        file_stem, stem_words, role_name, project, c_name, c_kind = _path_facts(p)
         path_boost = 0.0
-        if weights.path_name and names and _name_matches_stem(file_stem, names):
+        if named and (file_stem in stems or file_stem + "s" in named):
             path_boost = weights.path_name * unit
         elif path_words:
-            shared = len(q.words & words)
+            shared = len(words & stem_words)
             if shared:
-                path_boost = weights.path_words * unit * shared / len(q.words)
-        best = best_of[p]
-        file_boost = weights.file * unit * file_sum[p] / top_sum if top_sum > 0 else 0.0
-        role = _role_factor(role_name, q.asks, weights)
-        demote = vendored and project is not None and not (q.words & set(lexical_terms(project)))
-        header = c_kind == ".h" and c_name in sources
-        files[p] = _FileFacts(path_boost, file_boost, best if weights.file else -1, role, demote, header)
+                path_boost = weights.path_words * unit * shared / len(words)
+        total, best_row = sums[p]
+        file_boost = weights.file * unit * total / top_sum if top_sum > 0 else 0.0
+        role = role_factors.get(role_name)
+        if role is None:
+            role = role_factors[role_name] = _role_factor(role_name, asks, weights)
+        demote = vendored and project is not None and not (words & set(lexical_terms(project)))
+        header = header_rule and c_kind == ".h" and c_name in sources
+        files[p] = (path_boost, file_boost, best_row if weights.file else -1, role, demote, header)
         if path_boost or role != 1.0 or demote or header:
             for i in rows:
                 value = adjusted[i]
                 if path_boost:
                     value += path_boost
-                if i == best and file_boost:
+                if i == best_row and file_boost:
                     value += file_boost
                 if role != 1.0:
                     value *= role
@@ -517,27 +519,26 @@ def rerank_pool(question: str, inp: RerankInput, weights: RerankWeights) -> Rank
                     value *= weights.header
                 adjusted[i] = value
         elif file_boost:
-            adjusted[best] += file_boost
+            adjusted[best_row] += file_boost
 
     # diversity: in order of the adjusted score, a file's k-th chunk is multiplied by diversity^k
     final = adjusted
+    ranked: dict[str, list[int]] = {}
     if weights.diversity != 1.0:
         final = list(adjusted)
         total = sum(adjusted)
         if total == total:  # no NaN: a file's chunks in the order the whole ranking gives them
-            groups = [(p, rows) for p, rows in members.items() if len(rows) > 1]
-            for p, rows in groups:
-                files[p].ranked = sorted(rows, key=adjusted.__getitem__, reverse=True)
+            for p, rows in members.items():
+                if len(rows) > 1:
+                    ranked[p] = sorted(rows, key=adjusted.__getitem__, reverse=True)
         else:  # pragma: no cover - NaN scores: sort the whole ranking, as first written
             for i in sorted(range(n), key=adjusted.__getitem__, reverse=True):
-                files[paths[i]].ranked.append(i)
+                ranked.setdefault(paths[i], []).append(i)
         powers = [1.0]
-        for facts in files.values():
-            ranked = facts.ranked
-            if len(ranked) > 1:
-                while len(powers) < len(ranked):
-                    powers.append(weights.diversity ** len(powers))
-                for k in range(1, len(ranked)):
-                    i = ranked[k]
-                    final[i] = adjusted[i] * powers[k]
-    return Ranking(final, paths, weights, definition, files)
+        for rows in ranked.values():
+            while len(powers) < len(rows):
+                powers.append(weights.diversity ** len(powers))
+            for k in range(1, len(rows)):
+                i = rows[k]
+                final[i] = adjusted[i] * powers[k]
+    return Ranking(final, paths, weights, definition, files, ranked)
