@@ -63,11 +63,15 @@ CONFIG_DEFAULTS = {"rerank_definition": 1.0, "rerank_path": 1.0, "rerank_file": 
 
 def weights_from_config(retrieval: dict) -> RerankWeights:
     """The weights a ``[retrieval]`` table asks for; the defaults give ``RerankWeights()`` exactly."""
-    get = lambda key: float(retrieval.get(key, CONFIG_DEFAULTS[key]))  # noqa: E731
+    return _weights(*(float(retrieval.get(key, default)) for key, default in CONFIG_DEFAULTS.items()))
+
+
+@lru_cache(maxsize=64)
+def _weights(definition: float, path: float, file: float, role: float) -> RerankWeights:
+    """The weights of these four settings (immutable, so one object serves every query)."""
     base = RerankWeights()
-    scale = get("rerank_path")
-    return RerankWeights(definition=get("rerank_definition"), path_name=base.path_name * scale,
-                         path_words=base.path_words * scale, file=get("rerank_file"), role=get("rerank_role"))
+    return RerankWeights(definition=definition, path_name=base.path_name * path, path_words=base.path_words * path,
+                         file=file, role=role)
 
 
 # ``--ablate`` rows of bench/quality_lab.py: each rule switched off alone.
@@ -394,7 +398,13 @@ class Ranking:
     def order(self) -> list[int]:
         """Every candidate, best first (ties keep the candidates' order)."""
         if self._order is None:
-            self._order = sorted(range(len(self.scores)), key=self.scores.__getitem__, reverse=True)
+            import numpy as np
+
+            scores = np.array(self.scores, dtype=np.float64)
+            if len(scores) > 1 and np.isfinite(scores).all():  # a stable sort of the negated: the same
+                self._order = np.argsort(-scores, kind="stable").tolist()
+            else:
+                self._order = sorted(range(len(self.scores)), key=self.scores.__getitem__, reverse=True)
         return self._order
 
     def factors(self, i: int) -> dict[str, float]:

@@ -47,6 +47,7 @@ class SnapshotMatrix:
     mapped: bool = False  # the heap is read through a memory mapping (map_heap)
     _positions: "tuple[np.ndarray, np.ndarray] | None" = None
     _row_positions: "RowPositions | None" = None
+    _normed: "np.ndarray | None" = None
 
     def row_positions(self) -> "RowPositions":
         """Store row id → snapshot position (kept: a warm process restricts every question's
@@ -56,6 +57,12 @@ class SnapshotMatrix:
 
             self._row_positions = RowPositions(self.rowids)
         return self._row_positions
+
+    def normed_files(self) -> "np.ndarray":
+        """Which files have a vector sum to divide by (``file_norms > 0``; kept per snapshot)."""
+        if self._normed is None:
+            self._normed = self.file_norms > 0
+        return self._normed
 
     def full_matrix(self) -> "np.ndarray":
         """Every row's vector (gathered from the heap on the approximate path: exact search)."""
@@ -330,7 +337,7 @@ def vector_scores(snap: SnapshotMatrix, embedder: "Embedder", masked_question: s
     if not file_blend:
         return cosine
     sums = np.bincount(snap.files, weights=cosine, minlength=len(snap.file_norms))
-    file_cos = np.divide(sums, snap.file_norms, out=np.zeros_like(sums), where=snap.file_norms > 0)
+    file_cos = np.divide(sums, snap.file_norms, out=np.zeros_like(sums), where=snap.normed_files())
     return (1.0 - file_blend) * cosine + file_blend * file_cos[snap.files]
 
 
