@@ -49,10 +49,24 @@ def head_from_files(git_dir: Path, common_dir: Path) -> str | None:
 
 
 def read_ref_file(path: str) -> str:
-    """A small git file's text (``HEAD``, a loose ref): ``Path.read_text`` without its text layer,
-    which a warm query's four reads of these files would pay for."""
-    with open(path, "rb") as f:
-        return f.read().decode("utf-8")
+    """A small git file's text (``HEAD``, a loose ref) read with ``os.open``/``os.read``: a warm
+    query reads four of them, and a buffered file object costs more system calls and objects
+    than the read itself (raises the same ``OSError`` subclasses as ``open``)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        data = os.read(fd, _REF_READ)
+        if len(data) == _REF_READ:  # a regular file reads short only at its end: this one is longer
+            parts = [data]
+            while data:
+                data = os.read(fd, _REF_READ)
+                parts.append(data)
+            data = b"".join(parts)
+    finally:
+        os.close(fd)
+    return data.decode("utf-8")
+
+
+_REF_READ = 4096
 
 
 def head_sha_from(content: str, common_dir: Path) -> str | None:
