@@ -116,6 +116,20 @@ class RowPositions:
             table[rowids - self.first] = np.arange(n, dtype=np.int32)
             self.table = table
 
+    def restrict_term(self, term: str, ids: "np.ndarray", tf: "np.ndarray") -> "tuple[np.ndarray, np.ndarray]":
+        """:meth:`restrict` of one term's postings, remembered while the postings reader hands
+        out the very same arrays for the term (a warm reader caches them; a new reader, after a
+        write, gives new arrays): the same words come back question after question."""
+        memo = self.__dict__.setdefault("_memo", {})
+        hit = memo.get(term)
+        if hit is not None and hit[0] is ids and hit[1] is tf:
+            return hit[2]
+        out = self.restrict(ids, tf)
+        if len(memo) >= MAX_RESTRICTED_TERMS:
+            memo.pop(next(iter(memo)))
+        memo[term] = (ids, tf, out)
+        return out
+
     def restrict(self, ids: "np.ndarray", tf: "np.ndarray") -> "tuple[np.ndarray, np.ndarray]":
         """(snapshot positions, weighted counts) of the postings ``ids`` (ascending) that are
         snapshot rows, in the order of ``ids``: the pairs a binary search of every id finds."""
@@ -137,6 +151,7 @@ class RowPositions:
         return pos[inside], tf[inside]
 
 
+MAX_RESTRICTED_TERMS = 4096  # terms whose snapshot positions a warm snapshot keeps (RowPositions)
 BOUND_MARGIN = 1.0 + 1e-9  # relative slack on every upper bound: covers the rounding of a few float ops
 
 
@@ -177,7 +192,7 @@ class SnapshotKeyword:
             hit = cache.get(term)
             if hit is None:
                 ids, tf = postings(term)
-                pos, tf = positions.restrict(ids, tf) if len(ids) and n else empty
+                pos, tf = positions.restrict_term(term, ids, tf) if len(ids) and n else empty
                 extra_tf = [doc.get(term, 0.0) for doc, _ in extra]
                 df = len(pos) + sum(1 for f in extra_tf if f > 0)
                 hit = cache[term] = (pos, tf, extra_tf, idf(n_rows, df) if df else 0.0)
