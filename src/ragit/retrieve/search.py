@@ -8,6 +8,7 @@ matrix of a snapshot in a :class:`VectorCache`, which is what makes warm API que
 from __future__ import annotations
 
 import functools
+from collections import abc
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import TYPE_CHECKING, Sequence
@@ -565,6 +566,24 @@ def _contenders(pool, vector, keyword, alpha: float, adjusted: dict, top_k: int)
 _PATH, _TITLE, _TEXT = attrgetter("path"), attrgetter("title"), attrgetter("text")
 
 
+class _Column(abc.Sequence):
+    """One field of the pool's chunk rows, read only where asked for."""
+
+    def __init__(self, chunk: list, field: attrgetter):
+        self._chunk, self._field = chunk, field
+
+    def __len__(self) -> int:
+        return len(self._chunk)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return list(map(self._field, self._chunk[i]))
+        return self._field(self._chunk[i])
+
+    def __iter__(self):
+        return map(self._field, self._chunk)
+
+
 def _reranked(question: str, pool: "np.ndarray", rows: "dict[int, ChunkRow]", wanted: list[int],
               snapshot: SnapshotScores, keyword: "np.ndarray", retrieval: "np.ndarray", alpha: float,
               params: RetrievalParams, top_k: int, cochange: "CoChange | None") -> list[tuple]:
@@ -584,9 +603,10 @@ def _reranked(question: str, pool: "np.ndarray", rows: "dict[int, ChunkRow]", wa
     pool = pool[order]
     chunk = list(map(chunk.__getitem__, order))
     paths = list(map(_PATH, chunk))
-    ranking = rerank_pool(question, RerankInput(
-        hybrid=retrieval[pool], paths=paths, titles=list(map(_TITLE, chunk)), texts=list(map(_TEXT, chunk)),
-    ), params.rerank_weights)
+    hybrid = retrieval[pool]
+    # titles and texts are read only for a question that names identifiers: listed on demand
+    ranking = rerank_pool(question, RerankInput(hybrid=hybrid, paths=paths, titles=_Column(chunk, _TITLE),
+                                                texts=_Column(chunk, _TEXT)), params.rerank_weights)
     scores = ranking.scores
     raised: dict[int, float] = {}
     if cochange is not None and params.cochange:
@@ -598,7 +618,7 @@ def _reranked(question: str, pool: "np.ndarray", rows: "dict[int, ChunkRow]", wa
         adjusted[j] = value
     n = len(pool)
     if n > top_k:
-        fused = alpha * snapshot.vector[pool] + (1.0 - alpha) * keyword[pool]
+        fused = hybrid  # alpha · vector + (1 − alpha) · keyword of each pool row, as final_score computes it
         moved = fused + (np.array(adjusted) - fused)  # what final_score makes of each re-ranked score
         final = RETRIEVAL_WEIGHT * moved + AUTHORITY_WEIGHT * 1.0 + RECENCY_WEIGHT * 1.0
         kth = np.partition(final, n - top_k)[n - top_k]
