@@ -17,12 +17,15 @@ from ragit.retrieve.rerank import (
     RerankInput,
     RerankResult,
     RerankWeights,
-    _header_stem,
+    _HEADERS,
+    _SOURCES,
+    _declares,
+    _norm,
+    _normalised,
     _path_parts,
-    _name_matches_stem,
     _role_factor,
-    _source_stems,
-    defines,
+    _split_ext,
+    _title_names,
     read_question,
     rerank,
     rerank_pool,
@@ -39,6 +42,38 @@ TEXTS = ["", "pub struct Engine {\n}\n", "def field_validator(x):\n    return x\
 QUESTIONS = ["JsonReader", "how are routes matched", "field_validator in readers", "retry urllib3", "app header",
              "add tests for the router", "docs for the reader", "Rails::Engine", "vendored six", "Tree insert",
              "fieldValidator util", "benchmark app"]
+
+
+# the helpers the re-rank as first written used
+
+def defines(title: str, text: str, names) -> float:
+    if not names:
+        return 0.0
+    defined, _ = _title_names(title)
+    if defined:
+        if defined in names:
+            return 1.0
+        if _norm(defined) in _normalised(tuple(names)):
+            return 0.5
+    return 1.0 if _declares(text, names) else 0.0
+
+
+def _name_matches_stem(file_stem: str, names: Sequence[str]) -> bool:
+    for k in _normalised(tuple(names)):
+        if k and (k == file_stem or k + "s" == file_stem or k == file_stem + "s"):
+            return True
+    return False
+
+
+def _header_stem(path: str) -> str | None:
+    """The name a C/C++ header shares with its implementation file (``src/idna.h`` → ``idna``)."""
+    name, ext = _split_ext(path)
+    return name if ext in _HEADERS else None
+
+
+def _source_stems(paths: Sequence[str]) -> frozenset[str]:
+    """Names of the C/C++/Objective-C source files among the candidates."""
+    return frozenset(name for name, ext in map(_split_ext, set(paths)) if ext in _SOURCES)
 
 
 def _note(factors: list, i: int, name: str, value: float) -> None:

@@ -228,13 +228,7 @@ def defines(title: str, text: str, names: Sequence[str]) -> float:
     separators differ (``def command``, ``fieldValidator`` for ``field_validator``), else 0."""
     if not names:
         return 0.0
-    defined, _ = _title_names(title)
-    if defined:
-        if defined in names:
-            return 1.0
-        if _norm(defined) in _normalised(tuple(names)):
-            return 0.5
-    return 1.0 if _declares(text, names) else 0.0
+    return _definitions((title,), (text,), names).get(0, 0.0)
 
 
 @lru_cache(maxsize=1024)
@@ -251,13 +245,6 @@ def _path_parts(path: str) -> tuple[str, frozenset[str]]:
     parent = directory.rpartition("/")[2]
     words = set(lexical_terms(file_stem)) | set(lexical_terms(parent))
     return _norm(file_stem), frozenset(words)
-
-
-def _name_matches_stem(file_stem: str, names: Sequence[str]) -> bool:
-    for k in _normalised(tuple(names)):
-        if k and (k == file_stem or k + "s" == file_stem or k == file_stem + "s"):
-            return True
-    return False
 
 
 def _top(scores, k: int, tie_order=None):
@@ -314,17 +301,6 @@ def _split_ext(path: str) -> tuple[str, str]:
     name = path.rpartition("/")[2]
     dot = name.rfind(".")
     return (name[:dot], name[dot:].lower()) if dot > 0 else (name, "")
-
-
-def _header_stem(path: str) -> str | None:
-    """The name a C/C++ header shares with its implementation file (``src/idna.h`` → ``idna``)."""
-    name, ext = _split_ext(path)
-    return name if ext in _HEADERS else None
-
-
-def _source_stems(paths: Sequence[str]) -> frozenset[str]:
-    """Names of the C/C++/Objective-C source files among the candidates."""
-    return frozenset(name for name, ext in map(_split_ext, set(paths)) if ext in _SOURCES)
 
 
 @lru_cache(maxsize=65536)
