@@ -7,6 +7,7 @@ keeps query results identical."""
 from __future__ import annotations
 
 import random
+from typing import Sequence
 
 import pytest
 
