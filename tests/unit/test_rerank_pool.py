@@ -311,3 +311,14 @@ def test_pool_scores_and_raises_match_the_full_re_rank_and_boost(seed):
                 factors = {**factors, "cochange": raised[i] - ranking.scores[i]}
             assert repr(raised.get(i, ranking.scores[i])) == repr(full.scores[i])
             assert list(factors.items()) == list(full.factors.get(i, {}).items())
+
+
+def test_non_finite_scores_rank_as_first_written():
+    """A NaN score (a damaged vector) leaves the diversity order to the whole ranking, as first written."""
+    nan = float("nan")
+    inp = RerankInput(hybrid=[0.5, nan, 0.25, 0.5], paths=["a.py", "a.py", "b.py", "a.py"], titles=[""] * 4,
+                      texts=[""] * 4)
+    got = rerank("a", inp, RerankWeights(), 4)
+    want = reference_rerank("a", inp, RerankWeights(), 4)
+    assert got.order == want.order
+    assert [repr(s) for s in got.scores.values()] == [repr(s) for s in want.scores.values()]

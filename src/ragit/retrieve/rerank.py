@@ -517,7 +517,7 @@ def rerank_pool(question: str, inp: RerankInput, weights: RerankWeights) -> Rank
             for p, rows in members.items():
                 if len(rows) > 1:
                     ranked[p] = sorted(rows, key=adjusted.__getitem__, reverse=True)
-        else:  # pragma: no cover - NaN scores: sort the whole ranking, as first written
+        else:  # NaN scores: sort the whole ranking, as first written
             for i in sorted(range(n), key=adjusted.__getitem__, reverse=True):
                 ranked.setdefault(paths[i], []).append(i)
         powers = [1.0]
