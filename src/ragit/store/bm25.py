@@ -175,6 +175,7 @@ class SnapshotKeyword:
         n = len(rowids)
         self.n = n
         self.lengths = lengths
+        self._positions = positions  # the snapshot's, when the caller keeps one (warm): see full()
         self.extra_score = [0.0] * len(extra)
         self.sequence: list[str] = []  # the question's terms that weigh, in order (repeats kept)
         self.terms: dict[str, tuple] = {}  # term → (positions, tf, idf)
@@ -212,9 +213,22 @@ class SnapshotKeyword:
         import numpy as np
 
         score = np.zeros(self.n, dtype=np.float64)
+        # a warm snapshot keeps each term's per-row contribution (its RowPositions' memo): the
+        # same floats while the term's rows, its weight and the snapshot's avgdl are the same
+        memo = self._positions.__dict__.setdefault("_contributions", {}) if self._positions is not None else None
         for term in self.sequence:
             pos, tf, weight = self.terms[term]
-            score[pos] += weight * ((tf * (K1 + 1.0)) / (tf + self._norm(pos)))
+            key = (term, weight, self.avgdl)
+            hit = memo.get(key) if memo is not None else None
+            if hit is not None and hit[0] is pos and hit[1] is tf and hit[2] is self.lengths:
+                contribution = hit[3]
+            else:
+                contribution = weight * ((tf * (K1 + 1.0)) / (tf + self._norm(pos)))
+                if memo is not None:
+                    if len(memo) >= MAX_RESTRICTED_TERMS:
+                        memo.pop(next(iter(memo)))
+                    memo[key] = (pos, tf, self.lengths, contribution)
+            score[pos] += contribution
         return score
 
     def _norm(self, pos: "np.ndarray") -> "np.ndarray":
