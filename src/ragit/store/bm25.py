@@ -155,6 +155,17 @@ MAX_RESTRICTED_TERMS = 4096  # terms whose snapshot positions a warm snapshot ke
 BOUND_MARGIN = 1.0 + 1e-9  # relative slack on every upper bound: covers the rounding of a few float ops
 
 
+def _length_total(positions: "RowPositions | None", lengths: "np.ndarray") -> float:
+    """Σ of the snapshot's row lengths (an exact integer sum), kept by a warm snapshot's positions."""
+    memo = positions.__dict__.get("_length_total") if positions is not None else None
+    if memo is not None and memo[0] is lengths:
+        return memo[1]
+    total = float(lengths.sum())
+    if positions is not None:
+        positions.__dict__["_length_total"] = (lengths, total)
+    return total
+
+
 class SnapshotKeyword:
     """One question's BM25 over one snapshot, computed on demand: the whole score array
     (:meth:`full`, what :func:`snapshot_scores` returns), the exact scores of chosen rows
@@ -183,7 +194,7 @@ class SnapshotKeyword:
         self.avgdl = 1.0
         if not terms or not n_rows:
             return
-        total = float(lengths.sum()) + float(sum(length for _, length in extra))
+        total = _length_total(positions, lengths) + float(sum(length for _, length in extra))
         self.avgdl = avgdl = total / n_rows if total > 0 else 1.0
         if positions is None and n:
             positions = RowPositions(rowids)
