@@ -61,8 +61,10 @@ def unit_rows_numpy(rows: numpy.ndarray) -> numpy.ndarray:
 
     rows = rows + 0.0  # a -0.0 sum becomes +0.0, as Python's sum() (which starts from 0) gives
     norms = norms_numpy(rows)
-    out = np.zeros(rows.shape, dtype=np.float32)
     nonzero = norms > 0
+    if nonzero.all():  # (a question's vector: no row to leave at zero, no masked copies)
+        return (rows / norms[:, None]).astype(np.float32)
+    out = np.zeros(rows.shape, dtype=np.float32)
     out[nonzero] = rows[nonzero] / norms[nonzero, None]
     return out
 

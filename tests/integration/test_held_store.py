@@ -83,3 +83,22 @@ def test_close_releases_the_connection_and_leaves_no_wal(repo_root):
     assert repo._held._store is None
     assert not (store_dir / "ragit.db-wal").exists()
     assert _paths(repo.query("restore auth context"))  # reopens on demand
+
+
+def test_warm_repo_checks_the_kept_store_again_after_another_connection_writes(repo_root):
+    """The kept store passes its checks (schema, embedder, snapshot) again without running them
+    only while no other connection wrote (SQLite's data_version): a snapshot removed behind its
+    back is reported at the next read."""
+    import sqlite3
+
+    repo = ragit.Repo.open(repo_root.root)
+    for _ in range(3):
+        repo.query("restore auth context")
+    head = repo_root.head()
+    db = repo_root.root / ".ragit" / "store" / "ragit.db"
+    with sqlite3.connect(db) as other:
+        other.execute("UPDATE snapshots SET manifest_sha256 = 'elsewhere' WHERE commit_sha = ?", (head,))
+    with pytest.raises(ragit.RagitError) as err:
+        repo.query("restore auth context")
+    assert err.value.code == "SNAPSHOT_STORE_UNAVAILABLE"
+    assert err.value.details["reason"] == "snapshot_not_in_store"

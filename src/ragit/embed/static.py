@@ -207,7 +207,7 @@ class StaticEmbedder:
         # last row); then one text at a time: a text's vector does not depend on its batch, and
         # memory stays bounded by the longest text. ``add.reduce`` is what ``ndarray.sum`` calls.
         flat = np.fromiter(chain.from_iterable(ids), dtype=np.intp, count=total)
-        np.clip(flat, 0, matrix.shape[0] - 1, out=flat)
+        np.minimum(np.maximum(flat, 0, out=flat), matrix.shape[0] - 1, out=flat)  # np.clip, without its wrapper
         add, f64 = np.add.reduce, np.float64
         start = 0
         for row, end in enumerate(ends):

@@ -7,6 +7,7 @@ concurrently with the single ``status`` that lists dirty paths.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,7 +15,8 @@ from typing import TYPE_CHECKING
 from ragit.gitsnap.dirty import STATUS_CMD, parse_status, public_dirty
 from ragit.gitsnap.git import Git
 from ragit.gitsnap.location import git_dirs
-from ragit.gitsnap.refs import branch_from_symref, current_branch, head_from_files, head_sha, head_sha_from
+from ragit.gitsnap.refs import (branch_from_symref, current_branch, head_from_files, head_sha, head_sha_from,
+                                read_ref_file)
 
 if TYPE_CHECKING:
     from ragit.gitsnap.watch import WorktreeWatch
@@ -42,7 +44,7 @@ def _head_from_files(root: Path) -> tuple[Path, Path, str, str | None] | None:
         return None
     git_dir, common = dirs
     try:
-        content = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
+        content = read_ref_file(os.path.join(git_dir, "HEAD")).strip()
     except OSError:
         return None
     sha = head_sha_from(content, common)

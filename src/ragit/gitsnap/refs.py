@@ -8,6 +8,7 @@ accept any revision git resolves to a commit (``HEAD~1``, a branch, a tag), reso
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -41,10 +42,31 @@ def head_from_files(git_dir: Path, common_dir: Path) -> str | None:
     reftable, nested symbolic refs) returns None and the caller asks git.
     """
     try:
-        content = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
+        content = read_ref_file(os.path.join(git_dir, "HEAD")).strip()
     except OSError:
         return None
     return head_sha_from(content, common_dir)
+
+
+def read_ref_file(path: str) -> str:
+    """A small git file's text (``HEAD``, a loose ref) read with ``os.open``/``os.read``: a warm
+    query reads four of them, and a buffered file object costs more system calls and objects
+    than the read itself (raises the same ``OSError`` subclasses as ``open``)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        data = os.read(fd, _REF_READ)
+        if len(data) == _REF_READ:  # a regular file reads short only at its end: this one is longer
+            parts = [data]
+            while data:
+                data = os.read(fd, _REF_READ)
+                parts.append(data)
+            data = b"".join(parts)
+    finally:
+        os.close(fd)
+    return data.decode("utf-8")
+
+
+_REF_READ = 4096
 
 
 def head_sha_from(content: str, common_dir: Path) -> str | None:
@@ -55,7 +77,7 @@ def head_sha_from(content: str, common_dir: Path) -> str | None:
         return None
     name = content[5:].strip()
     try:
-        value = (common_dir / name).read_text(encoding="utf-8").strip()
+        value = read_ref_file(os.path.join(common_dir, name)).strip()
         return value if FULL_SHA.fullmatch(value) else None
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         pass

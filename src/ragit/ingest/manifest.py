@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from bisect import bisect_left
 from dataclasses import dataclass, field
@@ -164,16 +165,16 @@ class ManifestCache:
     def __init__(self) -> None:
         self._entries: dict[tuple[str, bool], tuple[tuple[int, int, int], LoadedManifest]] = {}
 
-    def get(self, path: Path, header_only: bool) -> tuple[tuple[int, int, int] | None, LoadedManifest | None]:
+    def get(self, path: "Path | str", header_only: bool) -> tuple[tuple[int, int, int] | None, LoadedManifest | None]:
         try:
-            st = path.stat()
+            st = os.stat(path)
         except FileNotFoundError:
             return None, None
         ident = (st.st_ino, st.st_size, st.st_mtime_ns)
         hit = self._entries.get((str(path), header_only))
         return ident, (hit[1] if hit is not None and hit[0] == ident else None)
 
-    def put(self, path: Path, header_only: bool, ident: tuple[int, int, int], loaded: LoadedManifest) -> None:
+    def put(self, path: "Path | str", header_only: bool, ident: tuple[int, int, int], loaded: LoadedManifest) -> None:
         self._entries[(str(path), header_only)] = (ident, loaded)
 
 
@@ -250,11 +251,12 @@ def load_manifest(root: Path, config, sha: str, *, trusted: Callable[[str, str],
     errors are reported as before.
     """
     relpath = manifest_relpath(config, sha)
-    path = Path(root) / relpath
+    where = os.path.join(root, relpath)  # the cache's key (a warm read hits it: no Path built)
     header_only = trusted is not None and not with_lines
-    ident, hit = cache.get(path, header_only) if cache is not None else (None, None)
+    ident, hit = cache.get(where, header_only) if cache is not None else (None, None)
     if hit is not None:
         return hit
+    path = Path(where)
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -271,7 +273,7 @@ def load_manifest(root: Path, config, sha: str, *, trusted: Callable[[str, str],
         if loaded is None:
             loaded = parse_manifest(raw, sha, relpath)
     if cache is not None and ident is not None:
-        cache.put(path, header_only, ident, loaded)
+        cache.put(where, header_only, ident, loaded)
     return loaded
 
 

@@ -48,10 +48,30 @@ def apply_cochange(result: RerankResult, paths: Sequence[str], stats: "CoChange"
     """``result`` (the code re-rank's; candidate indices into ``paths``) with each file's best
     chunk raised by its co-change with the top files, re-sorted; ``result`` itself when nothing
     moved."""
-    if not weights.weight or weights.hits <= 0 or not result.order or not stats.shared:
+    raised, last = cochange_raises(result.order, result.scores, paths, stats, weights)
+    if not raised:
         return result
     scores = result.scores
     order = result.order
+    new_scores = dict(scores)
+    new_factors = dict(result.factors)
+    for i in raised:
+        value = raised[i]
+        new_scores[i] = value
+        new_factors[i] = {**new_factors.get(i, {}), "cochange": value - scores[i]}
+    # scores only rise, so nothing after the last raised chunk moves: sort the head only
+    # (stable: ties keep their order)
+    order = sorted(order[: last + 1], key=new_scores.__getitem__, reverse=True) + list(order[last + 1:])
+    return RerankResult(order, new_scores, new_factors)
+
+
+def cochange_raises(order: Sequence[int], scores: "Sequence[float] | dict[int, float]", paths: Sequence[str],
+                    stats: "CoChange", weights: CochangeWeights = CochangeWeights()) -> tuple[dict[int, float], int]:
+    """The stage's raises: (the new score of each candidate it raises, the position in ``order`` of
+    the last one); ``({}, 0)`` when nothing moves. ``order`` ranks the candidates (indices into
+    ``paths`` and ``scores``), best first."""
+    if not weights.weight or weights.hits <= 0 or not order or not stats.shared:
+        return {}, 0
     top: list[tuple[str, float, dict[str, float]]] = []  # (file, ceiling, its partners)
     seen: set[str] = set()
     for i in order:  # the first ``hits`` files of the ranking
@@ -63,7 +83,7 @@ def apply_cochange(result: RerankResult, paths: Sequence[str], stats: "CoChange"
             if len(top) == weights.hits:
                 break
     if not any(partners for _, _, partners in top):
-        return result
+        return {}, 0
     weight = weights.weight
     window = weights.files
     raised: dict[int, float] = {}
@@ -89,18 +109,7 @@ def apply_cochange(result: RerankResult, paths: Sequence[str], stats: "CoChange"
         if new > own:
             raised[i] = new
             last = at
-    if not raised:
-        return result
-    new_scores = dict(scores)
-    new_factors = dict(result.factors)
-    for i in raised:
-        value = raised[i]
-        new_scores[i] = value
-        new_factors[i] = {**new_factors.get(i, {}), "cochange": value - scores[i]}
-    # scores only rise, so nothing after the last raised chunk moves: sort the head only
-    # (stable: ties keep their order)
-    order = sorted(order[: last + 1], key=new_scores.__getitem__, reverse=True) + list(order[last + 1:])
-    return RerankResult(order, new_scores, new_factors)
+    return raised, last
 
 
 def snapshot_cochange(git: "Git", cache_root: Path | None, sha: str, *, keep_changes: bool = False,

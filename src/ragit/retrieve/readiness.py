@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING
+from weakref import WeakKeyDictionary
 
 from ..errors import RagitError
 from ..store import SCHEMA_VERSION, holds_manifest, open_store_read
@@ -33,6 +34,17 @@ def open_checked_store(root: Path, config, loaded: "LoadedManifest", embedder_id
             raise store_unavailable(sha, "store_missing", "the store does not exist") from None
         except StoreUnreadable as exc:
             raise store_unavailable(sha, "store_unreadable", f"the store cannot be read: {exc}") from None
+    # a read store that no connection wrote to since it passed these checks passes again (its
+    # own writes would not change its data version: only a read-only connection is remembered)
+    data_version = None if getattr(store, "writable", True) else getattr(store, "data_version", None)
+    checked = None
+    if data_version is not None:
+        try:
+            checked = (data_version(), sha, loaded.sha256, loaded.manifest.params.embedder_id, embedder_id)
+        except Exception:
+            checked = None
+        if checked is not None and _PASSED.get(store) == checked:
+            return store
     try:
         version = store.schema_version()
         if version != SCHEMA_VERSION:
@@ -50,4 +62,11 @@ def open_checked_store(root: Path, config, loaded: "LoadedManifest", embedder_id
     except Exception as exc:  # sqlite errors on a damaged file
         store.close()
         raise store_unavailable(sha, "store_unreadable", f"the store cannot be read: {exc}") from None
+    if checked is not None:
+        _PASSED[store] = checked
     return store
+
+
+# The checks each open store last passed: (its data version, snapshot, manifest digest, embedders).
+# The version is read before the checks, so a write that lands during them fails the next match.
+_PASSED: "WeakKeyDictionary[Store, tuple]" = WeakKeyDictionary()

@@ -22,16 +22,24 @@ def _mask_name(value: str, code: bool):
     return mask_text(value, code=code)
 
 
+@lru_cache(maxsize=16384)
+def _code_mode(path: str, kind: str) -> bool:
+    """``code_mode`` of a hit's file (the same files come back query after query)."""
+    from ..security.masking import code_mode
+
+    return code_mode(path, kind)
+
+
 def remask_hits(hits: Sequence[Hit]) -> None:
     """Re-mask every string field of the hits in place, before projection (knowledge §10.2).
 
     Each hit records how many secrets were hidden per field, so a redaction summary can name
     the projected field paths of exactly the hits it reports.
     """
-    from ..security.masking import MASKING_VERSION, code_mode, mask_text
+    from ..security.masking import MASKING_VERSION, mask_text
 
     for hit in hits:
-        code = code_mode(hit.path, hit.doc_type)
+        code = _code_mode(hit.path, hit.doc_type)
         for attr, name in (("path", "path"), ("section_title", "sectionTitle"), ("text", "text")):
             if attr == "text":
                 if hit.masked_with == MASKING_VERSION:

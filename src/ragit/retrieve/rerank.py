@@ -28,6 +28,7 @@ Every weight below was kept only where it earned its place on the development se
 from __future__ import annotations
 
 import re
+from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Sequence
@@ -62,11 +63,15 @@ CONFIG_DEFAULTS = {"rerank_definition": 1.0, "rerank_path": 1.0, "rerank_file": 
 
 def weights_from_config(retrieval: dict) -> RerankWeights:
     """The weights a ``[retrieval]`` table asks for; the defaults give ``RerankWeights()`` exactly."""
-    get = lambda key: float(retrieval.get(key, CONFIG_DEFAULTS[key]))  # noqa: E731
+    return _weights(*(float(retrieval.get(key, default)) for key, default in CONFIG_DEFAULTS.items()))
+
+
+@lru_cache(maxsize=64)
+def _weights(definition: float, path: float, file: float, role: float) -> RerankWeights:
+    """The weights of these four settings (immutable, so one object serves every query)."""
     base = RerankWeights()
-    scale = get("rerank_path")
-    return RerankWeights(definition=get("rerank_definition"), path_name=base.path_name * scale,
-                         path_words=base.path_words * scale, file=get("rerank_file"), role=get("rerank_role"))
+    return RerankWeights(definition=definition, path_name=base.path_name * path, path_words=base.path_words * path,
+                         file=file, role=role)
 
 
 # ``--ablate`` rows of bench/quality_lab.py: each rule switched off alone.
@@ -223,13 +228,7 @@ def defines(title: str, text: str, names: Sequence[str]) -> float:
     separators differ (``def command``, ``fieldValidator`` for ``field_validator``), else 0."""
     if not names:
         return 0.0
-    defined, _ = _title_names(title)
-    if defined:
-        if defined in names:
-            return 1.0
-        if _norm(defined) in _normalised(tuple(names)):
-            return 0.5
-    return 1.0 if _declares(text, names) else 0.0
+    return _definitions((title,), (text,), names).get(0, 0.0)
 
 
 @lru_cache(maxsize=1024)
@@ -248,13 +247,6 @@ def _path_parts(path: str) -> tuple[str, frozenset[str]]:
     return _norm(file_stem), frozenset(words)
 
 
-def _name_matches_stem(file_stem: str, names: Sequence[str]) -> bool:
-    for k in _normalised(tuple(names)):
-        if k and (k == file_stem or k + "s" == file_stem or k == file_stem + "s"):
-            return True
-    return False
-
-
 def _top(scores, k: int, tie_order=None):
     """Positions of the ``k`` highest finite scores. When rows tied at the threshold must be cut,
     ``tie_order`` (positions → the same positions in a content order, e.g. by path and chunk id)
@@ -263,13 +255,21 @@ def _top(scores, k: int, tie_order=None):
     equal scores."""
     import numpy as np
 
-    idx = np.nonzero(np.isfinite(scores))[0]
-    if len(idx) <= k:
-        return idx
-    values = scores[idx]
-    kth = np.partition(values, len(values) - k)[len(values) - k]
-    above = idx[values > kth]
-    tied = idx[values == kth]
+    finite = np.isfinite(scores)
+    if finite.all():  # (every row a candidate: no positions to gather)
+        if len(scores) <= k:
+            return np.arange(len(scores))
+        kth = np.partition(scores, len(scores) - k)[len(scores) - k]
+        above = np.flatnonzero(scores > kth)
+        tied = np.flatnonzero(scores == kth)
+    else:
+        idx = np.flatnonzero(finite)
+        if len(idx) <= k:
+            return idx
+        values = scores[idx]
+        kth = np.partition(values, len(values) - k)[len(values) - k]
+        above = idx[values > kth]
+        tied = idx[values == kth]
     need = k - len(above)
     if tie_order is not None and len(tied) > need:
         tied = tie_order(tied)
@@ -303,22 +303,39 @@ def _split_ext(path: str) -> tuple[str, str]:
     return (name[:dot], name[dot:].lower()) if dot > 0 else (name, "")
 
 
-def _header_stem(path: str) -> str | None:
-    """The name a C/C++ header shares with its implementation file (``src/idna.h`` → ``idna``)."""
+@lru_cache(maxsize=65536)
+def _path_facts(path: str) -> tuple[str, frozenset[str], str, str | None, str, str]:
+    """Everything the re-rank reads from a path alone, once per path: (normalised file stem, its
+    words, :func:`ragit.pathroles.path_role`, :func:`ragit.pathroles.bundled_project`, file name
+    without its extension, ``.c`` for a C/C++ source file, ``.h`` for a header, else "")."""
+    file_stem, words = _path_parts(path)
     name, ext = _split_ext(path)
-    return name if ext in _HEADERS else None
+    kind = ".c" if ext in _SOURCES else ".h" if ext in _HEADERS else ""
+    return file_stem, words, path_role(path), bundled_project(path), name, kind
 
 
-def _source_stems(paths: Sequence[str]) -> frozenset[str]:
-    """Names of the C/C++/Objective-C source files among the candidates."""
-    return frozenset(name for name, ext in map(_split_ext, set(paths)) if ext in _SOURCES)
-
-
-def _note(factors: list, i: int, name: str, value: float) -> None:
-    """Record a non-neutral factor of candidate ``i`` (``--explain`` shows it)."""
-    if factors[i] is None:
-        factors[i] = {}
-    factors[i][name] = value
+def _definitions(titles: Sequence[str], texts: Sequence[str], names: Sequence[str]) -> dict[int, float]:
+    """:func:`defines` of every candidate that defines one of ``names`` (non-empty), by position."""
+    exact = set(names)
+    normalised = _normalised(tuple(names))
+    spelled = [n for n in names if len(n) > 1]  # what _declares looks for
+    out: dict[int, float] = {}
+    for i, title in enumerate(titles):
+        defined = _title_names(title)[0]
+        if defined:
+            if defined in exact:
+                out[i] = 1.0
+                continue
+            if _norm(defined) in normalised:
+                out[i] = 0.5
+                continue
+        text = texts[i]
+        for name in spelled:
+            if name in text:
+                if _declares(text, names):
+                    out[i] = 1.0
+                break
+    return out
 
 
 def _role_factor(role: str, asks: frozenset[str], weights: RerankWeights) -> float:
@@ -334,111 +351,180 @@ def _role_factor(role: str, asks: frozenset[str], weights: RerankWeights) -> flo
     return 1.0
 
 
+# What the re-rank found about one file of the pool (every rule but ``definition`` is a fact about
+# a file): (path boost, file boost, the chunk the file boost goes to or -1, role factor, bundled
+# copy, header of a candidate source file).
+_Facts = tuple[float, float, int, float, bool, bool]
+
+
+@dataclass
+class Ranking:
+    """The re-rank of a whole pool: each candidate's score and, on demand, its factors. A query
+    reports ten candidates of ~150, so the factors are rebuilt only for those (:meth:`factors`)."""
+
+    scores: list[float]  # the re-ranked retrieval score of each candidate
+    paths: "Sequence[str]"
+    weights: RerankWeights
+    definition: dict[int, float]  # candidate → its definition boost
+    files: dict[str, _Facts]
+    ranked: dict[str, list[int]]  # a file's candidates (two or more), best adjusted score first
+    _order: list[int] | None = None
+
+    @property
+    def order(self) -> list[int]:
+        """Every candidate, best first (ties keep the candidates' order)."""
+        if self._order is None:
+            import numpy as np
+
+            scores = np.array(self.scores, dtype=np.float64)
+            if len(scores) > 1 and np.isfinite(scores).all():  # a stable sort of the negated: the same
+                self._order = np.argsort(-scores, kind="stable").tolist()
+            else:
+                self._order = sorted(range(len(self.scores)), key=self.scores.__getitem__, reverse=True)
+        return self._order
+
+    def factors(self, i: int) -> dict[str, float]:
+        """Candidate ``i``'s non-neutral factors, in the order the rules apply."""
+        out: dict[str, float] = {}
+        boost = self.definition.get(i)
+        if boost is not None:
+            out["definition"] = boost
+        p = self.paths[i]
+        path_boost, file_boost, best, role, vendored, header = self.files[p]
+        if path_boost:
+            out["path"] = path_boost
+        if file_boost and i == best:
+            out["file"] = file_boost
+        if role != 1.0:
+            out["role"] = role
+        if vendored:
+            out["vendored"] = self.weights.vendored
+        if header:
+            out["header"] = self.weights.header
+        ranked = self.ranked.get(p)
+        if ranked is not None:
+            k = ranked.index(i)
+            if k:
+                out["diversity"] = self.weights.diversity ** k
+        return out
+
+
 def rerank(question: str, inp: RerankInput, weights: RerankWeights, top: int) -> RerankResult:
     """Re-rank the pool of candidates (every row given) and return the best ``top``."""
+    ranking = rerank_pool(question, inp, weights)
+    ranked = ranking.order[:top]
+    scores = ranking.scores
+    factors = {}
+    for i in ranked:
+        found = ranking.factors(i)
+        if found:
+            factors[i] = found
+    return RerankResult(ranked, {i: scores[i] for i in ranked}, factors)
+
+
+def rerank_pool(question: str, inp: RerankInput, weights: RerankWeights) -> Ranking:
+    """The re-rank of every candidate (:func:`rerank` without the cut, factors on demand)."""
     q = read_question(question)
-    n = len(inp.paths)
+    paths = inp.paths
+    n = len(paths)
     if not n:
-        return RerankResult([], {})
+        return Ranking([], paths, weights, {}, {}, {})
     hybrid = inp.hybrid.tolist() if hasattr(inp.hybrid, "tolist") else [float(h) for h in inp.hybrid]
     best = max(hybrid)
     unit = best if best > 0 else 1.0
-    paths = inp.paths
-    factors: list[dict[str, float] | None] = [None] * n
     adjusted = list(hybrid)
     names = q.names if weights.definition or weights.path_name else ()
     path_words = weights.path_words and q.words and not q.symbol
 
-    # definitions and path matches (facts about a path are computed once per file)
-    path_boost: dict[str, float] = {}
+    # definitions: the chunk defines a name the question asks for
+    definition: dict[int, float] = {}
     if weights.definition and names:
-        titles, texts = inp.titles, inp.texts
-        for i in range(n):
-            sure = defines(titles[i], texts[i], names)
-            if sure:
-                boost = weights.definition * sure * unit
-                adjusted[i] += boost
-                factors[i] = {"definition": boost}
-    for i, p in enumerate(paths):
-        boost = path_boost.get(p)
-        if boost is None:
-            boost = 0.0
-            file_stem, words = _path_parts(p)
-            if weights.path_name and names and _name_matches_stem(file_stem, names):
-                boost = weights.path_name * unit
-            elif path_words:
-                shared = len(q.words & words)
-                if shared:
-                    boost = weights.path_words * unit * shared / len(q.words)
-            path_boost[p] = boost
-        if boost:
+        for i, sure in _definitions(inp.titles, inp.texts, names).items():
+            boost = weights.definition * sure * unit
             adjusted[i] += boost
-            _note(factors, i, "path", boost)
+            definition[i] = boost
 
-    # file aggregation: the best chunk of each file gains with the file's summed evidence
-    if weights.file:
-        file_sum: dict[str, float] = {}
-        file_best: dict[str, int] = {}
-        for i in range(n):
-            p = paths[i]
-            h = hybrid[i]
-            file_sum[p] = file_sum.get(p, 0.0) + (h if h > 0.0 else 0.0)
-            j = file_best.get(p)
-            if j is None or h > hybrid[j]:
-                file_best[p] = i
-        top_sum = max(file_sum.values())
-        if top_sum > 0:
-            for p, i in file_best.items():
-                boost = weights.file * unit * file_sum[p] / top_sum
-                if boost:
-                    adjusted[i] += boost
-                    _note(factors, i, "file", boost)
-
-    # roles
-    role_factor: dict[str, float] = {}
+    # every other rule is a fact about a file: the candidates of each file, in candidate order
+    members: dict[str, list[int]] = defaultdict(list)
     for i, p in enumerate(paths):
-        factor = role_factor.get(p)
-        if factor is None:
-            factor = role_factor[p] = _role_factor(path_role(p), q.asks, weights)
-        if factor != 1.0:
-            adjusted[i] *= factor
-            _note(factors, i, "role", factor)
-
-    # bundled third-party code: a copy of another project ranks below the project's own code,
-    # unless the question names that project ("urllib3 retries") or asks for vendored code
-    if weights.vendored != 1.0 and "vendored" not in q.asks:
-        bundled: dict[str, bool] = {}
-        for i, p in enumerate(paths):
-            demote = bundled.get(p)
-            if demote is None:
-                project = bundled_project(p)
-                demote = bundled[p] = project is not None and not (q.words & set(lexical_terms(project)))
-            if demote:
-                adjusted[i] *= weights.vendored
-                _note(factors, i, "vendored", weights.vendored)
-
-    # headers: a declaration file ranks below the implementation file of the same name
-    if weights.header != 1.0:
-        sources = _source_stems(paths)
-        if sources:
-            for i, p in enumerate(paths):
-                header = _header_stem(p)
-                if header is not None and header in sources:
-                    adjusted[i] *= weights.header
-                    _note(factors, i, "header", weights.header)
+        members[p].append(i)
+    # path names: a file stem equal to a named identifier (or its plural, or it the name's)
+    named = {k for k in _normalised(tuple(names)) if k} if names and weights.path_name else set()
+    stems = named | {k + "s" for k in named}
+    words, asks = q.words, q.asks
+    vendored = weights.vendored != 1.0 and "vendored" not in asks
+    role_factors: dict[str, float] = {}
+    sums: dict[str, tuple[float, int]] = {}  # file aggregation: each file's summed evidence, best chunk
+    sources: set[str] = set()  # the C/C++ source files among the candidates (for the header rule)
+    for p, rows in members.items():
+        total = 0.0
+        j = rows[0]
+        for i in rows:
+            h = hybrid[i]
+            total = total + (h if h > 0.0 else 0.0)
+            if h > hybrid[j]:
+                j = i
+        sums[p] = (total, j)
+        facts = _path_facts(p)
+        if facts[5] == ".c":
+            sources.add(facts[4])
+    top_sum = max(total for total, _ in sums.values()) if weights.file else 0.0
+    header_rule = weights.header != 1.0 and bool(sources)
+    files: dict[str, _Facts] = {}
+    for p, rows in members.items():
+        # path (+), file (+, the best chunk only), role (×), bundled copy (×), header (×): in this
+        # order on each candidate (the same floats as one rule over all candidates at a time)
+        file_stem, stem_words, role_name, project, c_name, c_kind = _path_facts(p)
+        path_boost = 0.0
+        if named and (file_stem in stems or file_stem + "s" in named):
+            path_boost = weights.path_name * unit
+        elif path_words:
+            shared = len(words & stem_words)
+            if shared:
+                path_boost = weights.path_words * unit * shared / len(words)
+        total, best_row = sums[p]
+        file_boost = weights.file * unit * total / top_sum if top_sum > 0 else 0.0
+        role = role_factors.get(role_name)
+        if role is None:
+            role = role_factors[role_name] = _role_factor(role_name, asks, weights)
+        demote = vendored and project is not None and not (words & set(lexical_terms(project)))
+        header = header_rule and c_kind == ".h" and c_name in sources
+        files[p] = (path_boost, file_boost, best_row if weights.file else -1, role, demote, header)
+        if path_boost or role != 1.0 or demote or header:
+            for i in rows:
+                value = adjusted[i]
+                if path_boost:
+                    value += path_boost
+                if i == best_row and file_boost:
+                    value += file_boost
+                if role != 1.0:
+                    value *= role
+                if demote:
+                    value *= weights.vendored
+                if header:
+                    value *= weights.header
+                adjusted[i] = value
+        elif file_boost:
+            adjusted[best_row] += file_boost
 
     # diversity: in order of the adjusted score, a file's k-th chunk is multiplied by diversity^k
-    seen: dict[str, int] = {}
     final = adjusted
+    ranked: dict[str, list[int]] = {}
     if weights.diversity != 1.0:
         final = list(adjusted)
-        for i in sorted(range(n), key=adjusted.__getitem__, reverse=True):
-            p = paths[i]
-            k = seen.get(p, 0)
-            seen[p] = k + 1
-            if k:
-                factor = weights.diversity ** k
-                final[i] = adjusted[i] * factor
-                _note(factors, i, "diversity", factor)
-    ranked = sorted(range(n), key=final.__getitem__, reverse=True)[:top]
-    return RerankResult(ranked, {i: final[i] for i in ranked}, {i: factors[i] for i in ranked if factors[i]})
+        total = sum(adjusted)
+        if total == total:  # no NaN: a file's chunks in the order the whole ranking gives them
+            for p, rows in members.items():
+                if len(rows) > 1:
+                    ranked[p] = sorted(rows, key=adjusted.__getitem__, reverse=True)
+        else:  # NaN scores: sort the whole ranking, as first written
+            for i in sorted(range(n), key=adjusted.__getitem__, reverse=True):
+                ranked.setdefault(paths[i], []).append(i)
+        powers = [1.0]
+        for rows in ranked.values():
+            while len(powers) < len(rows):
+                powers.append(weights.diversity ** len(powers))
+            for k in range(1, len(rows)):
+                i = rows[k]
+                final[i] = adjusted[i] * powers[k]
+    return Ranking(final, paths, weights, definition, files, ranked)

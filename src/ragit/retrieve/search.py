@@ -8,7 +8,9 @@ matrix of a snapshot in a :class:`VectorCache`, which is what makes warm API que
 from __future__ import annotations
 
 import functools
+from collections import abc
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import TYPE_CHECKING, Sequence
 
 from .hits import Hit
@@ -46,6 +48,7 @@ class SnapshotMatrix:
     mapped: bool = False  # the heap is read through a memory mapping (map_heap)
     _positions: "tuple[np.ndarray, np.ndarray] | None" = None
     _row_positions: "RowPositions | None" = None
+    _normed: "np.ndarray | None" = None
 
     def row_positions(self) -> "RowPositions":
         """Store row id → snapshot position (kept: a warm process restricts every question's
@@ -55,6 +58,12 @@ class SnapshotMatrix:
 
             self._row_positions = RowPositions(self.rowids)
         return self._row_positions
+
+    def normed_files(self) -> "np.ndarray":
+        """Which files have a vector sum to divide by (``file_norms > 0``; kept per snapshot)."""
+        if self._normed is None:
+            self._normed = self.file_norms > 0
+        return self._normed
 
     def full_matrix(self) -> "np.ndarray":
         """Every row's vector (gathered from the heap on the approximate path: exact search)."""
@@ -329,7 +338,7 @@ def vector_scores(snap: SnapshotMatrix, embedder: "Embedder", masked_question: s
     if not file_blend:
         return cosine
     sums = np.bincount(snap.files, weights=cosine, minlength=len(snap.file_norms))
-    file_cos = np.divide(sums, snap.file_norms, out=np.zeros_like(sums), where=snap.file_norms > 0)
+    file_cos = np.divide(sums, snap.file_norms, out=np.zeros_like(sums), where=snap.normed_files())
     return (1.0 - file_blend) * cosine + file_blend * file_cos[snap.files]
 
 
@@ -554,6 +563,83 @@ def _contenders(pool, vector, keyword, alpha: float, adjusted: dict, top_k: int)
     return pool[final >= kth]
 
 
+_PATH, _TITLE, _TEXT = attrgetter("path"), attrgetter("title"), attrgetter("text")
+
+
+class _Column(abc.Sequence):
+    """One field of the pool's chunk rows, read only where asked for."""
+
+    def __init__(self, chunk: list, field: attrgetter):
+        self._chunk, self._field = chunk, field
+
+    def __len__(self) -> int:
+        return len(self._chunk)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return list(map(self._field, self._chunk[i]))
+        return self._field(self._chunk[i])
+
+    def __iter__(self):
+        return map(self._field, self._chunk)
+
+
+def _reranked(question: str, pool: "np.ndarray", rows: "dict[int, ChunkRow]", wanted: list[int],
+              snapshot: SnapshotScores, keyword: "np.ndarray", retrieval: "np.ndarray", alpha: float,
+              params: RetrievalParams, top_k: int, cochange: "CoChange | None") -> list[tuple]:
+    """The pool re-ranked (and raised by co-change), then the rows whose final score can make the
+    first ``top_k``, sorted: ``(sort key, snapshot row, (re-ranked score, factors))`` each.
+
+    The final scores of the whole pool are computed in numpy with exactly ``final_score``'s
+    operations in its order (IEEE float64 either way, so the same bits); only the few rows that
+    reach the ``top_k``-th best get their factors and the exact tie-break (path, title, ...).
+    """
+    import numpy as np
+
+    from .rerank import RerankInput, rerank_pool
+
+    chunk = list(map(rows.__getitem__, wanted))
+    order = _pool_order(retrieval[pool], chunk)
+    pool = pool[order]
+    chunk = list(map(chunk.__getitem__, order))
+    paths = list(map(_PATH, chunk))
+    hybrid = retrieval[pool]
+    # titles and texts are read only for a question that names identifiers: listed on demand
+    ranking = rerank_pool(question, RerankInput(hybrid=hybrid, paths=paths, titles=_Column(chunk, _TITLE),
+                                                texts=_Column(chunk, _TEXT)), params.rerank_weights)
+    scores = ranking.scores
+    raised: dict[int, float] = {}
+    if cochange is not None and params.cochange:
+        from .cochange_boost import cochange_raises
+
+        raised = cochange_raises(ranking.order, scores, paths, cochange)[0]
+    adjusted = list(scores)
+    for j, value in raised.items():
+        adjusted[j] = value
+    n = len(pool)
+    if n > top_k:
+        fused = hybrid  # alpha · vector + (1 − alpha) · keyword of each pool row, as final_score computes it
+        moved = fused + (np.array(adjusted) - fused)  # what final_score makes of each re-ranked score
+        final = RETRIEVAL_WEIGHT * moved + AUTHORITY_WEIGHT * 1.0 + RECENCY_WEIGHT * 1.0
+        kth = np.partition(final, n - top_k)[n - top_k]
+        picks = np.flatnonzero(final >= kth).tolist()
+    else:
+        picks = range(n)
+    at = pool.tolist()
+    out = []
+    for j in picks:
+        i = at[j]
+        factors = ranking.factors(j)
+        if j in raised:
+            factors = {**factors, "cochange": raised[j] - scores[j]}
+        change = (adjusted[j], factors)
+        row = chunk[j]
+        final = final_score("hybrid", float(snapshot.vector[i]), float(keyword[i]), alpha, 1.0, 1.0, change)
+        out.append((sort_key(final, row.path, row.title, row.citation_id, row.chunk_id), i, change))
+    out.sort(key=lambda entry: entry[:2])
+    return out
+
+
 def _content_order(store: "Store", rowids: "np.ndarray"):
     """Order positions of the snapshot's rows by (path, chunk id): how the re-rank pool settles a
     tie it must cut, the same whichever row ids the store gave the rows (cli-contract §9)."""
@@ -647,9 +733,11 @@ def rank_hits(
         if params.rerank:
             from .rerank import pool_indices
 
-            pool = pool_indices(retrieval, np.where(retrieval > -np.inf, keyword, -np.inf),
-                                np.where(retrieval > -np.inf, snapshot.vector, -np.inf), params.rerank_weights.pool,
-                                top_k, _content_order(store, snapshot.rowids))
+            candidate = retrieval > -np.inf
+            whole = bool(candidate.all())  # (no filter: every row is a candidate)
+            pool = pool_indices(retrieval, keyword if whole else np.where(candidate, keyword, -np.inf),
+                                snapshot.vector if whole else np.where(candidate, snapshot.vector, -np.inf),
+                                params.rerank_weights.pool, top_k, _content_order(store, snapshot.rowids))
         else:
             final = RETRIEVAL_WEIGHT * retrieval + AUTHORITY_WEIGHT * 1.0 + RECENCY_WEIGHT * 1.0
             k = min(top_k, n)
@@ -661,53 +749,34 @@ def rank_hits(
         # the re-rank reads chunk texts only to find declarations of names the question asks for
         light = rows_cache is None and params.rerank and not _names_in(question)
         if rows_cache is not None:
-            missing = [r for r in wanted if r not in rows_cache]
-            if missing:
-                rows_cache.update(store.fetch_rows(sha, missing))
+            if not all(map(rows_cache.__contains__, wanted)):
+                rows_cache.update(store.fetch_rows(sha, [r for r in wanted if r not in rows_cache]))
             rows = rows_cache
         else:
             rows = store.fetch_rows(sha, wanted, with_text=not light)
-        lost = [r for r in wanted if r not in rows]
-        if lost:  # the snapshot's rows name chunks the store no longer has: a damaged store
+        if not all(map(rows.__contains__, wanted)):  # rows the store no longer has: a damaged store
             from .readiness import store_unavailable
 
+            lost = sum(1 for r in wanted if r not in rows)
             raise store_unavailable(sha, "store_unreadable",
-                                    f"the store cannot serve snapshot {sha}: {len(lost)} of its chunks are missing")
+                                    f"the store cannot serve snapshot {sha}: {lost} of its chunks are missing")
         from ..ingest.ids import masking_of
 
-        adjusted: dict[int, tuple[float, dict[str, float]]] = {}
         if params.rerank and len(pool):
-            from .rerank import RerankInput, rerank
-
-            chunk = [rows[r] for r in wanted]
-            order = _pool_order(retrieval[pool], chunk)
-            pool = pool[order]
-            chunk = [chunk[j] for j in order]
-            result = rerank(question, RerankInput(
-                hybrid=retrieval[pool], paths=[c.path for c in chunk], titles=[c.title for c in chunk],
-                texts=[c.text for c in chunk],
-            ), params.rerank_weights, len(pool))
-            if cochange is not None and params.cochange:
-                from .cochange_boost import apply_cochange
-
-                result = apply_cochange(result, [c.path for c in chunk], cochange)
-            at = pool.tolist()
-            factors = result.factors
-            adjusted = {at[j]: (score, factors.get(j, {})) for j, score in result.scores.items()}
-        # rank the pool by its final scores, then build hits (and breakdowns) for the best only
-        ranked = []
-        for i in _contenders(pool, snapshot.vector, keyword, alpha, adjusted, top_k):
-            row = rows[int(snapshot.rowids[i])]
-            final = final_score("hybrid", float(snapshot.vector[i]), float(keyword[i]), alpha, 1.0, 1.0,
-                                adjusted.get(int(i)))
-            ranked.append((sort_key(final, row.path, row.title, row.citation_id, row.chunk_id), i))
-        ranked.sort()
+            ranked = _reranked(question, pool, rows, wanted, snapshot, keyword, retrieval, alpha, params, top_k, cochange)
+        else:
+            ranked = []
+            for i in _contenders(pool, snapshot.vector, keyword, alpha, {}, top_k):
+                row = rows[int(snapshot.rowids[i])]
+                final = final_score("hybrid", float(snapshot.vector[i]), float(keyword[i]), alpha, 1.0, 1.0)
+                ranked.append((sort_key(final, row.path, row.title, row.citation_id, row.chunk_id), int(i), None))
+            ranked.sort()
+        # build hits (and breakdowns) for the best only
         if light:  # the texts of the hits returned
-            rows = store.fetch_rows(sha, [int(snapshot.rowids[i]) for _, i in ranked[:top_k]])
-        for _, i in ranked[:top_k]:
+            rows = store.fetch_rows(sha, [int(snapshot.rowids[i]) for _, i, _ in ranked[:top_k]])
+        for _, i, change in ranked[:top_k]:
             row = rows[int(snapshot.rowids[i])]
             v, kw = float(snapshot.vector[i]), float(keyword[i])
-            change = adjusted.get(int(i))
             b = breakdown("hybrid", v, kw, alpha, 1.0, 1.0, rerank=change)
             hits.append(Hit(
                 path=row.path, start_line=row.start_line, end_line=row.end_line, section_title=row.title,
@@ -768,8 +837,16 @@ def search_snapshot(
 
 def label_hits(hits: Sequence[Hit]) -> None:
     """Attach untrusted-content ``flags`` computed on each hit's complete masked text."""
+    for h in hits:
+        h.flags = list(_text_flags(h.text))
+
+
+@functools.lru_cache(maxsize=4096)
+def _text_flags(text: str) -> tuple[str, ...]:
+    """``flags_for(text)``, remembered: a warm process returns the same chunks question after
+    question, and labelling one (lower-casing and scanning its text) costs more than the
+    look-up (the text is the snapshot row's own string, whose hash Python keeps)."""
     from ..security.labels import flags_for
 
-    for h in hits:
-        h.flags = flags_for(h.text)
+    return tuple(flags_for(text))
 

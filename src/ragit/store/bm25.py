@@ -116,6 +116,20 @@ class RowPositions:
             table[rowids - self.first] = np.arange(n, dtype=np.int32)
             self.table = table
 
+    def restrict_term(self, term: str, ids: "np.ndarray", tf: "np.ndarray") -> "tuple[np.ndarray, np.ndarray]":
+        """:meth:`restrict` of one term's postings, remembered while the postings reader hands
+        out the very same arrays for the term (a warm reader caches them; a new reader, after a
+        write, gives new arrays): the same words come back question after question."""
+        memo = self.__dict__.setdefault("_memo", {})
+        hit = memo.get(term)
+        if hit is not None and hit[0] is ids and hit[1] is tf:
+            return hit[2]
+        out = self.restrict(ids, tf)
+        if len(memo) >= MAX_RESTRICTED_TERMS:
+            memo.pop(next(iter(memo)))
+        memo[term] = (ids, tf, out)
+        return out
+
     def restrict(self, ids: "np.ndarray", tf: "np.ndarray") -> "tuple[np.ndarray, np.ndarray]":
         """(snapshot positions, weighted counts) of the postings ``ids`` (ascending) that are
         snapshot rows, in the order of ``ids``: the pairs a binary search of every id finds."""
@@ -137,7 +151,19 @@ class RowPositions:
         return pos[inside], tf[inside]
 
 
+MAX_RESTRICTED_TERMS = 4096  # terms whose snapshot positions a warm snapshot keeps (RowPositions)
 BOUND_MARGIN = 1.0 + 1e-9  # relative slack on every upper bound: covers the rounding of a few float ops
+
+
+def _length_total(positions: "RowPositions | None", lengths: "np.ndarray") -> float:
+    """Σ of the snapshot's row lengths (an exact integer sum), kept by a warm snapshot's positions."""
+    memo = positions.__dict__.get("_length_total") if positions is not None else None
+    if memo is not None and memo[0] is lengths:
+        return memo[1]
+    total = float(lengths.sum())
+    if positions is not None:
+        positions.__dict__["_length_total"] = (lengths, total)
+    return total
 
 
 class SnapshotKeyword:
@@ -160,6 +186,7 @@ class SnapshotKeyword:
         n = len(rowids)
         self.n = n
         self.lengths = lengths
+        self._positions = positions  # the snapshot's, when the caller keeps one (warm): see full()
         self.extra_score = [0.0] * len(extra)
         self.sequence: list[str] = []  # the question's terms that weigh, in order (repeats kept)
         self.terms: dict[str, tuple] = {}  # term → (positions, tf, idf)
@@ -167,7 +194,7 @@ class SnapshotKeyword:
         self.avgdl = 1.0
         if not terms or not n_rows:
             return
-        total = float(lengths.sum()) + float(sum(length for _, length in extra))
+        total = _length_total(positions, lengths) + float(sum(length for _, length in extra))
         self.avgdl = avgdl = total / n_rows if total > 0 else 1.0
         if positions is None and n:
             positions = RowPositions(rowids)
@@ -177,7 +204,7 @@ class SnapshotKeyword:
             hit = cache.get(term)
             if hit is None:
                 ids, tf = postings(term)
-                pos, tf = positions.restrict(ids, tf) if len(ids) and n else empty
+                pos, tf = positions.restrict_term(term, ids, tf) if len(ids) and n else empty
                 extra_tf = [doc.get(term, 0.0) for doc, _ in extra]
                 df = len(pos) + sum(1 for f in extra_tf if f > 0)
                 hit = cache[term] = (pos, tf, extra_tf, idf(n_rows, df) if df else 0.0)
@@ -197,9 +224,22 @@ class SnapshotKeyword:
         import numpy as np
 
         score = np.zeros(self.n, dtype=np.float64)
+        # a warm snapshot keeps each term's per-row contribution (its RowPositions' memo): the
+        # same floats while the term's rows, its weight and the snapshot's avgdl are the same
+        memo = self._positions.__dict__.setdefault("_contributions", {}) if self._positions is not None else None
         for term in self.sequence:
             pos, tf, weight = self.terms[term]
-            score[pos] += weight * ((tf * (K1 + 1.0)) / (tf + self._norm(pos)))
+            key = (term, weight, self.avgdl)
+            hit = memo.get(key) if memo is not None else None
+            if hit is not None and hit[0] is pos and hit[1] is tf and hit[2] is self.lengths:
+                contribution = hit[3]
+            else:
+                contribution = weight * ((tf * (K1 + 1.0)) / (tf + self._norm(pos)))
+                if memo is not None:
+                    if len(memo) >= MAX_RESTRICTED_TERMS:
+                        memo.pop(next(iter(memo)))
+                    memo[key] = (pos, tf, self.lengths, contribution)
+            score[pos] += contribution
         return score
 
     def _norm(self, pos: "np.ndarray") -> "np.ndarray":

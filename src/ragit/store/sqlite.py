@@ -876,6 +876,12 @@ class SqliteStore:
         ≈ 2.5 ms of a 16 ms warm query, bench/README.md)."""
         self.conn.execute(f"PRAGMA cache_size = -{WARM_CACHE_KIB}")
 
+    def data_version(self) -> int:
+        """SQLite's ``PRAGMA data_version`` of this connection: it changes when another
+        connection commits, so a kept read store can tell in one statement that nothing it
+        checked before (schema, published snapshots) can have changed."""
+        return self.conn.execute("PRAGMA data_version").fetchone()[0]
+
     def postings(self) -> "CachingPostings":
         """Postings of the keyword index on this store's connection (one read): from the packed
         postings file when it matches the index (ragit.store.packedpostings), else fts5vocab."""

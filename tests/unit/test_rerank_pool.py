@@ -1,0 +1,324 @@
+"""The re-rank's fast path against the re-rank as first written (the oracle below, kept verbatim
+but for names): every order, score and factor must come out the same, bit for bit, on random
+pools (negative, zero and tied scores, C headers, bundled copies, tests, docs, names asked for).
+``rank_hits`` builds its hits from ``rerank_pool`` and ``cochange_raises``, so they are what
+keeps query results identical."""
+
+from __future__ import annotations
+
+import random
+from typing import Sequence
+
+import pytest
+
+from ragit.lexical import terms as lexical_terms
+from ragit.pathroles import bundled_project, path_role
+from ragit.retrieve.cochange_boost import CAP_GAP, CochangeWeights, apply_cochange, cochange_raises
+from ragit.retrieve.rerank import (
+    RerankInput,
+    RerankResult,
+    RerankWeights,
+    _HEADERS,
+    _SOURCES,
+    _declares,
+    _norm,
+    _normalised,
+    _path_parts,
+    _role_factor,
+    _split_ext,
+    _title_names,
+    read_question,
+    rerank,
+    rerank_pool,
+)
+
+PATHS = ["src/app.c", "src/app.h", "include/util.h", "src/util.c", "lib/json_reader.py", "lib/JsonReader.java",
+         "tests/test_app.py", "docs/guide.md", "README.md", "examples/demo.py", "pkg/_vendor/urllib3/retry.py",
+         "pkg/_vendor/six.py", "bench/bench_app.py", "config/settings.yaml", "lib/readers.py", "src/router.go",
+         "src/router_test.go", "fixtures/data.json", "lib/reader.py", "src/tree.go"]
+TITLES = ["class JsonReader", "function field_validator", "def readers", "module", "func (r *Router) Handle",
+          "method Client.send", "struct Tree", ""]
+TEXTS = ["", "pub struct Engine {\n}\n", "def field_validator(x):\n    return x\n", "JsonReader reads json",
+         "class JsonReader:\n    pass\n", "func addRoute() {}\n", "// class Engine is an example\nuse Engine;\n"]
+QUESTIONS = ["JsonReader", "how are routes matched", "field_validator in readers", "retry urllib3", "app header",
+             "add tests for the router", "docs for the reader", "Rails::Engine", "vendored six", "Tree insert",
+             "fieldValidator util", "benchmark app"]
+
+
+# the helpers the re-rank as first written used
+
+def defines(title: str, text: str, names) -> float:
+    if not names:
+        return 0.0
+    defined, _ = _title_names(title)
+    if defined:
+        if defined in names:
+            return 1.0
+        if _norm(defined) in _normalised(tuple(names)):
+            return 0.5
+    return 1.0 if _declares(text, names) else 0.0
+
+
+def _name_matches_stem(file_stem: str, names: Sequence[str]) -> bool:
+    for k in _normalised(tuple(names)):
+        if k and (k == file_stem or k + "s" == file_stem or k == file_stem + "s"):
+            return True
+    return False
+
+
+def _header_stem(path: str) -> str | None:
+    """The name a C/C++ header shares with its implementation file (``src/idna.h`` → ``idna``)."""
+    name, ext = _split_ext(path)
+    return name if ext in _HEADERS else None
+
+
+def _source_stems(paths: Sequence[str]) -> frozenset[str]:
+    """Names of the C/C++/Objective-C source files among the candidates."""
+    return frozenset(name for name, ext in map(_split_ext, set(paths)) if ext in _SOURCES)
+
+
+def _note(factors: list, i: int, name: str, value: float) -> None:
+    if factors[i] is None:
+        factors[i] = {}
+    factors[i][name] = value
+
+
+def reference_rerank(question: str, inp: RerankInput, weights: RerankWeights, top: int) -> RerankResult:
+    """The re-rank as first written: one rule over every candidate at a time."""
+    q = read_question(question)
+    n = len(inp.paths)
+    if not n:
+        return RerankResult([], {})
+    hybrid = inp.hybrid.tolist() if hasattr(inp.hybrid, "tolist") else [float(h) for h in inp.hybrid]
+    best = max(hybrid)
+    unit = best if best > 0 else 1.0
+    paths = inp.paths
+    factors: list[dict[str, float] | None] = [None] * n
+    adjusted = list(hybrid)
+    names = q.names if weights.definition or weights.path_name else ()
+    path_words = weights.path_words and q.words and not q.symbol
+
+    # definitions and path matches (facts about a path are computed once per file)
+    path_boost: dict[str, float] = {}
+    if weights.definition and names:
+        titles, texts = inp.titles, inp.texts
+        for i in range(n):
+            sure = defines(titles[i], texts[i], names)
+            if sure:
+                boost = weights.definition * sure * unit
+                adjusted[i] += boost
+                factors[i] = {"definition": boost}
+    for i, p in enumerate(paths):
+        boost = path_boost.get(p)
+        if boost is None:
+            boost = 0.0
+            file_stem, words = _path_parts(p)
+            if weights.path_name and names and _name_matches_stem(file_stem, names):
+                boost = weights.path_name * unit
+            elif path_words:
+                shared = len(q.words & words)
+                if shared:
+                    boost = weights.path_words * unit * shared / len(q.words)
+            path_boost[p] = boost
+        if boost:
+            adjusted[i] += boost
+            _note(factors, i, "path", boost)
+
+    # file aggregation: the best chunk of each file gains with the file's summed evidence
+    if weights.file:
+        file_sum: dict[str, float] = {}
+        file_best: dict[str, int] = {}
+        for i in range(n):
+            p = paths[i]
+            h = hybrid[i]
+            file_sum[p] = file_sum.get(p, 0.0) + (h if h > 0.0 else 0.0)
+            j = file_best.get(p)
+            if j is None or h > hybrid[j]:
+                file_best[p] = i
+        top_sum = max(file_sum.values())
+        if top_sum > 0:
+            for p, i in file_best.items():
+                boost = weights.file * unit * file_sum[p] / top_sum
+                if boost:
+                    adjusted[i] += boost
+                    _note(factors, i, "file", boost)
+
+    # roles
+    role_factor: dict[str, float] = {}
+    for i, p in enumerate(paths):
+        factor = role_factor.get(p)
+        if factor is None:
+            factor = role_factor[p] = _role_factor(path_role(p), q.asks, weights)
+        if factor != 1.0:
+            adjusted[i] *= factor
+            _note(factors, i, "role", factor)
+
+    # bundled third-party code: a copy of another project ranks below the project's own code,
+    # unless the question names that project ("urllib3 retries") or asks for vendored code
+    if weights.vendored != 1.0 and "vendored" not in q.asks:
+        bundled: dict[str, bool] = {}
+        for i, p in enumerate(paths):
+            demote = bundled.get(p)
+            if demote is None:
+                project = bundled_project(p)
+                demote = bundled[p] = project is not None and not (q.words & set(lexical_terms(project)))
+            if demote:
+                adjusted[i] *= weights.vendored
+                _note(factors, i, "vendored", weights.vendored)
+
+    # headers: a declaration file ranks below the implementation file of the same name
+    if weights.header != 1.0:
+        sources = _source_stems(paths)
+        if sources:
+            for i, p in enumerate(paths):
+                header = _header_stem(p)
+                if header is not None and header in sources:
+                    adjusted[i] *= weights.header
+                    _note(factors, i, "header", weights.header)
+
+    # diversity: in order of the adjusted score, a file's k-th chunk is multiplied by diversity^k
+    seen: dict[str, int] = {}
+    final = adjusted
+    if weights.diversity != 1.0:
+        final = list(adjusted)
+        for i in sorted(range(n), key=adjusted.__getitem__, reverse=True):
+            p = paths[i]
+            k = seen.get(p, 0)
+            seen[p] = k + 1
+            if k:
+                factor = weights.diversity ** k
+                final[i] = adjusted[i] * factor
+                _note(factors, i, "diversity", factor)
+    ranked = sorted(range(n), key=final.__getitem__, reverse=True)[:top]
+    return RerankResult(ranked, {i: final[i] for i in ranked}, {i: factors[i] for i in ranked if factors[i]})
+
+
+def reference_cochange(result: RerankResult, paths: Sequence[str], stats: "CoChange",
+                   weights: CochangeWeights = CochangeWeights()) -> RerankResult:
+    """``result`` (the code re-rank's; candidate indices into ``paths``) with each file's best
+    chunk raised by its co-change with the top files, re-sorted; ``result`` itself when nothing
+    moved."""
+    if not weights.weight or weights.hits <= 0 or not result.order or not stats.shared:
+        return result
+    scores = result.scores
+    order = result.order
+    top: list[tuple[str, float, dict[str, float]]] = []  # (file, ceiling, its partners)
+    seen: set[str] = set()
+    for i in order:  # the first ``hits`` files of the ranking
+        p = paths[i]
+        if p not in seen:
+            seen.add(p)
+            s = scores[i]
+            top.append((p, s - CAP_GAP * abs(s), stats.partners(p)))  # strictly below h, whatever breaks ties
+            if len(top) == weights.hits:
+                break
+    if not any(partners for _, _, partners in top):
+        return result
+    weight = weights.weight
+    window = weights.files
+    raised: dict[int, float] = {}
+    last = 0  # position of the last raised chunk in ``order``
+    seen = set()
+    for at, i in enumerate(order):  # each of the first ``files`` files, on its best chunk
+        f = paths[i]
+        if f in seen:
+            continue
+        seen.add(f)
+        if len(seen) > window:
+            break
+        own = scores[i]
+        new = own
+        for h, ceiling, partners in top:
+            pf = partners.get(f)
+            if pf is not None and h != f:
+                candidate = own * (1.0 + weight * pf)
+                if candidate > ceiling:
+                    candidate = ceiling
+                if candidate > new:
+                    new = candidate
+        if new > own:
+            raised[i] = new
+            last = at
+    if not raised:
+        return result
+    new_scores = dict(scores)
+    new_factors = dict(result.factors)
+    for i in raised:
+        value = raised[i]
+        new_scores[i] = value
+        new_factors[i] = {**new_factors.get(i, {}), "cochange": value - scores[i]}
+    # scores only rise, so nothing after the last raised chunk moves: sort the head only
+    # (stable: ties keep their order)
+    order = sorted(order[: last + 1], key=new_scores.__getitem__, reverse=True) + list(order[last + 1:])
+    return RerankResult(order, new_scores, new_factors)
+
+
+def _pools(seed: int, count: int):
+    rnd = random.Random(seed)
+    for _ in range(count):
+        n = rnd.randint(1, 60)
+        values = [round(rnd.uniform(-0.3, 1.0), rnd.choice([1, 2, 6, 17])) for _ in range(n)]
+        if rnd.random() < 0.3:
+            values = [rnd.choice([0.0, -0.0, 0.5, 0.25]) for _ in range(n)]
+        yield rnd.choice(QUESTIONS), RerankInput(
+            hybrid=values, paths=[rnd.choice(PATHS) for _ in range(n)], titles=[rnd.choice(TITLES) for _ in range(n)],
+            texts=[rnd.choice(TEXTS) for _ in range(n)])
+
+
+WEIGHTS = [RerankWeights(), RerankWeights(file=0.0, diversity=1.0), RerankWeights(definition=0.0, path_name=0.0),
+           RerankWeights(header=1.0, vendored=1.0, role=1.0), RerankWeights(path_words=0.0, diversity=0.8)]
+
+
+def _same(a: RerankResult, b: RerankResult) -> None:
+    assert a.order == b.order
+    assert [(i, repr(s)) for i, s in a.scores.items()] == [(i, repr(s)) for i, s in b.scores.items()]
+    assert [(i, list(f.items())) for i, f in a.factors.items()] == [(i, list(f.items())) for i, f in b.factors.items()]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_rerank_matches_the_rule_by_rule_re_rank(seed):
+    for question, inp in _pools(seed, 60):
+        for weights in WEIGHTS:
+            for top in (1, 5, len(inp.paths)):
+                _same(rerank(question, inp, weights, top), reference_rerank(question, inp, weights, top))
+
+
+class _Stats:
+    """Co-change statistics of a few path pairs."""
+
+    shared = True
+
+    def __init__(self, seed: int):
+        rnd = random.Random(seed)
+        self._p = {p: {q: rnd.choice([0.1, 0.5, 1.0]) for q in rnd.sample(PATHS, 5)} for p in PATHS}
+
+    def partners(self, path: str) -> dict[str, float]:
+        return self._p[path]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_pool_scores_and_raises_match_the_full_re_rank_and_boost(seed):
+    stats = _Stats(seed)
+    for question, inp in _pools(100 + seed, 60):
+        weights = RerankWeights()
+        full = reference_cochange(reference_rerank(question, inp, weights, len(inp.paths)), inp.paths, stats)
+        _same(apply_cochange(rerank(question, inp, weights, len(inp.paths)), inp.paths, stats), full)
+        ranking = rerank_pool(question, inp, weights)
+        raised, _ = cochange_raises(ranking.order, ranking.scores, inp.paths, stats)
+        for i in range(len(inp.paths)):
+            factors = ranking.factors(i)
+            if i in raised:
+                factors = {**factors, "cochange": raised[i] - ranking.scores[i]}
+            assert repr(raised.get(i, ranking.scores[i])) == repr(full.scores[i])
+            assert list(factors.items()) == list(full.factors.get(i, {}).items())
+
+
+def test_non_finite_scores_rank_as_first_written():
+    """A NaN score (a damaged vector) leaves the diversity order to the whole ranking, as first written."""
+    nan = float("nan")
+    inp = RerankInput(hybrid=[0.5, nan, 0.25, 0.5], paths=["a.py", "a.py", "b.py", "a.py"], titles=[""] * 4,
+                      texts=[""] * 4)
+    got = rerank("a", inp, RerankWeights(), 4)
+    want = reference_rerank("a", inp, RerankWeights(), 4)
+    assert got.order == want.order
+    assert [repr(s) for s in got.scores.values()] == [repr(s) for s in want.scores.values()]
