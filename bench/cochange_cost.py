@@ -19,23 +19,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import tempfile
-import time
 from pathlib import Path
 
-
-def _cpu() -> float:
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
-
-
-def _measure(fn):
-    cpu, wall = _cpu(), time.perf_counter()
-    out = fn()
-    return out, _cpu() - cpu, time.perf_counter() - wall
+from cputime import measure
 
 
 def _real_pools(name: str, cwd: Path, rounds: int) -> list[tuple[str, float, float, str]]:
@@ -74,7 +62,7 @@ def _real_pools(name: str, cwd: Path, rounds: int) -> list[tuple[str, float, flo
     best = {"rerank": (float("inf"), float("inf")), "boost": (float("inf"), float("inf"))}
     for _ in range(rounds):
         for kind, fn, argl in (("rerank", real_rerank, reranks), ("boost", real_boost, boosts)):
-            _, cpu, wall = _measure(lambda: [fn(*a) for a in argl])
+            _, cpu, wall = measure(lambda: [fn(*a) for a in argl])
             best[kind] = (min(best[kind][0], cpu / len(argl)), min(best[kind][1], wall / len(argl)))
     pool = sum(len(a[1]) for a in boosts) / len(boosts)
     return [(f"warm boost, {name} pools", *best["boost"], f"{len(boosts)} queries, mean pool {pool:.0f}"),
@@ -104,13 +92,13 @@ def main() -> None:
     rows = []
     cache = Path(tempfile.mkdtemp(prefix="ragit-cochange-bench-"))
     try:
-        changes, cpu, wall = _measure(lambda: cochange.load_changes(git, None, head, limit))
+        changes, cpu, wall = measure(lambda: cochange.load_changes(git, None, head, limit))
         rows.append(("cold mine", cpu, wall, f"{len(changes)} commits"))
         cochange.load_changes(git, cache, back, limit)
-        _, cpu, wall = _measure(lambda: cochange.load_changes(git, cache, head, limit))
+        _, cpu, wall = measure(lambda: cochange.load_changes(git, cache, head, limit))
         rows.append(("incremental (cache 50 commits back)", cpu, wall, ""))
         size = (cache / cochange.CACHE_DIR / "changes.json").stat().st_size
-        stats, cpu, wall = _measure(lambda: cochange.count(cochange.load_changes(git, cache, head, limit)))
+        stats, cpu, wall = measure(lambda: cochange.count(cochange.load_changes(git, cache, head, limit)))
         rows.append(("cached load + count", cpu, wall, f"cache {size / 1e6:.1f} MB, {len(stats.touched)} files"))
     finally:
         shutil.rmtree(cache)
@@ -127,7 +115,7 @@ def main() -> None:
     calls = 2000
     best_cpu = best_wall = float("inf")
     for _ in range(args.rounds):
-        _, cpu, wall = _measure(lambda: [apply_cochange(result, paths, stats) for _ in range(calls)])
+        _, cpu, wall = measure(lambda: [apply_cochange(result, paths, stats) for _ in range(calls)])
         best_cpu, best_wall = min(best_cpu, cpu), min(best_wall, wall)
     rows.append(("warm boost, synthetic worst case", best_cpu / calls, best_wall / calls,
                  f"pool {len(paths)}, {moved} raised"))

@@ -16,12 +16,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import shutil
 import sqlite3
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,23 +28,12 @@ sys.path.insert(0, str(ROOT / "src"))
 from ragit.gitsnap.git import Git  # noqa: E402
 from ragit.history import index as hi  # noqa: E402
 from ragit.lexical import terms  # noqa: E402
+from cputime import measure  # noqa: E402
 
 MIRRORS = Path("/work/.mirror")
 TASKS = Path("/work/shared/bench/tasks")
 REPOS = {"pallets+flask": "hist_flask", "psf+requests": "hist_requests", "gin-gonic+gin": "hist_gin",
          "reduxjs+redux": "hist_redux"}
-
-
-def _cpu() -> float:
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
-
-
-def _measure(fn):
-    cpu, wall = _cpu(), time.perf_counter()
-    out = fn()
-    return out, round(_cpu() - cpu, 3), round(time.perf_counter() - wall, 3)
 
 
 def run(name: str) -> dict:
@@ -55,7 +42,7 @@ def run(name: str) -> dict:
     older = git.run("rev-parse", "HEAD~50").decode().strip()
     work = Path(tempfile.mkdtemp(prefix="ragit-history-bench-"))
     try:
-        added, cpu, wall = _measure(lambda: hi.update_index(git, work, head))
+        added, cpu, wall = measure(lambda: hi.update_index(git, work, head), 3)
         path = hi.index_file(work)
         db = sqlite3.connect(path)
         entries = db.execute("SELECT count(*) FROM entries").fetchone()[0]
@@ -64,14 +51,14 @@ def run(name: str) -> dict:
                         "cpu": cpu, "wall": wall}}
         shutil.rmtree(work / ".ragit")
         hi.update_index(git, work, older)
-        added, cpu, wall = _measure(lambda: hi.update_index(git, work, head))
+        added, cpu, wall = measure(lambda: hi.update_index(git, work, head), 3)
         out["incremental"] = {"commits": added, "cpu": cpu, "wall": wall}
-        added, cpu, wall = _measure(lambda: hi.update_index(git, work, head))
+        added, cpu, wall = measure(lambda: hi.update_index(git, work, head), 3)
         out["noop"] = {"commits": added, "cpu": cpu, "wall": wall}
         tasks = [json.loads(line) for line in (TASKS / f"{REPOS[name]}.jsonl").read_text().splitlines()[:30]]
         cpus = []
         for t in tasks:
-            _, cpu, _ = _measure(lambda: hi.search(git, work, head, terms(t["query"])))
+            _, cpu, _ = measure(lambda: hi.search(git, work, head, terms(t["query"])), 3)
             cpus.append(cpu)
         cpus.sort()
         out["search"] = {"queries": len(cpus), "cpuMedianMs": round(1000 * cpus[len(cpus) // 2], 1),

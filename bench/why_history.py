@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import sys
 import time
 from pathlib import Path
@@ -28,17 +27,12 @@ from ragit.errors import RagitError  # noqa: E402
 from ragit.gitsnap.git import Git  # noqa: E402
 from ragit.gitsnap.patches import parse_patch  # noqa: E402
 from ragit.retrieve.why import why  # noqa: E402
+from cputime import cpu_seconds  # noqa: E402
 
 TASKS = Path("/work/shared/bench/tasks")
 MIRRORS = Path("/work/.mirror")
 SETS = ("hist_flask", "hist_requests", "hist_gin", "hist_redux")
 TOP = 3
-
-
-def _cpu() -> float:
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def touched_ranges(git: Git, parent: str, fix: str, path: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
@@ -86,14 +80,14 @@ def run_task(git: Git, task: dict) -> dict:
     gold, start, end = picked
     row = {"id": task["id"], "path": gold, "start": start, "end": end}
     for label, target in (("range", f"{gold}:L{start}-L{end}"), ("file", gold)):
-        cpu = _cpu()
+        cpu = cpu_seconds()
         try:
             data = why(git, target, commit=fix, limit=TOP)
         except RagitError as exc:
             row[label] = {"rank": None, "error": exc.code}
             continue
         shas = [c["sha"] for c in data["commits"]]
-        row[label] = {"rank": shas.index(fix) + 1 if fix in shas else None, "cpu": _cpu() - cpu}
+        row[label] = {"rank": shas.index(fix) + 1 if fix in shas else None, "cpu": cpu_seconds() - cpu}
     return row
 
 

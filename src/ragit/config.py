@@ -48,7 +48,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
             "**/.git/**", "**/.ragit/**", "**/node_modules/**", "**/dist/**", "**/coverage/**",
             "**/.next/**", "**/build/**", "**/vendor/**", "**/*.min.js",
         ],
-        "respect_gitignore": True,
+        "respect_gitignore": False,
         "max_file_bytes": 1048576,
         "chunker_version": "1",
     },

@@ -237,13 +237,26 @@ def test_outside_git(tmp_path, cli):
     assert r.json["cwd"] == str(tmp_path)
 
 
-def test_gitignored_and_dot_paths_are_not_candidates(repo, cli):
+def _force_added_ignored(repo) -> None:
     repo.commit("files", {".gitignore": "ignored/\n", "docs/a.md": "# A\n\na\n", ".github/notes.md": "# N\n",
                           "node_modules/pkg/readme.md": "# pkg\n"})
     (repo.root / "ignored").mkdir()
     (repo.root / "ignored" / "x.md").write_text("# x\n")
+    (repo.root / "ignored" / "untracked.md").write_text("# u\n")
     repo.git("add", "-f", "ignored/x.md")
     repo.commit("force-add ignored")
+
+
+def test_tracked_ignored_files_are_candidates_dot_paths_are_not(repo, cli):
+    """Git never ignores a tracked file, so neither does ingest by default; untracked never count."""
+    _force_added_ignored(repo)
+    d = ingest(cli, repo, "--all").json["data"]
+    assert d["plannedFiles"] == ["docs/a.md", "ignored/x.md"]
+
+
+def test_respect_gitignore_drops_tracked_ignored_files(repo, cli):
+    _force_added_ignored(repo)
+    assert cli("config", "set", "ingest.respect_gitignore", "true", "--cwd", str(repo.root)).code == 0
     d = ingest(cli, repo, "--all").json["data"]
     assert d["plannedFiles"] == ["docs/a.md"]
 

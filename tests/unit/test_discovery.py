@@ -35,7 +35,21 @@ class Tree:
         return self.blobs[object_id]
 
     def select(self, config=None) -> list[str]:
-        return [c.path for c in select_candidates(self.entries, config or defaults(), self.read)]
+        return [c.path for c in select_candidates(self.entries, config or respecting(), self.read)]
+
+
+def respecting():
+    """The defaults with ``ingest.respect_gitignore`` on: the rules below judge that opt-in."""
+    config = defaults()
+    config["ingest"]["respect_gitignore"] = True
+    return config
+
+
+def test_tracked_files_matched_by_gitignore_are_candidates_by_default():
+    """As in git, a pattern never hides a tracked file (the default since issue 12)."""
+    tree = Tree().add(".gitignore", content="types\n").add("src/types/store.ts").add("a.md")
+    assert [c.path for c in select_candidates(tree.entries, defaults(), tree.read)] == ["a.md", "src/types/store.ts"]
+    assert tree.reads == []
 
 
 def test_kinds_blob_ids_sizes_and_order():

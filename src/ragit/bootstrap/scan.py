@@ -174,7 +174,7 @@ def scan_repository(root: Path, config: Config, git_detected: bool) -> Scan:
     exclude = GlobSet(ingest["exclude"])
     ci_globs, infra_globs = GlobSet(CI_GLOBS), GlobSet(INFRA_GLOBS)
 
-    listed = list_worktree_files(root) if git_detected and ingest["respect_gitignore"] else None
+    listed = list_worktree_files(root) if git_detected else None  # git's view: ignored trees stay out
     files = listed if listed is not None else _walk_files(root, exclude)
 
     docs: list[str] = []

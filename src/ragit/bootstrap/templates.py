@@ -286,7 +286,8 @@ configuration, then update this page.
 ## Rules
 
 - Files whose path has a segment starting with `.` are never ingested.
-- `.gitignore` rules are respected: {respect_gitignore}.
+- Tracked files that a `.gitignore` pattern matches are skipped too: {respect_gitignore} (git itself
+  never ignores a tracked file; untracked files are never ingested).
 - Files larger than {max_file_bytes} bytes, binary files and non-UTF-8 files are skipped.
 - Content always comes from the committed snapshot, never from uncommitted edits.
 - Secrets are masked before anything is stored or shown.
