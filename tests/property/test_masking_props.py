@@ -8,7 +8,7 @@ import copy
 import json
 from pathlib import Path
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ragit.security.masking import RULES, _Gate, _rule_matches, mask_text, mask_value
@@ -72,6 +72,7 @@ def _line_shape(text: str) -> tuple[int, int, int]:
 
 @settings(max_examples=300, deadline=None)
 @given(texts, st.booleans())
+@example("Token=A00=\\", False)  # the first pass leaves "Token=***\\"; row 13 once masked that again
 def test_masking_is_idempotent(text: str, code: bool) -> None:
     once = mask_text(text, code=code)
     twice = mask_text(once.text, code=code)

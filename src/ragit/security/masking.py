@@ -49,7 +49,7 @@ from .values import (
 if TYPE_CHECKING:  # pragma: no cover
     from ..errors import RagitError
 
-MASKING_VERSION: str = "2"
+MASKING_VERSION: str = "3"  # 3: masking runs to a fixed point (session 9)
 
 __all__ = [
     "MARKER", "MASKING_VERSION", "RULES", "MaskResult", "MaskRule", "RedactionSummary",
@@ -996,7 +996,7 @@ _DATA_NAMES = frozenset({"dockerfile", "makefile", "procfile", "containerfile", 
 
 
 def mask_text(text: str, *, code: bool = False) -> MaskResult:
-    """Apply every rule in order, each to the previous rule's output.
+    """Apply every rule in order, each to the previous rule's output, until a pass changes nothing.
 
     ``code=True`` is §10.1's code mode (see ``code_mode``): assignment rows only mask quoted
     literals that look like credentials, so ordinary code such as
@@ -1013,7 +1013,25 @@ def trace_masks(text: str, *, code: bool = False) -> list[tuple[str, int, str]]:
     return trace
 
 
+# Passes over a text that its previous pass changed. One pass applies each row to the previous
+# row's output, so a match that a later row's replacement uncovers ("Auth:TOKEN=\"TOKEN=0": row
+# 13's value ends where the auth row's masked part began) is only seen by a second pass; masking
+# runs to a fixed point, which makes it idempotent (masking already masked text changes nothing).
+MAX_PASSES = 4
+
+
 def _mask(text: str, code: bool, trace: list[tuple[str, int, str]] | None) -> MaskResult:
+    result = _mask_pass(text, code, trace)
+    count, passes = result.count, 1
+    while result.count and passes < MAX_PASSES:
+        result = _mask_pass(result.text, code, trace)
+        count += result.count
+        passes += 1
+    return MaskResult(result.text, count)
+
+
+def _mask_pass(text: str, code: bool, trace: list[tuple[str, int, str]] | None) -> MaskResult:
+    """Every row once, in table order, each on the previous row's output."""
     if not text:
         return MaskResult(text, 0)
     gate = _Gate(text)

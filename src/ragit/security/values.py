@@ -19,9 +19,10 @@ MARKER = "***"
 
 
 def masked_already(value: str) -> bool:
-    """The value's secret part is ``***`` (maybe followed by a closing quote or bracket that a
-    value pattern also took in): masking it again would change nothing worth counting."""
-    return value.rstrip("\"'`;,)]}>").endswith(MARKER)
+    """The value's secret part is ``***`` (maybe followed by a closing quote or bracket, or the
+    backslash of an escaped quote, that a value pattern also took in): masking it again would
+    change nothing worth counting (``Token=***\\`` must not become ``Token: ***``)."""
+    return value.rstrip("\"'`;,)]}>\\").endswith(MARKER)
 
 # Words that are configuration vocabulary, never a credential (YAML permissions, booleans,
 # type names, placeholders people write instead of a value).
