@@ -10,7 +10,12 @@ Read the CPU columns on a loaded machine. For an A/B, point PYTHONPATH at each v
 
     python bench/eval_speed.py --cwd /tmp/eval --mirrors /path/to/mirrors \\
         --tasks ../shared/bench/tasks/swe_lite_dev.jsonl ../shared/bench/tasks/hist_flask.jsonl \\
-        [--json bench/eval_speed.json]
+        [--json bench/eval_speed.json] [--mode hybrid] [--save-dir bench/]
+
+``--save-dir bench/`` is how ``bench/eval_*.json`` (docs/evaluation.md) are written: every
+repository a set names must be a mirror under ``--mirrors`` (``fetch`` puts them in /work/.mirror,
+as ``<owner>+<name>/repo``); the first run of a set on an empty ``--cwd`` indexes its commits
+(about 30 s a history set, 3 min for swe_lite_dev on two cores).
 """
 
 from __future__ import annotations
@@ -39,8 +44,9 @@ def repositories(tasks_file: Path, mirrors: Path) -> list[Path]:
     return found
 
 
-def run_set(tasks_file: Path, mirrors: Path, cwd: Path) -> dict:
-    args = [sys.executable, "-m", "ragit", "eval", "run", str(tasks_file.resolve()), "--format", "json"]
+def run_set(tasks_file: Path, mirrors: Path, cwd: Path, mode: str = "all", save_dir: Path | None = None) -> dict:
+    args = [sys.executable, "-m", "ragit", "eval", "run", str(tasks_file.resolve()), "--format", "json",
+            "--mode", mode]
     for repo in repositories(tasks_file, mirrors):
         args += ["--repo", str(repo)]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -50,6 +56,9 @@ def run_set(tasks_file: Path, mirrors: Path, cwd: Path) -> dict:
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         raise SystemExit(f"eval run failed on {tasks_file}: {proc.stdout[-2000:]}{proc.stderr[-2000:]}")
+    if save_dir is not None:  # the whole `eval run` answer, as bench/eval_<set>.json keeps it
+        save_dir.mkdir(parents=True, exist_ok=True)
+        (save_dir / f"eval_{tasks_file.stem}.json").write_text(proc.stdout, encoding="utf-8")
     data = json.loads(proc.stdout)["data"]
     t = data["timing"]
     return {
@@ -69,9 +78,12 @@ def main() -> None:
     ap.add_argument("--mirrors", type=Path, required=True, help="directory of the repositories (bare or not)")
     ap.add_argument("--cwd", type=Path, required=True, help="git repository holding the evaluation store")
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--mode", default="all", help="keyword|vector|hybrid|all (default all)")
+    ap.add_argument("--save-dir", type=Path, default=None,
+                    help="also write each set's whole `eval run` JSON here as eval_<set>.json (e.g. bench/)")
     args = ap.parse_args()
 
-    rows = [run_set(path, args.mirrors, args.cwd) for path in args.tasks]
+    rows = [run_set(path, args.mirrors, args.cwd, args.mode, args.save_dir) for path in args.tasks]
     print("| task set | tasks | commits indexed | ingest s (CPU) | query s/task | query CPU s/task | process CPU s |"
           " load average |")
     print("|---|---|---|---|---|---|---|---|")
