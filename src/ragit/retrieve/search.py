@@ -536,8 +536,9 @@ def _names_in(question: str) -> bool:
     return bool(read_question(question).names)
 
 
-def _contenders(pool, vector, keyword, alpha: float, adjusted: dict, top_k: int):
-    """The pool rows whose final score reaches the ``top_k``-th best: only they can be hits.
+def _reaching(retrieval: "np.ndarray", top_k: int) -> "np.ndarray":
+    """Positions of the pool rows whose final score reaches the ``top_k``-th best (given each
+    row's retrieval score): only they can be hits.
 
     The final scores are computed in numpy with exactly ``final_score``'s operations in its order
     (IEEE float64 either way, so the same bits), and the exact tie-break (path, title, ...) is
@@ -545,22 +546,16 @@ def _contenders(pool, vector, keyword, alpha: float, adjusted: dict, top_k: int)
     """
     import numpy as np
 
-    if len(pool) <= top_k:
-        return pool
-    v_contrib = alpha * vector[pool]
-    k_contrib = (1.0 - alpha) * keyword[pool]
-    fused = v_contrib + k_contrib
-    retrieval = fused.copy()
-    fused_at = fused.tolist()
-    for j, i in enumerate(pool.tolist()):
-        change = adjusted.get(i)
-        if change is not None:
-            delta = change[0] - fused_at[j]
-            if delta != 0.0 or change[1]:
-                retrieval[j] = fused_at[j] + delta
     final = RETRIEVAL_WEIGHT * retrieval + AUTHORITY_WEIGHT * 1.0 + RECENCY_WEIGHT * 1.0
     kth = np.partition(final, len(final) - top_k)[len(final) - top_k]
-    return pool[final >= kth]
+    return np.flatnonzero(final >= kth)
+
+
+def _contenders(pool, vector, keyword, alpha: float, top_k: int):
+    """The pool rows (not re-ranked) that can be hits: :func:`_reaching` of their fused scores."""
+    if len(pool) <= top_k:
+        return pool
+    return pool[_reaching(alpha * vector[pool] + (1.0 - alpha) * keyword[pool], top_k)]
 
 
 _PATH, _TITLE, _TEXT = attrgetter("path"), attrgetter("title"), attrgetter("text")
@@ -619,10 +614,7 @@ def _reranked(question: str, pool: "np.ndarray", rows: "dict[int, ChunkRow]", wa
     n = len(pool)
     if n > top_k:
         fused = hybrid  # alpha · vector + (1 − alpha) · keyword of each pool row, as final_score computes it
-        moved = fused + (np.array(adjusted) - fused)  # what final_score makes of each re-ranked score
-        final = RETRIEVAL_WEIGHT * moved + AUTHORITY_WEIGHT * 1.0 + RECENCY_WEIGHT * 1.0
-        kth = np.partition(final, n - top_k)[n - top_k]
-        picks = np.flatnonzero(final >= kth).tolist()
+        picks = _reaching(fused + (np.array(adjusted) - fused), top_k).tolist()  # final_score's re-ranked score
     else:
         picks = range(n)
     at = pool.tolist()
@@ -766,7 +758,7 @@ def rank_hits(
             ranked = _reranked(question, pool, rows, wanted, snapshot, keyword, retrieval, alpha, params, top_k, cochange)
         else:
             ranked = []
-            for i in _contenders(pool, snapshot.vector, keyword, alpha, {}, top_k):
+            for i in _contenders(pool, snapshot.vector, keyword, alpha, top_k):
                 row = rows[int(snapshot.rowids[i])]
                 final = final_score("hybrid", float(snapshot.vector[i]), float(keyword[i]), alpha, 1.0, 1.0)
                 ranked.append((sort_key(final, row.path, row.title, row.citation_id, row.chunk_id), int(i), None))
