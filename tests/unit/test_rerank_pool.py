@@ -2,7 +2,8 @@
 but for names): every order, score and factor must come out the same, bit for bit, on random
 pools (negative, zero and tied scores, C headers, bundled copies, tests, docs, names asked for).
 ``rank_hits`` builds its hits from ``rerank_pool`` and ``cochange_raises``, so they are what
-keeps query results identical."""
+keeps query results identical: they must equal the oracle followed by ``apply_cochange`` (whose
+behaviour tests/integration/test_cochange.py pins)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 
 from ragit.lexical import terms as lexical_terms
 from ragit.pathroles import bundled_project, path_role
-from ragit.retrieve.cochange_boost import CAP_GAP, CochangeWeights, apply_cochange, cochange_raises
+from ragit.retrieve.cochange_boost import apply_cochange, cochange_raises
 from ragit.retrieve.rerank import (
     RerankInput,
     RerankResult,
@@ -193,66 +194,6 @@ def reference_rerank(question: str, inp: RerankInput, weights: RerankWeights, to
     return RerankResult(ranked, {i: final[i] for i in ranked}, {i: factors[i] for i in ranked if factors[i]})
 
 
-def reference_cochange(result: RerankResult, paths: Sequence[str], stats: "CoChange",
-                   weights: CochangeWeights = CochangeWeights()) -> RerankResult:
-    """``result`` (the code re-rank's; candidate indices into ``paths``) with each file's best
-    chunk raised by its co-change with the top files, re-sorted; ``result`` itself when nothing
-    moved."""
-    if not weights.weight or weights.hits <= 0 or not result.order or not stats.shared:
-        return result
-    scores = result.scores
-    order = result.order
-    top: list[tuple[str, float, dict[str, float]]] = []  # (file, ceiling, its partners)
-    seen: set[str] = set()
-    for i in order:  # the first ``hits`` files of the ranking
-        p = paths[i]
-        if p not in seen:
-            seen.add(p)
-            s = scores[i]
-            top.append((p, s - CAP_GAP * abs(s), stats.partners(p)))  # strictly below h, whatever breaks ties
-            if len(top) == weights.hits:
-                break
-    if not any(partners for _, _, partners in top):
-        return result
-    weight = weights.weight
-    window = weights.files
-    raised: dict[int, float] = {}
-    last = 0  # position of the last raised chunk in ``order``
-    seen = set()
-    for at, i in enumerate(order):  # each of the first ``files`` files, on its best chunk
-        f = paths[i]
-        if f in seen:
-            continue
-        seen.add(f)
-        if len(seen) > window:
-            break
-        own = scores[i]
-        new = own
-        for h, ceiling, partners in top:
-            pf = partners.get(f)
-            if pf is not None and h != f:
-                candidate = own * (1.0 + weight * pf)
-                if candidate > ceiling:
-                    candidate = ceiling
-                if candidate > new:
-                    new = candidate
-        if new > own:
-            raised[i] = new
-            last = at
-    if not raised:
-        return result
-    new_scores = dict(scores)
-    new_factors = dict(result.factors)
-    for i in raised:
-        value = raised[i]
-        new_scores[i] = value
-        new_factors[i] = {**new_factors.get(i, {}), "cochange": value - scores[i]}
-    # scores only rise, so nothing after the last raised chunk moves: sort the head only
-    # (stable: ties keep their order)
-    order = sorted(order[: last + 1], key=new_scores.__getitem__, reverse=True) + list(order[last + 1:])
-    return RerankResult(order, new_scores, new_factors)
-
-
 def _pools(seed: int, count: int):
     rnd = random.Random(seed)
     for _ in range(count):
@@ -301,7 +242,7 @@ def test_pool_scores_and_raises_match_the_full_re_rank_and_boost(seed):
     stats = _Stats(seed)
     for question, inp in _pools(100 + seed, 60):
         weights = RerankWeights()
-        full = reference_cochange(reference_rerank(question, inp, weights, len(inp.paths)), inp.paths, stats)
+        full = apply_cochange(reference_rerank(question, inp, weights, len(inp.paths)), inp.paths, stats)
         _same(apply_cochange(rerank(question, inp, weights, len(inp.paths)), inp.paths, stats), full)
         ranking = rerank_pool(question, inp, weights)
         raised, _ = cochange_raises(ranking.order, ranking.scores, inp.paths, stats)
