@@ -403,9 +403,10 @@ def settle_index(repo: Path) -> None:
     ``commit`` does). A corpus written and committed within one second leaves every entry
     "racily clean", and a read, which never writes the index (GIT_OPTIONAL_LOCKS=0), would make
     git hash every file again on each query: 13.7 ms instead of 3.5 ms of ``git status`` at
-    1,000 files. The index must be written in a later second than the files."""
-    newest = max((p.stat().st_mtime for p in repo.rglob("*") if ".git" not in p.parts and p.is_file()), default=0.0)
-    time.sleep(max(0.0, newest + 1.05 - time.time()))
+    1,000 files. The index must be written in a later second than the files, which were all
+    written before the index that holds them (``git add``), so a second after that index will do."""
+    written = (repo / ".git" / "index").stat().st_mtime
+    time.sleep(max(0.0, written + 1.05 - time.time()))
     git(repo, "update-index", "-q", "--refresh", capture=False)
 
 
