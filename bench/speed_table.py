@@ -73,7 +73,8 @@ def _ingest_query(rows: list[Row]) -> None:
         value = m.get("cpu") if cpu and m.get("cpu") is not None else m["value"]
         rows.append(_row(label, value, m.get("unit", ""), target, load, "ingest_query.py"))
 
-    pick("ingest_1k_cli_s", "1,000 docs (6k chunks): `ragit ingest --all` CPU", cpu=True)
+    # issue 15: "≥ 5× less CPU than today" (4.73 s when the issue was filed, equal to the reference's)
+    pick("ingest_1k_cli_s", "1,000 docs (6k chunks): `ragit ingest --all` CPU", 0.95, cpu=True)
     pick("cold_cli_query_6k_s", "cold `ragit query` CPU, 6k chunks, in-process (ingest_query.py)", 0.15, cpu=True)
     pick("warm_api_query_p50_6k_ms", "warm `Repo.query` p50 wall, 6k chunks", 1.0)
     pick("ingest_10k_full_s", "10,000-file repo: full `ragit ingest --all` CPU", cpu=True)
@@ -91,6 +92,16 @@ def _index_speed(rows: list[Row]) -> None:
                      s.get("target_mean_index_s"), load, "index_speed.py"))
     rows.append(_row(f"speed set: mean `ragit ingest --all` CPU (fresh process)", s.get("cli_cpu_s"), "s", None,
                      load, "index_speed.py"))
+
+
+def _repo_ingest(rows: list[Row]) -> None:
+    data = _load("repo_ingest.json")
+    if data is None:
+        return
+    load = [data["machine"].get("load_average_at_start"), data["machine"].get("load_average_at_end")]
+    name = data["repo"].split("/")[-1]
+    rows.append(_row(f"{name} ({data['chunks']:,} chunks): full `ragit ingest --all` CPU", data.get("cli_cpu_s"), "s",
+                     data.get("target_cpu_s"), load, "repo_ingest.py"))
 
 
 def _serve(rows: list[Row]) -> None:
@@ -167,8 +178,8 @@ def _warm_gin(rows: list[Row]) -> None:
                      1.0, data.get("load_average"), "warm_query.py"))
 
 
-SECTIONS: list[Callable[[list[Row]], None]] = [_ingest_query, _index_speed, _serve, _warm_gin, _vector_scale,
-                                               _ingest_memory, _eval_speed]
+SECTIONS: list[Callable[[list[Row]], None]] = [_ingest_query, _index_speed, _repo_ingest, _serve, _warm_gin,
+                                               _vector_scale, _ingest_memory, _eval_speed]
 
 
 def table() -> tuple[str, list[Row]]:
