@@ -38,6 +38,7 @@ test: $(STAMP) $(NPM_STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/ingest_query.py
 	$(BIN)/python bench/index_speed.py
+	$(BIN)/python bench/repo_ingest.py
 	$(BIN)/python bench/serve_query.py
 	$(BIN)/python bench/vector_scale.py --sizes 100000,1000000
 	$(BIN)/python bench/ingest_memory.py
