@@ -105,7 +105,7 @@ def test_candidate_scores_equal_exact_scores(big_repo):
     try:
         snap = search.load_matrix(store, sha, emb.id)
         exact = search.vector_scores(snap, emb, "token session store", search.FILE_BLEND, search.PASSAGE_WORDS)
-        rows, vector = search.approximate_scores(snap, emb, "token session store", search.FILE_BLEND,
+        rows, vector, _ = search.approximate_scores(snap, emb, "token session store", search.FILE_BLEND,
                                                  search.PASSAGE_WORDS, None)
         assert len(rows) < len(snap.rowids)
         assert np.array_equal(vector, exact[rows])

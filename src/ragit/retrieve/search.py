@@ -382,9 +382,15 @@ def keyword_candidates(scorer: "SnapshotKeyword", count: int) -> "tuple[np.ndarr
     """The ``count`` best keyword matches (positions, ascending; every match when there are no
     more) with their raw BM25, found with a bounded top-k; among rows tied at the cut the first
     rows stay."""
+    rows, scores, _ = scorer.top(count)
+    return _best_matches(rows, scores, count)
+
+
+def _best_matches(rows: "np.ndarray", scores: "np.ndarray", count: int) -> "tuple[np.ndarray, np.ndarray]":
+    """The ``count`` best-scoring matches of ``rows`` (ascending) with their scores; among rows
+    tied at the cut the first rows stay."""
     import numpy as np
 
-    rows, scores, _ = scorer.top(count)
     matched = scores > 0
     rows, scores = rows[matched], scores[matched]
     if len(rows) > count:
@@ -449,21 +455,23 @@ def _file_rows(snap: SnapshotMatrix, seed: "np.ndarray") -> "np.ndarray":
 
 
 def _scored_rows(snap: SnapshotMatrix, picked: "np.ndarray", embedder: "Embedder", masked_question: str,
-                 file_blend: float, passage_words: int) -> "tuple[np.ndarray, float]":
+                 file_blend: float, passage_words: int) -> "tuple[np.ndarray, float, float]":
     """Exact vector scores of the rows ``picked`` (ascending; with a file blend, every row of
-    their files), and the best file cosine among them: each score has the bits
+    their files), and the best file cosine and cosine among them: each score has the bits
     :func:`vector_scores` gives it, since a row's cosine is its own product and a file's sum adds
     its rows in the same order."""
     import numpy as np
 
     cosine = question_cosines(snap.heap[snap.slots[picked]], embedder, masked_question, passage_words)
-    if not file_blend or not len(picked):
-        return cosine, 0.0
+    if not len(picked):
+        return cosine, 0.0, 0.0
+    if not file_blend:
+        return cosine, 0.0, float(cosine.max())
     files, at = np.unique(snap.files[picked], return_inverse=True)
     sums = np.bincount(at, weights=cosine, minlength=len(files))
     norms = snap.file_norms[files]
     file_cos = np.divide(sums, norms, out=np.zeros_like(sums), where=norms > 0)
-    return (1.0 - file_blend) * cosine + file_blend * file_cos[at], float(file_cos.max())
+    return (1.0 - file_blend) * cosine + file_blend * file_cos[at], float(file_cos.max()), float(cosine.max())
 
 
 def _kth_best(values: "np.ndarray", k: int) -> float:
@@ -476,20 +484,24 @@ def _kth_best(values: "np.ndarray", k: int) -> float:
 
 
 def approximate_scores(snap: SnapshotMatrix, embedder: "Embedder", masked_question: str, file_blend: float,
-                       passage_words: int, keyword: "tuple[np.ndarray, np.ndarray] | None",
-                       cut: FusedCut | None = None) -> "tuple[np.ndarray, np.ndarray] | None":
-    """(rows, vector score) of the candidate rows of a snapshot on the approximate path, rows
-    ascending; each score has the bits :func:`vector_scores` gives that row (its file's rows are
-    all scored, in the same order). None when the index cannot supply enough of this snapshot's
-    rows (the caller searches exactly).
+                       passage_words: int, scorer: "SnapshotKeyword | None",
+                       cut: FusedCut | None = None) -> "tuple[np.ndarray, np.ndarray, np.ndarray | None] | None":
+    """(rows, vector score, raw BM25 or None when not computed here) of the candidate rows of a
+    snapshot on the approximate path, rows ascending; each score has the bits
+    :func:`vector_scores` (:meth:`SnapshotKeyword.full`) gives that row (its file's rows are all
+    scored, in the same order). None when the index cannot supply enough of this snapshot's rows
+    (the caller searches exactly).
 
-    ``keyword``: the keyword candidates (rows, raw BM25). With a ``cut`` (the query's pools), a
-    keyword candidate's file is scored only when the candidate can reach the fused pool: first
-    the index's rows and the keyword pool's rows are scored (their files whole), which fixes a
-    level no fused pool falls below (the fused pool's k-th best of those rows) and the best
-    vector score found; a keyword candidate then joins when its fused score with that best
-    vector score reaches the level. Most of the thousands of keyword candidates cannot, and
-    their files (six rows each on the bench corpus) were most of the rows read.
+    ``scorer``: the question's keyword scores, whose :data:`KEYWORD_CANDIDATES` best rows are
+    candidates. With a ``cut`` (the query's pools) a keyword candidate's file is scored only
+    when the candidate can reach the fused pool: first the index's rows and the keyword pool's
+    rows are scored (their files whole), which fixes a level no fused pool falls below (the
+    fused pool's k-th best of those rows) and the best cosine and file cosine found; only rows
+    whose raw BM25 can lift them to that level with those are looked for (MaxScore with that
+    floor: the frequent terms drop out), and a row joins when its fused score, with its own
+    cosine and the best file cosine, reaches the level. Most of the thousands of keyword
+    candidates cannot, and their files (six rows each on the bench corpus) were most of the
+    rows read.
     """
     import numpy as np
 
@@ -508,45 +520,48 @@ def approximate_scores(snap: SnapshotMatrix, embedder: "Embedder", masked_questi
     if not enough:
         return None
     seeds = [rows[rows >= 0], tail]
-    late = None  # keyword candidates scored only if they can reach the fused pool
-    if keyword is not None and len(keyword[0]):
-        kw_rows, kw_raw = keyword
-        if cut is not None and file_blend and cut.fused_k > 0:
-            first = kw_raw >= _kth_best(kw_raw, max(cut.keyword_k, 1))  # the keyword pool, ties kept
-            seeds.append(kw_rows[first])
-            late = (kw_rows[~first], kw_raw[~first], max([float(kw_raw.max()), *cut.extra_raw]))
-        else:
-            seeds.append(kw_rows)
+    staged = scorer is not None and cut is not None and file_blend and cut.fused_k > 0 and cut.alpha < 1.0
+    if staged:  # the keyword pool (every row tied at its cut) now, the other candidates later
+        kw_rows, kw_raw, _ = scorer.top(max(cut.keyword_k, 1))
+        kw_rows, kw_raw = _best_matches(kw_rows, kw_raw, KEYWORD_CANDIDATES)
+        first = kw_raw >= _kth_best(kw_raw, max(cut.keyword_k, 1))
+        kw_rows, kw_raw = kw_rows[first], kw_raw[first]
+        seeds.append(kw_rows)
+    elif scorer is not None:
+        seeds.append(keyword_candidates(scorer, KEYWORD_CANDIDATES)[0])
     seed = np.unique(np.concatenate(seeds).astype(np.int64))
     picked = _file_rows(snap, seed) if file_blend else seed
-    vector, file_best = _scored_rows(snap, picked, embedder, masked_question, file_blend, passage_words)
-    if late is None:
-        return picked, vector
-    rest_rows, rest_raw, best = late
+    vector, file_best, cos_best = _scored_rows(snap, picked, embedder, masked_question, file_blend, passage_words)
+    if not staged or not len(kw_rows):
+        return picked, vector, None
+    alpha = cut.alpha
+    best = max([float(kw_raw.max()), *cut.extra_raw])
+    # the fused level of the rows scored so far
+    raw = scorer.exact(picked)
+    level = _kth_best(alpha * vector + (1.0 - alpha) * np.where(raw > 0, raw / best, 0.0), cut.fused_k)
+    reach_vector = (1.0 - file_blend) * cos_best + file_blend * file_best
+    floor = (level - alpha * reach_vector) / (1.0 - alpha) * best  # raw BM25 a candidate needs at least
+    if floor > 0:
+        rest_rows, rest_raw = scorer.above(floor * (1.0 - 1e-9))
+        rest_rows, rest_raw = _best_matches(rest_rows, rest_raw, KEYWORD_CANDIDATES)
+    else:
+        rest_rows, rest_raw = keyword_candidates(scorer, KEYWORD_CANDIDATES)
     fresh = ~np.isin(rest_rows, picked, assume_unique=True)
     rest_rows, rest_raw = rest_rows[fresh], rest_raw[fresh]
     if not len(rest_rows):
-        return picked, vector
-    alpha = cut.alpha
-    # the fused level of the rows scored so far (their raw BM25 from the keyword candidates; a
-    # row outside them scores at most the smallest candidate's, and 0 here only lowers the level)
-    raw = np.zeros(len(picked), dtype=np.float64)
-    where = np.searchsorted(picked, kw_rows)
-    inside = (where < len(picked)) & (picked[np.minimum(where, len(picked) - 1)] == kw_rows)
-    raw[where[inside]] = kw_raw[inside]
-    level = _kth_best(alpha * vector + (1.0 - alpha) * np.where(raw > 0, raw / best, 0.0), cut.fused_k)
-    # each remaining candidate's own cosine, with the best file cosine found so far for its file's
+        return picked, vector, raw
+    # each remaining candidate's own cosine, with the best file cosine found for its file's
     cosine = question_cosines(snap.heap[snap.slots[rest_rows]], embedder, masked_question, passage_words)
     reach = alpha * ((1.0 - file_blend) * cosine + file_blend * file_best) + (1.0 - alpha) * (rest_raw / best)
-    late_seed = rest_rows[reach >= level - 1e-9 * (1.0 + abs(level))]
-    if not len(late_seed):
-        return picked, vector
-    more = _file_rows(snap, late_seed)
+    late = rest_rows[reach >= level - 1e-9 * (1.0 + abs(level))]
+    if not len(late):
+        return picked, vector, raw
+    more = _file_rows(snap, late)
     more = more[~np.isin(more, picked, assume_unique=True)]
     rows_all = np.concatenate([picked, more])
-    scores = np.concatenate([vector, _scored_rows(snap, more, embedder, masked_question, file_blend, passage_words)[0]])
     order = np.argsort(rows_all, kind="stable")
-    return rows_all[order], scores[order]
+    scores = np.concatenate([vector, _scored_rows(snap, more, embedder, masked_question, file_blend, passage_words)[0]])
+    return rows_all[order], scores[order], np.concatenate([raw, scorer.exact(more)])[order]
 
 
 def score_snapshot(
@@ -582,11 +597,11 @@ def score_snapshot(
     if snap.index is not None and len(snap.rowids):
         cut = FusedCut.of(params, top_k, extra_raw) if top_k is not None else None
         picked = approximate_scores(snap, embedder, masked_question, params.file_blend, params.passage_words,
-                                    keyword_candidates(scorer, KEYWORD_CANDIDATES) if scorer is not None else None,
-                                    cut)
+                                    scorer, cut)
         if picked is not None:
-            rows, vector = picked
-            raw = scorer.exact(rows) if scorer is not None else np.zeros(len(rows), dtype=np.float64)
+            rows, vector, raw = picked
+            if raw is None:
+                raw = scorer.exact(rows) if scorer is not None else np.zeros(len(rows), dtype=np.float64)
             return SnapshotScores(snap.rowids[rows], vector, raw, extra_raw)
     vector = vector_scores(snap, embedder, masked_question, params.file_blend, params.passage_words)
     if scorer is None:

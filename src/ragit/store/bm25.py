@@ -260,15 +260,19 @@ class SnapshotKeyword:
             return score
         postings = sum(len(self.terms[t][0]) for t in self.sequence)
         if len(rows) * 16 > postings:
-            mark = np.zeros(self.n, dtype=bool)
-            mark[rows] = True
-            acc = np.zeros(self.n, dtype=np.float64)
-            for term in self.sequence:
-                pos, tf, weight = self.terms[term]
-                on = mark[pos]
-                pos, tf = pos[on], tf[on]
-                acc[pos] += weight * ((tf * (K1 + 1.0)) / (tf + self._norm(pos)))
-            return acc[rows]
+            mark, acc = self._scratch()
+            try:
+                mark[rows] = True
+                for term in self.sequence:
+                    pos, tf, weight = self.terms[term]
+                    on = mark[pos]
+                    pos, tf = pos[on], tf[on]
+                    acc[pos] += weight * ((tf * (K1 + 1.0)) / (tf + self._norm(pos)))
+                return acc[rows]
+            finally:  # only ``rows`` were touched: cleared again for the next question
+                mark[rows] = False
+                acc[rows] = 0.0
+                self._give_back(mark, acc)
         norm = self._norm(rows)
         found: dict[str, tuple] = {}
         for term in self.sequence:
@@ -281,6 +285,30 @@ class SnapshotKeyword:
             inside, tf, weight = hit
             score[inside] += weight * ((tf * (K1 + 1.0)) / (tf + norm[inside]))
         return score
+
+    def _scratch(self) -> "tuple[np.ndarray, np.ndarray]":
+        """A snapshot-sized row mark (all False) and accumulator (all 0.0). A warm snapshot lends
+        the same pair question after question (its RowPositions keeps it): two fresh arrays of
+        the snapshot's size cost page faults and zeroing (≈ 2 ms each at 1M rows), and the
+        caller clears just the rows it touched. Taken out while in use, so two threads never
+        share one."""
+        import numpy as np
+
+        spare = self._positions.__dict__.get("_scratch") if self._positions is not None else None
+        if spare:
+            try:
+                mark, acc = spare.pop()
+                if len(mark) == self.n:
+                    return mark, acc
+            except IndexError:  # another thread took it first
+                pass
+        return np.zeros(self.n, dtype=bool), np.zeros(self.n, dtype=np.float64)
+
+    def _give_back(self, mark: "np.ndarray", acc: "np.ndarray") -> None:
+        if self._positions is not None:
+            spare = self._positions.__dict__.setdefault("_scratch", [])
+            if not spare:
+                spare.append((mark, acc))
 
     def term_bounds(self) -> dict[str, float]:
         """An upper bound of each term's total share of any row's score (its share times the
@@ -316,13 +344,9 @@ class SnapshotKeyword:
         """
         import numpy as np
 
-        bounds = self.term_bounds()
-        if not bounds:
+        order, rest = self._maxscore_order()
+        if not order:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64), 0.0
-        order = sorted(bounds, key=lambda t: -bounds[t])
-        rest = [0.0] * len(order)  # rest[j]: bound of a row in none of order[:j + 1]
-        for j in range(len(order) - 2, -1, -1):
-            rest[j] = (rest[j + 1] + bounds[order[j + 1]]) * BOUND_MARGIN
 
         # a lower bound of the k-th best score: every row of the first term's postings scores at
         # least that term's share (shares are positive, and a float sum of positives is at least
@@ -335,7 +359,36 @@ class SnapshotKeyword:
         if len(pos) >= k > 0:
             share = weight * ((tf * (K1 + 1.0)) / (tf + self._norm(pos)))
             theta = float(np.partition(share, len(share) - k)[len(share) - k])
-        j = next((i for i in range(len(order)) if rest[i] < theta), len(order) - 1)
+        return self._reaching(order, rest, theta)
+
+    def above(self, floor: float) -> "tuple[np.ndarray, np.ndarray]":
+        """(rows, their exact scores), rows ascending: every snapshot row scoring at least
+        ``floor`` (and more than 0) and perhaps a few below it; MaxScore as in :meth:`top`, with
+        the floor given instead of found, so a high floor leaves out the frequent terms."""
+        order, rest = self._maxscore_order()
+        if not order:
+            import numpy as np
+
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+        return self._reaching(order, rest, floor)[:2]
+
+    def _maxscore_order(self) -> tuple[list[str], list[float]]:
+        """The terms by descending bound (:meth:`term_bounds`), and ``rest[j]``: the bound of a
+        row found in none of the first ``j + 1`` terms' postings."""
+        bounds = self.term_bounds()
+        order = sorted(bounds, key=lambda t: -bounds[t])
+        rest = [0.0] * len(order)
+        for j in range(len(order) - 2, -1, -1):
+            rest[j] = (rest[j + 1] + bounds[order[j + 1]]) * BOUND_MARGIN
+        return order, rest
+
+    def _reaching(self, order: list[str], rest: list[float], floor: float) -> "tuple[np.ndarray, np.ndarray, float]":
+        """(rows, exact scores, bound) of the rows in the postings of the first terms of
+        ``order`` (by bound, descending) that leave out only terms whose ``rest`` bound stays
+        below ``floor``; every row when none can be left out (bound 0)."""
+        import numpy as np
+
+        j = next((i for i in range(len(order)) if rest[i] < floor), len(order) - 1)
         if j == len(order) - 1:  # no term can be left out: every match, scored as full() does
             score = self.full()
             rows = np.flatnonzero(score > 0)
@@ -343,10 +396,12 @@ class SnapshotKeyword:
         if j == 0:
             rows = self.terms[order[0]][0]
         else:
-            mark = np.zeros(self.n, dtype=bool)
+            mark, acc = self._scratch()
             for term in order[: j + 1]:
                 mark[self.terms[term][0]] = True
             rows = np.flatnonzero(mark)
+            mark[rows] = False
+            self._give_back(mark, acc)
         return rows, self.exact(rows), rest[j]
 
 
