@@ -455,23 +455,21 @@ def _file_rows(snap: SnapshotMatrix, seed: "np.ndarray") -> "np.ndarray":
 
 
 def _scored_rows(snap: SnapshotMatrix, picked: "np.ndarray", embedder: "Embedder", masked_question: str,
-                 file_blend: float, passage_words: int) -> "tuple[np.ndarray, float, float]":
+                 file_blend: float, passage_words: int) -> "tuple[np.ndarray, float]":
     """Exact vector scores of the rows ``picked`` (ascending; with a file blend, every row of
-    their files), and the best file cosine and cosine among them: each score has the bits
+    their files), and the best file cosine among them: each score has the bits
     :func:`vector_scores` gives it, since a row's cosine is its own product and a file's sum adds
     its rows in the same order."""
     import numpy as np
 
     cosine = question_cosines(snap.heap[snap.slots[picked]], embedder, masked_question, passage_words)
-    if not len(picked):
-        return cosine, 0.0, 0.0
-    if not file_blend:
-        return cosine, 0.0, float(cosine.max())
+    if not file_blend or not len(picked):
+        return cosine, 0.0
     files, at = np.unique(snap.files[picked], return_inverse=True)
     sums = np.bincount(at, weights=cosine, minlength=len(files))
     norms = snap.file_norms[files]
     file_cos = np.divide(sums, norms, out=np.zeros_like(sums), where=norms > 0)
-    return (1.0 - file_blend) * cosine + file_blend * file_cos[at], float(file_cos.max()), float(cosine.max())
+    return (1.0 - file_blend) * cosine + file_blend * file_cos[at], float(file_cos.max())
 
 
 def _kth_best(values: "np.ndarray", k: int) -> float:
@@ -496,12 +494,10 @@ def approximate_scores(snap: SnapshotMatrix, embedder: "Embedder", masked_questi
     candidates. With a ``cut`` (the query's pools) a keyword candidate's file is scored only
     when the candidate can reach the fused pool: first the index's rows and the keyword pool's
     rows are scored (their files whole), which fixes a level no fused pool falls below (the
-    fused pool's k-th best of those rows) and the best cosine and file cosine found; only rows
-    whose raw BM25 can lift them to that level with those are looked for (MaxScore with that
-    floor: the frequent terms drop out), and a row joins when its fused score, with its own
-    cosine and the best file cosine, reaches the level. Most of the thousands of keyword
-    candidates cannot, and their files (six rows each on the bench corpus) were most of the
-    rows read.
+    fused pool's k-th best of those rows) and the best file cosine found; another candidate
+    joins when its fused score, with its own cosine and that file cosine, reaches the level.
+    Most of the thousands of keyword candidates cannot, and their files (six rows each on the
+    bench corpus) were most of the rows read.
     """
     import numpy as np
 
@@ -521,17 +517,17 @@ def approximate_scores(snap: SnapshotMatrix, embedder: "Embedder", masked_questi
         return None
     seeds = [rows[rows >= 0], tail]
     staged = scorer is not None and cut is not None and file_blend and cut.fused_k > 0 and cut.alpha < 1.0
-    if staged:  # the keyword pool (every row tied at its cut) now, the other candidates later
-        kw_rows, kw_raw, _ = scorer.top(max(cut.keyword_k, 1))
-        kw_rows, kw_raw = _best_matches(kw_rows, kw_raw, KEYWORD_CANDIDATES)
-        first = kw_raw >= _kth_best(kw_raw, max(cut.keyword_k, 1))
-        kw_rows, kw_raw = kw_rows[first], kw_raw[first]
-        seeds.append(kw_rows)
-    elif scorer is not None:
-        seeds.append(keyword_candidates(scorer, KEYWORD_CANDIDATES)[0])
+    if scorer is not None:
+        kw_rows, kw_raw = keyword_candidates(scorer, KEYWORD_CANDIDATES)
+        if staged:  # the keyword pool (every row tied at its cut) now, the other candidates later
+            first = kw_raw >= _kth_best(kw_raw, max(cut.keyword_k, 1))
+            rest_rows, rest_raw = kw_rows[~first], kw_raw[~first]
+            seeds.append(kw_rows[first])
+        else:
+            seeds.append(kw_rows)
     seed = np.unique(np.concatenate(seeds).astype(np.int64))
     picked = _file_rows(snap, seed) if file_blend else seed
-    vector, file_best, cos_best = _scored_rows(snap, picked, embedder, masked_question, file_blend, passage_words)
+    vector, file_best = _scored_rows(snap, picked, embedder, masked_question, file_blend, passage_words)
     if not staged or not len(kw_rows):
         return picked, vector, None
     alpha = cut.alpha
@@ -539,13 +535,6 @@ def approximate_scores(snap: SnapshotMatrix, embedder: "Embedder", masked_questi
     # the fused level of the rows scored so far
     raw = scorer.exact(picked)
     level = _kth_best(alpha * vector + (1.0 - alpha) * np.where(raw > 0, raw / best, 0.0), cut.fused_k)
-    reach_vector = (1.0 - file_blend) * cos_best + file_blend * file_best
-    floor = (level - alpha * reach_vector) / (1.0 - alpha) * best  # raw BM25 a candidate needs at least
-    if floor > 0:
-        rest_rows, rest_raw = scorer.above(floor * (1.0 - 1e-9))
-        rest_rows, rest_raw = _best_matches(rest_rows, rest_raw, KEYWORD_CANDIDATES)
-    else:
-        rest_rows, rest_raw = keyword_candidates(scorer, KEYWORD_CANDIDATES)
     fresh = ~np.isin(rest_rows, picked, assume_unique=True)
     rest_rows, rest_raw = rest_rows[fresh], rest_raw[fresh]
     if not len(rest_rows):

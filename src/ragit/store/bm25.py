@@ -224,23 +224,26 @@ class SnapshotKeyword:
         import numpy as np
 
         score = np.zeros(self.n, dtype=np.float64)
-        # a warm snapshot keeps each term's per-row contribution (its RowPositions' memo): the
-        # same floats while the term's rows, its weight and the snapshot's avgdl are the same
-        memo = self._positions.__dict__.setdefault("_contributions", {}) if self._positions is not None else None
         for term in self.sequence:
-            pos, tf, weight = self.terms[term]
-            key = (term, weight, self.avgdl)
-            hit = memo.get(key) if memo is not None else None
-            if hit is not None and hit[0] is pos and hit[1] is tf and hit[2] is self.lengths:
-                contribution = hit[3]
-            else:
-                contribution = weight * ((tf * (K1 + 1.0)) / (tf + self._norm(pos)))
-                if memo is not None:
-                    if len(memo) >= MAX_RESTRICTED_TERMS:
-                        memo.pop(next(iter(memo)))
-                    memo[key] = (pos, tf, self.lengths, contribution)
-            score[pos] += contribution
+            score[self.terms[term][0]] += self._contribution(term, keep=True)
         return score
+
+    def _contribution(self, term: str, keep: bool = False) -> "np.ndarray":
+        """The term's share of the score of each row of its postings, in postings order. A warm
+        snapshot keeps it (its RowPositions' memo, ``keep``): the same floats while the term's
+        rows, its weight and the snapshot's avgdl are the same."""
+        pos, tf, weight = self.terms[term]
+        memo = self._positions.__dict__.setdefault("_contributions", {}) if self._positions is not None else None
+        key = (term, weight, self.avgdl)
+        hit = memo.get(key) if memo is not None else None
+        if hit is not None and hit[0] is pos and hit[1] is tf and hit[2] is self.lengths:
+            return hit[3]
+        contribution = weight * ((tf * (K1 + 1.0)) / (tf + self._norm(pos)))
+        if memo is not None and keep:
+            if len(memo) >= MAX_RESTRICTED_TERMS:
+                memo.pop(next(iter(memo)))
+            memo[key] = (pos, tf, self.lengths, contribution)
+        return contribution
 
     def _norm(self, pos: "np.ndarray") -> "np.ndarray":
         """BM25's length normalisation k1 (1 − b + b·D/avgdl) of the rows at ``pos`` (computed
@@ -260,18 +263,16 @@ class SnapshotKeyword:
             return score
         postings = sum(len(self.terms[t][0]) for t in self.sequence)
         if len(rows) * 16 > postings:
+            # every posting added up in a snapshot-sized accumulator, as full() does (cheaper than
+            # picking out the postings on ``rows`` first), and read at ``rows``
             mark, acc = self._scratch()
             try:
-                mark[rows] = True
                 for term in self.sequence:
-                    pos, tf, weight = self.terms[term]
-                    on = mark[pos]
-                    pos, tf = pos[on], tf[on]
-                    acc[pos] += weight * ((tf * (K1 + 1.0)) / (tf + self._norm(pos)))
+                    acc[self.terms[term][0]] += self._contribution(term)
                 return acc[rows]
-            finally:  # only ``rows`` were touched: cleared again for the next question
-                mark[rows] = False
-                acc[rows] = 0.0
+            finally:  # only the postings were touched: cleared again for the next question
+                for term in self.sequence:
+                    acc[self.terms[term][0]] = 0.0
                 self._give_back(mark, acc)
         norm = self._norm(rows)
         found: dict[str, tuple] = {}
@@ -361,17 +362,6 @@ class SnapshotKeyword:
             theta = float(np.partition(share, len(share) - k)[len(share) - k])
         return self._reaching(order, rest, theta)
 
-    def above(self, floor: float) -> "tuple[np.ndarray, np.ndarray]":
-        """(rows, their exact scores), rows ascending: every snapshot row scoring at least
-        ``floor`` (and more than 0) and perhaps a few below it; MaxScore as in :meth:`top`, with
-        the floor given instead of found, so a high floor leaves out the frequent terms."""
-        order, rest = self._maxscore_order()
-        if not order:
-            import numpy as np
-
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
-        return self._reaching(order, rest, floor)[:2]
-
     def _maxscore_order(self) -> tuple[list[str], list[float]]:
         """The terms by descending bound (:meth:`term_bounds`), and ``rest[j]``: the bound of a
         row found in none of the first ``j + 1`` terms' postings."""
@@ -385,14 +375,10 @@ class SnapshotKeyword:
     def _reaching(self, order: list[str], rest: list[float], floor: float) -> "tuple[np.ndarray, np.ndarray, float]":
         """(rows, exact scores, bound) of the rows in the postings of the first terms of
         ``order`` (by bound, descending) that leave out only terms whose ``rest`` bound stays
-        below ``floor``; every row when none can be left out (bound 0)."""
+        below ``floor``; every matching row when none can be left out (bound 0)."""
         import numpy as np
 
         j = next((i for i in range(len(order)) if rest[i] < floor), len(order) - 1)
-        if j == len(order) - 1:  # no term can be left out: every match, scored as full() does
-            score = self.full()
-            rows = np.flatnonzero(score > 0)
-            return rows, score[rows], 0.0
         if j == 0:
             rows = self.terms[order[0]][0]
         else:
@@ -402,7 +388,8 @@ class SnapshotKeyword:
             rows = np.flatnonzero(mark)
             mark[rows] = False
             self._give_back(mark, acc)
-        return rows, self.exact(rows), rest[j]
+        # (every posting scores more than 0: a weight is at least 1e-6 and a count positive)
+        return rows, self.exact(rows), 0.0 if j == len(order) - 1 else rest[j]
 
 
 class CachingPostings:
