@@ -495,7 +495,8 @@ def approximate_scores(snap: SnapshotMatrix, embedder: "Embedder", masked_questi
     when the candidate can reach the fused pool: first the index's rows and the keyword pool's
     rows are scored (their files whole), which fixes a level no fused pool falls below (the
     fused pool's k-th best of those rows) and the best file cosine found; another candidate
-    joins when its fused score, with its own cosine and that file cosine, reaches the level.
+    joins when its fused score, with its own cosine and that file cosine, reaches the level (or
+    its vector score the vector pool's).
     Most of the thousands of keyword candidates cannot, and their files (six rows each on the
     bench corpus) were most of the rows read.
     """
@@ -541,8 +542,13 @@ def approximate_scores(snap: SnapshotMatrix, embedder: "Embedder", masked_questi
         return picked, vector, raw
     # each remaining candidate's own cosine, with the best file cosine found for its file's
     cosine = question_cosines(snap.heap[snap.slots[rest_rows]], embedder, masked_question, passage_words)
-    reach = alpha * ((1.0 - file_blend) * cosine + file_blend * file_best) + (1.0 - alpha) * (rest_raw / best)
-    late = rest_rows[reach >= level - 1e-9 * (1.0 + abs(level))]
+    vector_reach = (1.0 - file_blend) * cosine + file_blend * file_best
+    reach = alpha * vector_reach + (1.0 - alpha) * (rest_raw / best)
+    joins = reach >= level - 1e-9 * (1.0 + abs(level))
+    if cut.keyword_k:  # the vector pool (the re-rank's) takes the keyword_k best vector scores
+        vector_level = _kth_best(vector, cut.keyword_k)
+        joins |= vector_reach >= vector_level - 1e-9 * (1.0 + abs(vector_level))
+    late = rest_rows[joins]
     if not len(late):
         return picked, vector, raw
     more = _file_rows(snap, late)
