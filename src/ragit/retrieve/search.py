@@ -405,7 +405,8 @@ def _best_matches(rows: "np.ndarray", scores: "np.ndarray", count: int) -> "tupl
 # The approximate path's candidates: the index's nearest rows per question vector (over-fetched by
 # the share of the heap the snapshot holds, at most MAX_FETCH), the heap rows the index does not
 # cover yet and the KEYWORD_CANDIDATES best keyword matches (the fused pool of the bench corpus
-# reaches keyword rank ≈ 3,500: bench/README.md); then every row of their files. The re-rank pool
+# reaches keyword rank ≈ 3,500: bench/README.md); then every row of their files (of the keyword
+# matches, only those that can reach a pool: approximate_scores). The re-rank pool
 # takes the 100 best rows by *file-blended* vector score, which a chunk can reach through its
 # file's other chunks, so the index is asked for well over 100: at 1M chunks, 200 questions,
 # recall@10 against exact search was 0.978 with 256, 0.981 with 384 and 0.984 with 512.
@@ -416,15 +417,15 @@ MAX_FETCH = 8192
 
 @dataclass(frozen=True)
 class FusedCut:
-    """What the answer's fused pool is cut at, known before ranking (:func:`approximate_scores`
-    scores only the keyword candidates that can reach it): the fusion's ``alpha``, the fused
-    pool's size (``max(pool, 2·top_k)`` with the re-rank, ``top_k`` without), the keyword pool's
-    (``pool``; 0 without the re-rank) and the overlay's raw keyword scores (they share the
-    normaliser)."""
+    """What the answer's pools are cut at, known before ranking (:func:`approximate_scores`
+    scores only the keyword candidates that can reach them): the fusion's ``alpha``, the fused
+    pool's size (``max(pool, 2·top_k)`` with the re-rank, ``top_k`` without), the keyword and
+    vector pools' (``pool``; 0 without the re-rank) and the overlay's raw keyword scores (they
+    share the normaliser)."""
 
     alpha: float
     fused_k: int
-    keyword_k: int
+    pool_k: int
     extra_raw: tuple[float, ...] = ()
 
     @classmethod
@@ -492,13 +493,13 @@ def approximate_scores(snap: SnapshotMatrix, embedder: "Embedder", masked_questi
 
     ``scorer``: the question's keyword scores, whose :data:`KEYWORD_CANDIDATES` best rows are
     candidates. With a ``cut`` (the query's pools) a keyword candidate's file is scored only
-    when the candidate can reach the fused pool: first the index's rows and the keyword pool's
-    rows are scored (their files whole), which fixes a level no fused pool falls below (the
-    fused pool's k-th best of those rows) and the best file cosine found; another candidate
-    joins when its fused score, with its own cosine and that file cosine, reaches the level (or
-    its vector score the vector pool's).
-    Most of the thousands of keyword candidates cannot, and their files (six rows each on the
-    bench corpus) were most of the rows read.
+    when the candidate can reach a pool: first the index's rows and the keyword pool's rows are
+    scored (their files whole), which fixes a level no fused pool falls below (the fused pool's
+    k-th best of those rows), the vector pool's and the best file cosine found; another
+    candidate joins when its fused score, with its own cosine and that file cosine, reaches the
+    level, or its vector score the vector pool's (:func:`_with_reaching`). Most of the thousands
+    of keyword candidates cannot, and their files (six rows each on the bench corpus) were most
+    of the rows read (at 100k chunks ~27k rows a question before, ~5k now).
     """
     import numpy as np
 
@@ -521,7 +522,7 @@ def approximate_scores(snap: SnapshotMatrix, embedder: "Embedder", masked_questi
     if scorer is not None:
         kw_rows, kw_raw = keyword_candidates(scorer, KEYWORD_CANDIDATES)
         if staged:  # the keyword pool (every row tied at its cut) now, the other candidates later
-            first = kw_raw >= _kth_best(kw_raw, max(cut.keyword_k, 1))
+            first = kw_raw >= _kth_best(kw_raw, max(cut.pool_k, 1))
             rest_rows, rest_raw = kw_rows[~first], kw_raw[~first]
             seeds.append(kw_rows[first])
         else:
@@ -531,32 +532,44 @@ def approximate_scores(snap: SnapshotMatrix, embedder: "Embedder", masked_questi
     vector, file_best = _scored_rows(snap, picked, embedder, masked_question, file_blend, passage_words)
     if not staged or not len(kw_rows):
         return picked, vector, None
+    best = max([float(kw_raw.max()), *cut.extra_raw])  # rank_hits' normaliser: the keyword pool has the best row
+    return _with_reaching(snap, picked, vector, file_best, scorer, rest_rows, rest_raw, best, cut, embedder,
+                          masked_question, file_blend, passage_words)
+
+
+def _with_reaching(snap: SnapshotMatrix, picked: "np.ndarray", vector: "np.ndarray", file_best: float,
+                   scorer: "SnapshotKeyword", rest_rows: "np.ndarray", rest_raw: "np.ndarray", best: float,
+                   cut: FusedCut, embedder: "Embedder", masked_question: str, file_blend: float,
+                   passage_words: int) -> "tuple[np.ndarray, np.ndarray, np.ndarray]":
+    """:func:`approximate_scores`' second stage: the scored rows ``picked`` (with their
+    ``vector`` scores) and the files of the keyword candidates ``rest_rows`` (raw BM25
+    ``rest_raw``; ``best`` normalises) that can reach the fused pool's level or the vector
+    pool's, as (rows, vector score, raw BM25), rows ascending."""
+    import numpy as np
+
     alpha = cut.alpha
-    best = max([float(kw_raw.max()), *cut.extra_raw])
-    # the fused level of the rows scored so far
     raw = scorer.exact(picked)
     level = _kth_best(alpha * vector + (1.0 - alpha) * np.where(raw > 0, raw / best, 0.0), cut.fused_k)
     fresh = ~np.isin(rest_rows, picked, assume_unique=True)
-    rest_rows, rest_raw = rest_rows[fresh], rest_raw[fresh]
+    rest_rows, rest_keyword = rest_rows[fresh], rest_raw[fresh] / best
     if not len(rest_rows):
         return picked, vector, raw
-    # each remaining candidate's own cosine, with the best file cosine found for its file's
+    # each candidate's own cosine, with the best file cosine found standing for its file's
     cosine = question_cosines(snap.heap[snap.slots[rest_rows]], embedder, masked_question, passage_words)
     vector_reach = (1.0 - file_blend) * cosine + file_blend * file_best
-    reach = alpha * vector_reach + (1.0 - alpha) * (rest_raw / best)
-    joins = reach >= level - 1e-9 * (1.0 + abs(level))
-    if cut.keyword_k:  # the vector pool (the re-rank's) takes the keyword_k best vector scores
-        vector_level = _kth_best(vector, cut.keyword_k)
+    joins = alpha * vector_reach + (1.0 - alpha) * rest_keyword >= level - 1e-9 * (1.0 + abs(level))
+    if cut.pool_k:  # the vector pool (the re-rank's) takes the pool_k best vector scores
+        vector_level = _kth_best(vector, cut.pool_k)
         joins |= vector_reach >= vector_level - 1e-9 * (1.0 + abs(vector_level))
     late = rest_rows[joins]
     if not len(late):
         return picked, vector, raw
     more = _file_rows(snap, late)
     more = more[~np.isin(more, picked, assume_unique=True)]
-    rows_all = np.concatenate([picked, more])
-    order = np.argsort(rows_all, kind="stable")
+    rows = np.concatenate([picked, more])
+    order = np.argsort(rows, kind="stable")
     scores = np.concatenate([vector, _scored_rows(snap, more, embedder, masked_question, file_blend, passage_words)[0]])
-    return rows_all[order], scores[order], np.concatenate([raw, scorer.exact(more)])[order]
+    return rows[order], scores[order], np.concatenate([raw, scorer.exact(more)])[order]
 
 
 def score_snapshot(
