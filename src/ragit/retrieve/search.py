@@ -413,6 +413,12 @@ def _best_matches(rows: "np.ndarray", scores: "np.ndarray", count: int) -> "tupl
 VECTOR_CANDIDATES = 512
 KEYWORD_CANDIDATES = 4096
 MAX_FETCH = 8192
+# How far below a pool's level a keyword candidate may estimate its score and still have its file
+# scored (approximate_scores): the estimate takes the best file cosine found for the candidate's
+# own, and a file's other rows count too. At 1M chunks, 200 questions: recall@10 against exact
+# 0.980 with no slack, 0.981 with 0.01 (as when every candidate's file was scored), for ~15%
+# more rows read.
+REACH_SLACK = 0.01
 
 
 @dataclass(frozen=True)
@@ -557,10 +563,9 @@ def _with_reaching(snap: SnapshotMatrix, picked: "np.ndarray", vector: "np.ndarr
     # each candidate's own cosine, with the best file cosine found standing for its file's
     cosine = question_cosines(snap.heap[snap.slots[rest_rows]], embedder, masked_question, passage_words)
     vector_reach = (1.0 - file_blend) * cosine + file_blend * file_best
-    joins = alpha * vector_reach + (1.0 - alpha) * rest_keyword >= level - 1e-9 * (1.0 + abs(level))
+    joins = alpha * vector_reach + (1.0 - alpha) * rest_keyword >= level - REACH_SLACK
     if cut.pool_k:  # the vector pool (the re-rank's) takes the pool_k best vector scores
-        vector_level = _kth_best(vector, cut.pool_k)
-        joins |= vector_reach >= vector_level - 1e-9 * (1.0 + abs(vector_level))
+        joins |= vector_reach >= _kth_best(vector, cut.pool_k) - REACH_SLACK
     late = rest_rows[joins]
     if not len(late):
         return picked, vector, raw
