@@ -17,10 +17,13 @@ then measures, per size:
   questions whose whole hit list is identical;
 - the load average while measuring (the machine is shared).
 
-Results print as a table and go to ``--out`` (default bench/vector_scale.json).
+Results print as a table and go to ``--out`` (default bench/vector_scale.json). A built store
+(``built.json`` beside it) is reused as it is, with its index and postings: only the measuring
+runs again, and ``--warm-only`` leaves out the cold CLI queries (warm latency and recall only).
 
     .venv/bin/python bench/vector_scale.py                       # 100k and 1M
     .venv/bin/python bench/vector_scale.py --sizes 100000        # one size
+    .venv/bin/python bench/vector_scale.py --warm-only --out /tmp/warm.json
     .venv/bin/python bench/vector_scale.py --embedder placeholder
 """
 
@@ -183,13 +186,14 @@ def measure_all(repos: dict[int, Path], args) -> int:
         recall = [len(set(a) & set(e)) / len(e) for a, e in zip(approx, exact) if e]
         sec["recall_at_10"] = sum(recall) / len(recall)
         sec["identical_hit_lists"] = sum(a == e for a, e in zip(approx, exact)) / len(exact)
-        iq.log(f"{n:,}: cold CLI queries x{args.runs}")
-        sec["cold_cli_query"] = iq.cold_cli(repo, ["query", questions[1], "--format", "json"], args.runs)
-        sec["cold_cli_query"]["git_status_cpu_s"] = git_status_cpu(repo, args.runs)
+        if not args.warm_only:
+            iq.log(f"{n:,}: cold CLI queries x{args.runs}")
+            sec["cold_cli_query"] = iq.cold_cli(repo, ["query", questions[1], "--format", "json"], args.runs)
+            sec["cold_cli_query"]["git_status_cpu_s"] = git_status_cpu(repo, args.runs)
         sec["load_average_end"] = list(os.getloadavg())
         out["sizes"][str(n)] = sec
         chunks = sec["store"]["chunks"]
-        cold = sec["cold_cli_query"]
+        cold = sec.get("cold_cli_query")
         rows += [
             (f"{chunks:,} chunks: warm `Repo.query` p50 / p95 wall, p50 CPU (approximate)",
              f"{sec['warm_approx']['p50_ms']:.1f} / {sec['warm_approx']['p95_ms']:.1f} ms, "
@@ -199,8 +203,9 @@ def measure_all(repos: dict[int, Path], args) -> int:
              f"{sec['warm_exact']['cpu_p50_ms']:.1f} ms"),
             (f"{chunks:,} chunks: recall@10 approximate vs exact ({len(recall)} questions)",
              f"{sec['recall_at_10']:.3f} (identical lists {sec['identical_hit_lists']:.2f})"),
-            (f"{chunks:,} chunks: cold `ragit query --format json` CPU (of which `git status`) / peak RSS",
-             f"{cold['median_cpu_s']:.2f} s ({cold['git_status_cpu_s']:.2f} s) / {cold['peak_rss_mb']:.0f} MB"),
+            *([] if cold is None else [
+                (f"{chunks:,} chunks: cold `ragit query --format json` CPU (of which `git status`) / peak RSS",
+                 f"{cold['median_cpu_s']:.2f} s ({cold['git_status_cpu_s']:.2f} s) / {cold['peak_rss_mb']:.0f} MB")]),
             (f"{chunks:,} chunks: index build CPU / wall / size",
              f"{sec['index']['cpu_s']:.0f} s / {sec['index']['wall_s']:.0f} s / {sec['index']['bytes'] / 1e6:.0f} MB"),
             (f"{chunks:,} chunks: load average (start → end)",
@@ -221,6 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--embedder", choices=("default", "placeholder"), default="default")
     p.add_argument("--work", type=Path, default=Path("/tmp/ragit-vector-scale"))
     p.add_argument("--build-only", action="store_true", help="build (or find) the stores and stop")
+    p.add_argument("--warm-only", action="store_true", help="measure warm queries and recall only (no cold CLI)")
     p.add_argument("--questions", type=int, default=200)
     p.add_argument("--runs", type=int, default=5, help="fresh processes per cold CLI figure")
     p.add_argument("--out", type=Path, default=HERE / "vector_scale.json")

@@ -50,7 +50,7 @@ def test_index_is_created_at_ingest_and_used(big_pg_repo, pg_dsn):
         snap = search.load_matrix(store, sha, emb.id)
         assert snap.index is not None and snap.matrix is None  # the matrix is never gathered
         exact = search.vector_scores(snap, emb, "token session store", search.FILE_BLEND, search.PASSAGE_WORDS)
-        rows, vector = search.approximate_scores(snap, emb, "token session store", search.FILE_BLEND,
+        rows, vector, _ = search.approximate_scores(snap, emb, "token session store", search.FILE_BLEND,
                                                  search.PASSAGE_WORDS, None)
         assert 0 < len(rows) < len(snap.rowids)  # only candidates (and their files' rows) were scored
         assert np.array_equal(vector, exact[rows])  # exactly as exact search scores them

@@ -105,7 +105,7 @@ def test_candidate_scores_equal_exact_scores(big_repo):
     try:
         snap = search.load_matrix(store, sha, emb.id)
         exact = search.vector_scores(snap, emb, "token session store", search.FILE_BLEND, search.PASSAGE_WORDS)
-        rows, vector = search.approximate_scores(snap, emb, "token session store", search.FILE_BLEND,
+        rows, vector, _ = search.approximate_scores(snap, emb, "token session store", search.FILE_BLEND,
                                                  search.PASSAGE_WORDS, None)
         assert len(rows) < len(snap.rowids)
         assert np.array_equal(vector, exact[rows])
@@ -192,3 +192,26 @@ def test_one_question_maps_nothing_a_second_maps_the_heap(big_repo, monkeypatch)
     second = [(h.path, h.chunk_id, h.score_final) for h in repo.query(question).hits]
     assert entry.mapped and len(populated) == 2
     assert first == second and first
+
+
+def test_staged_keyword_candidates_give_the_hits_of_scoring_them_all(big_repo):
+    """Knowing the answer's pools (top_k), the approximate path scores a keyword candidate's file
+    only if the candidate can reach the fused pool: fewer rows, the same hits and scores."""
+    from ragit.retrieve.rerank import RerankWeights
+
+    store, sha = _snapshot(big_repo)
+    emb = PlaceholderEmbedder()
+    params = search.RetrievalParams(rerank_weights=RerankWeights(pool=8))
+    fewer = 0
+    try:
+        for q in _questions(30):
+            whole = search.score_snapshot(store, sha, emb, q, params)
+            staged = search.score_snapshot(store, sha, emb, q, params, top_k=5)
+            assert set(staged.rowids.tolist()) <= set(whole.rowids.tolist())
+            fewer += len(staged.rowids) < len(whole.rowids)
+            hits = [[(h.path, h.chunk_id, h.score_final, h.score_vector, h.score_keyword)
+                     for h in search.rank_hits(store, sha, scores, (), params, 5, q)] for scores in (whole, staged)]
+            assert hits[0] == hits[1]
+    finally:
+        store.close()
+    assert fewer

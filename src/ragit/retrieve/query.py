@@ -128,7 +128,7 @@ def retrieve(
             extra = [fts_document(c) for c in candidates]
         if scope in ("durable", "all"):
             snapshot = score_snapshot(store, sha, embedder, masked.text, params, cache=cache,
-                                      extra=extra if candidates else ())
+                                      extra=extra if candidates else (), top_k=None if row_filter else top_k)
             extra_raw = snapshot.extra_raw
         elif candidates and params.keyword_enabled:
             # artifacts only: the snapshot lends its keyword statistics, nothing else is ranked

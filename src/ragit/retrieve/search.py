@@ -49,6 +49,7 @@ class SnapshotMatrix:
     _positions: "tuple[np.ndarray, np.ndarray] | None" = None
     _row_positions: "RowPositions | None" = None
     _normed: "np.ndarray | None" = None
+    _files_sorted: "bool | None" = None
 
     def row_positions(self) -> "RowPositions":
         """Store row id → snapshot position (kept: a warm process restricts every question's
@@ -64,6 +65,16 @@ class SnapshotMatrix:
         if self._normed is None:
             self._normed = self.file_norms > 0
         return self._normed
+
+    def files_sorted(self) -> bool:
+        """Each file's rows form one run (file ordinals never decrease; a snapshot ingested in one
+        go), so a file's rows are found by binary search (kept per snapshot)."""
+        if self._files_sorted is None:
+            import numpy as np
+
+            f = self.files
+            self._files_sorted = bool(len(f) < 2 or np.all(f[1:] >= f[:-1]))
+        return self._files_sorted
 
     def full_matrix(self) -> "np.ndarray":
         """Every row's vector (gathered from the heap on the approximate path: exact search)."""
@@ -367,61 +378,135 @@ def keyword_scorer(
                            snap.row_positions())
 
 
-def keyword_candidates(scorer: "SnapshotKeyword", count: int) -> "np.ndarray":
+def keyword_candidates(scorer: "SnapshotKeyword", count: int) -> "tuple[np.ndarray, np.ndarray]":
     """The ``count`` best keyword matches (positions, ascending; every match when there are no
-    more), found with a bounded top-k; among rows tied at the cut the first rows stay."""
+    more) with their raw BM25, found with a bounded top-k; among rows tied at the cut the first
+    rows stay."""
+    rows, scores, _ = scorer.top(count)
+    return _best_matches(rows, scores, count)
+
+
+def _best_matches(rows: "np.ndarray", scores: "np.ndarray", count: int) -> "tuple[np.ndarray, np.ndarray]":
+    """The ``count`` best-scoring matches of ``rows`` (ascending) with their scores; among rows
+    tied at the cut the first rows stay."""
     import numpy as np
 
-    rows, scores, _ = scorer.top(count)
     matched = scores > 0
     rows, scores = rows[matched], scores[matched]
     if len(rows) > count:
         kth = np.partition(scores, len(scores) - count)[len(scores) - count]
         tied = np.flatnonzero(scores == kth)
         above = np.flatnonzero(scores > kth)
-        rows = np.sort(np.concatenate([rows[above], rows[tied[: count - len(above)]]]))
-    return rows
+        keep = np.sort(np.concatenate([above, tied[: count - len(above)]]))
+        rows, scores = rows[keep], scores[keep]
+    return rows, scores
 
 
 # The approximate path's candidates: the index's nearest rows per question vector (over-fetched by
 # the share of the heap the snapshot holds, at most MAX_FETCH), the heap rows the index does not
 # cover yet and the KEYWORD_CANDIDATES best keyword matches (the fused pool of the bench corpus
-# reaches keyword rank ≈ 3,500: bench/README.md); then every row of their files. The re-rank pool
+# reaches keyword rank ≈ 3,500: bench/README.md); then every row of their files (of the keyword
+# matches, only those that can reach a pool: approximate_scores). The re-rank pool
 # takes the 100 best rows by *file-blended* vector score, which a chunk can reach through its
 # file's other chunks, so the index is asked for well over 100: at 1M chunks, 200 questions,
 # recall@10 against exact search was 0.978 with 256, 0.981 with 384 and 0.984 with 512.
 VECTOR_CANDIDATES = 512
 KEYWORD_CANDIDATES = 4096
 MAX_FETCH = 8192
+# How far below a pool's level a keyword candidate may estimate its score and still have its file
+# scored (approximate_scores): the estimate takes the best file cosine found for the candidate's
+# own, and a file's other rows count too. At 1M chunks, 200 questions: recall@10 against exact
+# 0.980 with no slack, 0.981 with 0.01 (as when every candidate's file was scored), for ~15%
+# more rows read.
+REACH_SLACK = 0.01
 
 
-def _scored_rows(snap: SnapshotMatrix, seed: "np.ndarray", embedder: "Embedder", masked_question: str,
-                 file_blend: float, passage_words: int) -> "tuple[np.ndarray, np.ndarray]":
-    """The rows of ``seed`` (and, with a file blend, every row of their files) with their exact
-    vector scores, rows ascending."""
+@dataclass(frozen=True)
+class FusedCut:
+    """What the answer's pools are cut at, known before ranking (:func:`approximate_scores`
+    scores only the keyword candidates that can reach them): the fusion's ``alpha``, the fused
+    pool's size (``max(pool, 2·top_k)`` with the re-rank, ``top_k`` without), the keyword and
+    vector pools' (``pool``; 0 without the re-rank) and the overlay's raw keyword scores (they
+    share the normaliser)."""
+
+    alpha: float
+    fused_k: int
+    pool_k: int
+    extra_raw: tuple[float, ...] = ()
+
+    @classmethod
+    def of(cls, params: RetrievalParams, top_k: int, extra_raw: Sequence[float] = ()) -> "FusedCut":
+        pool = params.rerank_weights.pool
+        fused = max(pool, 2 * top_k) if params.rerank else top_k
+        return cls(params.alpha, fused, pool if params.rerank else 0, tuple(extra_raw))
+
+
+def _file_rows(snap: SnapshotMatrix, seed: "np.ndarray") -> "np.ndarray":
+    """Every row of the files of the ``seed`` rows, ascending: from each file's run of rows when
+    the snapshot keeps a file's rows together (found by binary search, no pass over the
+    snapshot), else through a mask of the files."""
     import numpy as np
 
-    if file_blend:
-        wanted = np.zeros(len(snap.file_norms), dtype=bool)
-        wanted[snap.files[seed]] = True
-        picked = np.nonzero(wanted[snap.files])[0]
-    else:
-        picked = seed
+    if snap.files_sorted():
+        files = np.unique(snap.files[seed])
+        lo = np.searchsorted(snap.files, files, "left")
+        counts = np.searchsorted(snap.files, files, "right") - lo
+        total = int(counts.sum())
+        if total == 0:
+            return np.zeros(0, dtype=np.int64)
+        # lo[f] + 0, 1, ... counts[f] − 1 for each file, concatenated
+        return np.repeat(lo - np.cumsum(counts) + counts, counts) + np.arange(total)
+    wanted = np.zeros(len(snap.file_norms), dtype=bool)
+    wanted[snap.files[seed]] = True
+    return np.nonzero(wanted[snap.files])[0]
+
+
+def _scored_rows(snap: SnapshotMatrix, picked: "np.ndarray", embedder: "Embedder", masked_question: str,
+                 file_blend: float, passage_words: int) -> "tuple[np.ndarray, float]":
+    """Exact vector scores of the rows ``picked`` (ascending; with a file blend, every row of
+    their files), and the best file cosine among them: each score has the bits
+    :func:`vector_scores` gives it, since a row's cosine is its own product and a file's sum adds
+    its rows in the same order."""
+    import numpy as np
+
     cosine = question_cosines(snap.heap[snap.slots[picked]], embedder, masked_question, passage_words)
-    if not file_blend:
-        return picked, cosine
-    files = snap.files[picked]
-    sums = np.bincount(files, weights=cosine, minlength=len(snap.file_norms))
-    file_cos = np.divide(sums, snap.file_norms, out=np.zeros_like(sums), where=snap.file_norms > 0)
-    return picked, (1.0 - file_blend) * cosine + file_blend * file_cos[files]
+    if not file_blend or not len(picked):
+        return cosine, 0.0
+    files, at = np.unique(snap.files[picked], return_inverse=True)
+    sums = np.bincount(at, weights=cosine, minlength=len(files))
+    norms = snap.file_norms[files]
+    file_cos = np.divide(sums, norms, out=np.zeros_like(sums), where=norms > 0)
+    return (1.0 - file_blend) * cosine + file_blend * file_cos[at], float(file_cos.max())
+
+
+def _kth_best(values: "np.ndarray", k: int) -> float:
+    """The ``k``-th largest of ``values``; −inf when there are fewer (everything may reach)."""
+    import numpy as np
+
+    if k <= 0 or len(values) < k:
+        return -np.inf
+    return float(np.partition(values, len(values) - k)[len(values) - k])
 
 
 def approximate_scores(snap: SnapshotMatrix, embedder: "Embedder", masked_question: str, file_blend: float,
-                       passage_words: int, keyword_rows: "np.ndarray | None") -> "tuple[np.ndarray, np.ndarray] | None":
-    """(rows, vector score) of the candidate rows of a snapshot on the approximate path, rows
-    ascending; each score has the bits :func:`vector_scores` gives that row (its file's rows are
-    all scored, in the same order). None when the index cannot supply enough of this snapshot's
-    rows (the caller searches exactly)."""
+                       passage_words: int, scorer: "SnapshotKeyword | None",
+                       cut: FusedCut | None = None) -> "tuple[np.ndarray, np.ndarray, np.ndarray | None] | None":
+    """(rows, vector score, raw BM25 or None when not computed here) of the candidate rows of a
+    snapshot on the approximate path, rows ascending; each score has the bits
+    :func:`vector_scores` (:meth:`SnapshotKeyword.full`) gives that row (its file's rows are all
+    scored, in the same order). None when the index cannot supply enough of this snapshot's rows
+    (the caller searches exactly).
+
+    ``scorer``: the question's keyword scores, whose :data:`KEYWORD_CANDIDATES` best rows are
+    candidates. With a ``cut`` (the query's pools) a keyword candidate's file is scored only
+    when the candidate can reach a pool: first the index's rows and the keyword pool's rows are
+    scored (their files whole), which fixes a level no fused pool falls below (the fused pool's
+    k-th best of those rows), the vector pool's and the best file cosine found; another
+    candidate joins when its fused score, with its own cosine and that file cosine, reaches the
+    level, or its vector score the vector pool's (:func:`_with_reaching`). Most of the thousands
+    of keyword candidates cannot, and their files (six rows each on the bench corpus) were most
+    of the rows read (at 100k chunks ~27k rows a question before, ~5k now).
+    """
     import numpy as np
 
     n = len(snap.rowids)
@@ -439,10 +524,57 @@ def approximate_scores(snap: SnapshotMatrix, embedder: "Embedder", masked_questi
     if not enough:
         return None
     seeds = [rows[rows >= 0], tail]
-    if keyword_rows is not None:
-        seeds.append(keyword_rows)
+    staged = scorer is not None and cut is not None and file_blend and cut.fused_k > 0 and cut.alpha < 1.0
+    if scorer is not None:
+        kw_rows, kw_raw = keyword_candidates(scorer, KEYWORD_CANDIDATES)
+        if staged:  # the keyword pool (every row tied at its cut) now, the other candidates later
+            first = kw_raw >= _kth_best(kw_raw, max(cut.pool_k, 1))
+            rest_rows, rest_raw = kw_rows[~first], kw_raw[~first]
+            seeds.append(kw_rows[first])
+        else:
+            seeds.append(kw_rows)
     seed = np.unique(np.concatenate(seeds).astype(np.int64))
-    return _scored_rows(snap, seed, embedder, masked_question, file_blend, passage_words)
+    picked = _file_rows(snap, seed) if file_blend else seed
+    vector, file_best = _scored_rows(snap, picked, embedder, masked_question, file_blend, passage_words)
+    if not staged or not len(kw_rows):
+        return picked, vector, None
+    best = max([float(kw_raw.max()), *cut.extra_raw])  # rank_hits' normaliser: the keyword pool has the best row
+    return _with_reaching(snap, picked, vector, file_best, scorer, rest_rows, rest_raw, best, cut, embedder,
+                          masked_question, file_blend, passage_words)
+
+
+def _with_reaching(snap: SnapshotMatrix, picked: "np.ndarray", vector: "np.ndarray", file_best: float,
+                   scorer: "SnapshotKeyword", rest_rows: "np.ndarray", rest_raw: "np.ndarray", best: float,
+                   cut: FusedCut, embedder: "Embedder", masked_question: str, file_blend: float,
+                   passage_words: int) -> "tuple[np.ndarray, np.ndarray, np.ndarray]":
+    """:func:`approximate_scores`' second stage: the scored rows ``picked`` (with their
+    ``vector`` scores) and the files of the keyword candidates ``rest_rows`` (raw BM25
+    ``rest_raw``; ``best`` normalises) that can reach the fused pool's level or the vector
+    pool's, as (rows, vector score, raw BM25), rows ascending."""
+    import numpy as np
+
+    alpha = cut.alpha
+    raw = scorer.exact(picked)
+    level = _kth_best(alpha * vector + (1.0 - alpha) * np.where(raw > 0, raw / best, 0.0), cut.fused_k)
+    fresh = ~np.isin(rest_rows, picked, assume_unique=True)
+    rest_rows, rest_keyword = rest_rows[fresh], rest_raw[fresh] / best
+    if not len(rest_rows):
+        return picked, vector, raw
+    # each candidate's own cosine, with the best file cosine found standing for its file's
+    cosine = question_cosines(snap.heap[snap.slots[rest_rows]], embedder, masked_question, passage_words)
+    vector_reach = (1.0 - file_blend) * cosine + file_blend * file_best
+    joins = alpha * vector_reach + (1.0 - alpha) * rest_keyword >= level - REACH_SLACK
+    if cut.pool_k:  # the vector pool (the re-rank's) takes the pool_k best vector scores
+        joins |= vector_reach >= _kth_best(vector, cut.pool_k) - REACH_SLACK
+    late = rest_rows[joins]
+    if not len(late):
+        return picked, vector, raw
+    more = _file_rows(snap, late)
+    more = more[~np.isin(more, picked, assume_unique=True)]
+    rows = np.concatenate([picked, more])
+    order = np.argsort(rows, kind="stable")
+    scores = np.concatenate([vector, _scored_rows(snap, more, embedder, masked_question, file_blend, passage_words)[0]])
+    return rows[order], scores[order], np.concatenate([raw, scorer.exact(more)])[order]
 
 
 def score_snapshot(
@@ -454,13 +586,17 @@ def score_snapshot(
     *,
     cache: VectorCache | None = None,
     extra: Sequence[tuple[str, str, str]] = (),
+    top_k: int | None = None,
 ) -> SnapshotScores:
     """Cosine for every chunk of the snapshot and raw BM25 for every lexical match; on the
     approximate path (a large snapshot with an index) only for the candidate rows, so the scores
     cover those rows alone (every other row is no candidate).
 
     ``extra`` documents (overlay artifacts) are BM25-scored against the same statistics; their
-    raw scores land in ``extra_raw``.
+    raw scores land in ``extra_raw``. ``top_k`` (the hits the caller will rank, every row
+    admitted) lets the approximate path skip the keyword candidates that cannot reach its fused
+    pool (:func:`approximate_scores`); None (a caller ranking with a filter or several ways)
+    scores them all.
     """
     import numpy as np
 
@@ -472,11 +608,13 @@ def score_snapshot(
     else:
         extra_raw = [0.0] * len(extra)
     if snap.index is not None and len(snap.rowids):
+        cut = FusedCut.of(params, top_k, extra_raw) if top_k is not None else None
         picked = approximate_scores(snap, embedder, masked_question, params.file_blend, params.passage_words,
-                                    keyword_candidates(scorer, KEYWORD_CANDIDATES) if scorer is not None else None)
+                                    scorer, cut)
         if picked is not None:
-            rows, vector = picked
-            raw = scorer.exact(rows) if scorer is not None else np.zeros(len(rows), dtype=np.float64)
+            rows, vector, raw = picked
+            if raw is None:
+                raw = scorer.exact(rows) if scorer is not None else np.zeros(len(rows), dtype=np.float64)
             return SnapshotScores(snap.rowids[rows], vector, raw, extra_raw)
     vector = vector_scores(snap, embedder, masked_question, params.file_blend, params.passage_words)
     if scorer is None:
@@ -823,7 +961,7 @@ def search_snapshot(
     cache: VectorCache | None = None,
 ) -> list[Hit]:
     """Top ``top_k`` durable hits of snapshot ``sha`` for the (already masked) question."""
-    scores = score_snapshot(store, sha, embedder, masked_question, params, cache=cache)
+    scores = score_snapshot(store, sha, embedder, masked_question, params, cache=cache, top_k=top_k)
     return rank_hits(store, sha, scores, (), params, top_k, masked_question)
 
 

@@ -224,23 +224,26 @@ class SnapshotKeyword:
         import numpy as np
 
         score = np.zeros(self.n, dtype=np.float64)
-        # a warm snapshot keeps each term's per-row contribution (its RowPositions' memo): the
-        # same floats while the term's rows, its weight and the snapshot's avgdl are the same
-        memo = self._positions.__dict__.setdefault("_contributions", {}) if self._positions is not None else None
         for term in self.sequence:
-            pos, tf, weight = self.terms[term]
-            key = (term, weight, self.avgdl)
-            hit = memo.get(key) if memo is not None else None
-            if hit is not None and hit[0] is pos and hit[1] is tf and hit[2] is self.lengths:
-                contribution = hit[3]
-            else:
-                contribution = weight * ((tf * (K1 + 1.0)) / (tf + self._norm(pos)))
-                if memo is not None:
-                    if len(memo) >= MAX_RESTRICTED_TERMS:
-                        memo.pop(next(iter(memo)))
-                    memo[key] = (pos, tf, self.lengths, contribution)
-            score[pos] += contribution
+            score[self.terms[term][0]] += self._contribution(term, keep=True)
         return score
+
+    def _contribution(self, term: str, keep: bool = False) -> "np.ndarray":
+        """The term's share of the score of each row of its postings, in postings order. A warm
+        snapshot keeps it (its RowPositions' memo, ``keep``): the same floats while the term's
+        rows, its weight and the snapshot's avgdl are the same."""
+        pos, tf, weight = self.terms[term]
+        memo = self._positions.__dict__.setdefault("_contributions", {}) if self._positions is not None else None
+        key = (term, weight, self.avgdl)
+        hit = memo.get(key) if memo is not None else None
+        if hit is not None and hit[0] is pos and hit[1] is tf and hit[2] is self.lengths:
+            return hit[3]
+        contribution = weight * ((tf * (K1 + 1.0)) / (tf + self._norm(pos)))
+        if memo is not None and keep:
+            if len(memo) >= MAX_RESTRICTED_TERMS:
+                memo.pop(next(iter(memo)))
+            memo[key] = (pos, tf, self.lengths, contribution)
+        return contribution
 
     def _norm(self, pos: "np.ndarray") -> "np.ndarray":
         """BM25's length normalisation k1 (1 − b + b·D/avgdl) of the rows at ``pos`` (computed
@@ -260,15 +263,17 @@ class SnapshotKeyword:
             return score
         postings = sum(len(self.terms[t][0]) for t in self.sequence)
         if len(rows) * 16 > postings:
-            mark = np.zeros(self.n, dtype=bool)
-            mark[rows] = True
-            acc = np.zeros(self.n, dtype=np.float64)
-            for term in self.sequence:
-                pos, tf, weight = self.terms[term]
-                on = mark[pos]
-                pos, tf = pos[on], tf[on]
-                acc[pos] += weight * ((tf * (K1 + 1.0)) / (tf + self._norm(pos)))
-            return acc[rows]
+            # every posting added up in a snapshot-sized accumulator, as full() does (cheaper than
+            # picking out the postings on ``rows`` first), and read at ``rows``
+            mark, acc = self._scratch()
+            try:
+                for term in self.sequence:
+                    acc[self.terms[term][0]] += self._contribution(term)
+                return acc[rows]
+            finally:  # only the postings were touched: cleared again for the next question
+                for term in self.sequence:
+                    acc[self.terms[term][0]] = 0.0
+                self._give_back(mark, acc)
         norm = self._norm(rows)
         found: dict[str, tuple] = {}
         for term in self.sequence:
@@ -281,6 +286,30 @@ class SnapshotKeyword:
             inside, tf, weight = hit
             score[inside] += weight * ((tf * (K1 + 1.0)) / (tf + norm[inside]))
         return score
+
+    def _scratch(self) -> "tuple[np.ndarray, np.ndarray]":
+        """A snapshot-sized row mark (all False) and accumulator (all 0.0). A warm snapshot lends
+        the same pair question after question (its RowPositions keeps it): two fresh arrays of
+        the snapshot's size cost page faults and zeroing (≈ 2 ms each at 1M rows), and the
+        caller clears just the rows it touched. Taken out while in use, so two threads never
+        share one."""
+        import numpy as np
+
+        spare = self._positions.__dict__.get("_scratch") if self._positions is not None else None
+        if spare:
+            try:
+                mark, acc = spare.pop()
+                if len(mark) == self.n:
+                    return mark, acc
+            except IndexError:  # another thread took it first
+                pass
+        return np.zeros(self.n, dtype=bool), np.zeros(self.n, dtype=np.float64)
+
+    def _give_back(self, mark: "np.ndarray", acc: "np.ndarray") -> None:
+        if self._positions is not None:
+            spare = self._positions.__dict__.setdefault("_scratch", [])
+            if not spare:
+                spare.append((mark, acc))
 
     def term_bounds(self) -> dict[str, float]:
         """An upper bound of each term's total share of any row's score (its share times the
@@ -316,13 +345,9 @@ class SnapshotKeyword:
         """
         import numpy as np
 
-        bounds = self.term_bounds()
-        if not bounds:
+        order, rest = self._maxscore_order()
+        if not order:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64), 0.0
-        order = sorted(bounds, key=lambda t: -bounds[t])
-        rest = [0.0] * len(order)  # rest[j]: bound of a row in none of order[:j + 1]
-        for j in range(len(order) - 2, -1, -1):
-            rest[j] = (rest[j + 1] + bounds[order[j + 1]]) * BOUND_MARGIN
 
         # a lower bound of the k-th best score: every row of the first term's postings scores at
         # least that term's share (shares are positive, and a float sum of positives is at least
@@ -335,19 +360,36 @@ class SnapshotKeyword:
         if len(pos) >= k > 0:
             share = weight * ((tf * (K1 + 1.0)) / (tf + self._norm(pos)))
             theta = float(np.partition(share, len(share) - k)[len(share) - k])
-        j = next((i for i in range(len(order)) if rest[i] < theta), len(order) - 1)
-        if j == len(order) - 1:  # no term can be left out: every match, scored as full() does
-            score = self.full()
-            rows = np.flatnonzero(score > 0)
-            return rows, score[rows], 0.0
+        return self._reaching(order, rest, theta)
+
+    def _maxscore_order(self) -> tuple[list[str], list[float]]:
+        """The terms by descending bound (:meth:`term_bounds`), and ``rest[j]``: the bound of a
+        row found in none of the first ``j + 1`` terms' postings."""
+        bounds = self.term_bounds()
+        order = sorted(bounds, key=lambda t: -bounds[t])
+        rest = [0.0] * len(order)
+        for j in range(len(order) - 2, -1, -1):
+            rest[j] = (rest[j + 1] + bounds[order[j + 1]]) * BOUND_MARGIN
+        return order, rest
+
+    def _reaching(self, order: list[str], rest: list[float], floor: float) -> "tuple[np.ndarray, np.ndarray, float]":
+        """(rows, exact scores, bound) of the rows in the postings of the first terms of
+        ``order`` (by bound, descending) that leave out only terms whose ``rest`` bound stays
+        below ``floor``; every matching row when none can be left out (bound 0)."""
+        import numpy as np
+
+        j = next((i for i in range(len(order)) if rest[i] < floor), len(order) - 1)
         if j == 0:
             rows = self.terms[order[0]][0]
         else:
-            mark = np.zeros(self.n, dtype=bool)
+            mark, acc = self._scratch()
             for term in order[: j + 1]:
                 mark[self.terms[term][0]] = True
             rows = np.flatnonzero(mark)
-        return rows, self.exact(rows), rest[j]
+            mark[rows] = False
+            self._give_back(mark, acc)
+        # (every posting scores more than 0: a weight is at least 1e-6 and a count positive)
+        return rows, self.exact(rows), 0.0 if j == len(order) - 1 else rest[j]
 
 
 class CachingPostings:
