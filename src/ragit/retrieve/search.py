@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import TYPE_CHECKING, Sequence
 
+from .arrays import unique_sorted
 from .hits import Hit
 from .scoring import AUTHORITY_WEIGHT, RECENCY_WEIGHT, RETRIEVAL_WEIGHT, breakdown, final_score, sort_key
 
@@ -441,7 +442,7 @@ def approximate_scores(snap: SnapshotMatrix, embedder: "Embedder", masked_questi
     seeds = [rows[rows >= 0], tail]
     if keyword_rows is not None:
         seeds.append(keyword_rows)
-    seed = np.unique(np.concatenate(seeds).astype(np.int64))
+    seed = unique_sorted(np.concatenate(seeds).astype(np.int64))
     return _scored_rows(snap, seed, embedder, masked_question, file_blend, passage_words)
 
 
