@@ -172,10 +172,9 @@ def load_matrix(store: "Store", sha: str, embedder_id: str) -> SnapshotMatrix:
         if load_rows is not None:
             rowids, slots, files, file_norms, lengths = load_rows(sha, embedder_id)
             index = store.vector_index(embedder_id) if len(rowids) >= vectorindex.APPROX_MIN_ROWS else None
-            if index is not None:
-                heap = store.heap_rows(embedder_id, slots)
-            else:
-                heap = store.heap_view(embedder_id, slots) if len(rowids) else None
+            # read with pread either way: a mapping would leave every page read in this process's
+            # memory (the whole heap for an exact snapshot's gather, 100 MB at 100k chunks)
+            heap = store.heap_rows(embedder_id, slots) if len(rowids) else None
             if index is not None and heap is not None and index.dims == heap.shape[1]:
                 return SnapshotMatrix(rowids, None, files, file_norms, lengths, slots=slots, heap=heap, index=index)
             matrix = np.asarray(heap[slots]) if heap is not None else np.zeros((0, 0), dtype=np.float32)

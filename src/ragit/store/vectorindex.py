@@ -109,11 +109,12 @@ class HeapRows:
         out = np.empty((len(slots), dims), dtype=np.float32)
         if not len(slots):
             return out
-        order = np.argsort(slots, kind="stable")
-        ordered = slots[order]
+        ascending = bool(np.all(slots[1:] > slots[:-1]))
+        order = None if ascending else np.argsort(slots, kind="stable")
+        ordered = slots if order is None else slots[order]
         starts = np.concatenate(([0], np.nonzero(np.diff(ordered) != 1)[0] + 1))
         ends = np.append(starts[1:], len(ordered))
-        buf = np.empty((len(slots), dims), dtype=np.float32)
+        buf = out if order is None else np.empty((len(slots), dims), dtype=np.float32)  # in order: no second copy
         row_bytes = dims * 4
         fd = os.open(self.path, os.O_RDONLY)
         try:
@@ -124,7 +125,8 @@ class HeapRows:
                     raise OSError(f"short read from {self.path.name}")
         finally:
             os.close(fd)
-        out[order] = buf
+        if order is not None:
+            out[order] = buf
         return out
 
 
