@@ -11,7 +11,8 @@ then measures, per size:
 - warm ``Repo.query`` p50/p95 over a question set, in one process;
 - cold ``ragit query --format json``: CPU (user+sys, with the ``git status`` it waits for) and
   peak RSS of fresh processes, and that ``git status`` alone (a worktree of 166k files at 1M
-  chunks costs git about half a second whatever the store holds);
+  chunks: one ``lstat`` per tracked file and a walk for untracked ones, ~0.3 s CPU whatever the
+  store holds);
 - recall@10 of the approximate path against exact search: the share of exact top-10 hits
   (by chunk) that the approximate path returns, over the same questions; also the share of
   questions whose whole hit list is identical;
@@ -25,6 +26,7 @@ runs again, and ``--warm-only`` leaves out the cold CLI queries (warm latency an
     .venv/bin/python bench/vector_scale.py --sizes 100000        # one size
     .venv/bin/python bench/vector_scale.py --warm-only --out /tmp/warm.json
     .venv/bin/python bench/vector_scale.py --embedder placeholder
+    .venv/bin/python bench/vector_scale.py --cold-only --runs 5  # cold rows only, stores built before
 """
 
 from __future__ import annotations
@@ -137,10 +139,21 @@ def cochange_counts(repo: Path) -> None:
 
 
 def git_status_cpu(repo: Path, runs: int) -> float:
-    """Median CPU of the ``git status`` a query runs for its worktree block (ragit.gitsnap.dirty)."""
+    """Median CPU of the ``git status`` a query runs for its worktree block (ragit.gitsnap.dirty),
+    in ragit's git environment (``GIT_OPTIONAL_LOCKS=0``: it never writes the index)."""
     from ragit.gitsnap.dirty import STATUS_CMD
+    from ragit.gitsnap.git import git_env
 
-    return statistics.median(iq.run_cmd(["git", *STATUS_CMD], repo).cpu_s for _ in range(max(1, runs)))
+    env = {**iq.CHILD_ENV, **git_env()}
+    return statistics.median(iq.run_cmd(["git", *STATUS_CMD], repo, env=env).cpu_s for _ in range(max(1, runs)))
+
+
+def cold_rows(repo: Path, questions: list[str], runs: int) -> dict[str, Any]:
+    """Cold ``ragit query --format json`` in fresh processes (ingest_query.cold_cli) and the ``git
+    status`` figures beside it."""
+    cold = iq.cold_cli(repo, ["query", questions[1], "--format", "json"], runs)
+    cold["git_status_cpu_s"] = git_status_cpu(repo, runs)
+    return cold
 
 
 def warm(repo: Path, questions: list[str], exact: bool) -> tuple[dict[str, Any], list[list[tuple[str, str]]]]:
@@ -188,8 +201,7 @@ def measure_all(repos: dict[int, Path], args) -> int:
         sec["identical_hit_lists"] = sum(a == e for a, e in zip(approx, exact)) / len(exact)
         if not args.warm_only:
             iq.log(f"{n:,}: cold CLI queries x{args.runs}")
-            sec["cold_cli_query"] = iq.cold_cli(repo, ["query", questions[1], "--format", "json"], args.runs)
-            sec["cold_cli_query"]["git_status_cpu_s"] = git_status_cpu(repo, args.runs)
+            sec["cold_cli_query"] = cold_rows(repo, questions, args.runs)
         sec["load_average_end"] = list(os.getloadavg())
         out["sizes"][str(n)] = sec
         chunks = sec["store"]["chunks"]
@@ -220,6 +232,28 @@ def measure_all(repos: dict[int, Path], args) -> int:
     return 0
 
 
+def measure_cold(repos: dict[int, Path], args) -> int:
+    """``--cold-only``: the cold CLI rows alone, on stores built and indexed before; they replace
+    the cold sections of ``--out`` (the warm figures there stay)."""
+    words, _ = iq.load_vocabulary()
+    questions = iq.make_questions(iq.WordSampler(words, random.Random(7)), max(2, args.questions))
+    out = json.loads(args.out.read_text(encoding="utf-8")) if args.out.exists() else {"sizes": {}}
+    out["machine"] = iq.machine_info()
+    print("| measurement | value |\n| --- | --- |")
+    for n, repo in repos.items():
+        start = list(os.getloadavg())
+        iq.log(f"{n:,}: cold CLI queries x{args.runs}")
+        cold = cold_rows(repo, questions, args.runs)
+        sec = out["sizes"].setdefault(str(n), {})
+        sec["cold_cli_query"] = cold
+        sec["cold_load_average"] = [start, list(os.getloadavg())]
+        chunks = json.loads((repo.parent / "built.json").read_text(encoding="utf-8"))["chunks"]
+        print(f"| {chunks:,} chunks: cold `ragit query --format json` CPU (of which `git status`) / peak RSS | "
+              f"{cold['median_cpu_s']:.2f} s ({cold['git_status_cpu_s']:.2f} s) / {cold['peak_rss_mb']:.0f} MB |")
+    args.out.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sizes", default="100000,1000000", help="comma-separated chunk counts (default 100k and 1M)")
@@ -227,6 +261,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--work", type=Path, default=Path("/tmp/ragit-vector-scale"))
     p.add_argument("--build-only", action="store_true", help="build (or find) the stores and stop")
     p.add_argument("--warm-only", action="store_true", help="measure warm queries and recall only (no cold CLI)")
+    p.add_argument("--cold-only", action="store_true",
+                   help="only the cold CLI rows, on stores built and indexed before (updates --out)")
     p.add_argument("--questions", type=int, default=200)
     p.add_argument("--runs", type=int, default=5, help="fresh processes per cold CLI figure")
     p.add_argument("--out", type=Path, default=HERE / "vector_scale.json")
@@ -237,6 +273,8 @@ def main(argv: list[str] | None = None) -> int:
         for n, repo in repos.items():
             print(n, repo, (repo.parent / "built.json").read_text(encoding="utf-8"))
         return 0
+    if args.cold_only:
+        return measure_cold(repos, args)
     return measure_all(repos, args)
 
 

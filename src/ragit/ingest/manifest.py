@@ -256,6 +256,12 @@ def load_manifest(root: Path, config, sha: str, *, trusted: Callable[[str, str],
     ident, hit = cache.get(where, header_only) if cache is not None else (None, None)
     if hit is not None:
         return hit
+    if header_only:
+        loaded = _trusted_header(where, sha, relpath, trusted)
+        if loaded is not None:
+            if cache is not None and ident is not None:
+                cache.put(where, header_only, ident, loaded)
+            return loaded
     path = Path(where)
     try:
         raw = path.read_bytes()
@@ -278,6 +284,35 @@ def load_manifest(root: Path, config, sha: str, *, trusted: Callable[[str, str],
 
 
 _DOCS_MARK = b',\n  "docs": '
+_HASH_BLOCK = 1 << 20
+
+
+def _trusted_header(where: str, sha: str, relpath: str, trusted: Callable[[str, str], bool]) -> LoadedManifest | None:
+    """The header of a trusted manifest, hashed a block at a time into one reused buffer: a
+    read needs only the header, and the whole file as one bytes object cost a copy and its
+    pages (at 1M chunks 36 MB: ~50 ms CPU with the hash, against ~28 ms streamed). None when the
+    file is not trusted or its header is not in render_manifest's form within the first block
+    (the caller then loads it as before, and reports its errors)."""
+    digest = hashlib.sha256()
+    head = b""
+    buf = bytearray(_HASH_BLOCK)
+    view = memoryview(buf)
+    try:
+        with open(where, "rb", buffering=0) as fh:
+            while True:
+                n = fh.readinto(buf)
+                if not n:
+                    break
+                if not head:
+                    head = bytes(view[:n])
+                digest.update(view[:n])
+    except OSError:
+        return None
+    hexdigest = digest.hexdigest()
+    if not trusted(sha, hexdigest):
+        return None
+    with paused():
+        return _parse_header(head, sha, relpath, hexdigest)
 _DOCS_OPEN = b',\n  "docs": [\n'
 _DOCS_CLOSE = b"\n  ]\n}\n"
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import TYPE_CHECKING, Sequence
 
+from .arrays import unique_sorted
 from .hits import Hit
 from .scoring import AUTHORITY_WEIGHT, RECENCY_WEIGHT, RETRIEVAL_WEIGHT, breakdown, final_score, sort_key
 
@@ -182,10 +183,9 @@ def load_matrix(store: "Store", sha: str, embedder_id: str) -> SnapshotMatrix:
         if load_rows is not None:
             rowids, slots, files, file_norms, lengths = load_rows(sha, embedder_id)
             index = store.vector_index(embedder_id) if len(rowids) >= vectorindex.APPROX_MIN_ROWS else None
-            if index is not None:
-                heap = store.heap_rows(embedder_id, slots)
-            else:
-                heap = store.heap_view(embedder_id, slots) if len(rowids) else None
+            # read with pread either way: a mapping would leave every page read in this process's
+            # memory (the whole heap for an exact snapshot's gather, 100 MB at 100k chunks)
+            heap = store.heap_rows(embedder_id, slots) if len(rowids) else None
             if index is not None and heap is not None and index.dims == heap.shape[1]:
                 return SnapshotMatrix(rowids, None, files, file_norms, lengths, slots=slots, heap=heap, index=index)
             matrix = np.asarray(heap[slots]) if heap is not None else np.zeros((0, 0), dtype=np.float32)
@@ -448,7 +448,7 @@ def _file_rows(snap: SnapshotMatrix, seed: "np.ndarray") -> "np.ndarray":
     import numpy as np
 
     if snap.files_sorted():
-        files = np.unique(snap.files[seed])
+        files = unique_sorted(snap.files[seed])
         lo = np.searchsorted(snap.files, files, "left")
         counts = np.searchsorted(snap.files, files, "right") - lo
         total = int(counts.sum())
@@ -472,7 +472,8 @@ def _scored_rows(snap: SnapshotMatrix, picked: "np.ndarray", embedder: "Embedder
     cosine = question_cosines(snap.heap[snap.slots[picked]], embedder, masked_question, passage_words)
     if not file_blend or not len(picked):
         return cosine, 0.0
-    files, at = np.unique(snap.files[picked], return_inverse=True)
+    files = unique_sorted(snap.files[picked])
+    at = np.searchsorted(files, snap.files[picked])
     sums = np.bincount(at, weights=cosine, minlength=len(files))
     norms = snap.file_norms[files]
     file_cos = np.divide(sums, norms, out=np.zeros_like(sums), where=norms > 0)
@@ -533,7 +534,7 @@ def approximate_scores(snap: SnapshotMatrix, embedder: "Embedder", masked_questi
             seeds.append(kw_rows[first])
         else:
             seeds.append(kw_rows)
-    seed = np.unique(np.concatenate(seeds).astype(np.int64))
+    seed = unique_sorted(np.concatenate(seeds).astype(np.int64))
     picked = _file_rows(snap, seed) if file_blend else seed
     vector, file_best = _scored_rows(snap, picked, embedder, masked_question, file_blend, passage_words)
     if not staged or not len(kw_rows):
