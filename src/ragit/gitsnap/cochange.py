@@ -269,11 +269,14 @@ def cochange_at(git: Git, cache_root: Path | None, sha: str, limit: int = DEFAUL
         stored = _counts_file(cache_root, sha) if cache_root is not None else None
         got = _read_counts(stored, limit, max_files) if stored is not None else None
         if got is None:
-            changes = load_changes(git, cache_root, sha, limit, write=keep_changes)
-            counted = counted_files(changes, max_files)
-            got = tally(len(changes), counted)
-            if stored is not None and keep_counts:
-                _write_counts(stored, len(changes), counted, limit, max_files)
+            from ..gcpause import paused
+
+            with paused():  # thousands of acyclic change records: no collector passes over them
+                changes = load_changes(git, cache_root, sha, limit, write=keep_changes)
+                counted = counted_files(changes, max_files)
+                got = tally(len(changes), counted)
+                if stored is not None and keep_counts:
+                    _write_counts(stored, len(changes), counted, limit, max_files)
         if len(_MEMO) >= _MEMO_SIZE:
             _MEMO.pop(next(iter(_MEMO)))
         _MEMO[key] = got
