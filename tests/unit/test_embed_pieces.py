@@ -178,3 +178,40 @@ def test_code_words_equals_the_reference_regexes():
     for text in texts:
         assert code_words(text) == _code_words_reference(text), repr(text)
         assert split_identifiers(text) == _BOUNDARY.sub(r"\1 ", text).replace("_", " "), repr(text)
+
+
+def test_plain_non_ascii_pieces_are_tokenised_in_python_as_tokenizers_does():
+    """Non-ASCII letters, digits, punctuation, symbols and spaces that every Unicode version
+    agrees on are normalised and split in Python (no ``tokenizers`` load for an accent or a
+    dash): the ids equal ``tokenizers``' own, alone and among ASCII characters."""
+    from ragit.embed.wordpiece import _plain_char
+
+    tok_path = CODE_DIR / "tokenizer.json"
+    tok = Tokenizer.from_file(str(tok_path))
+    encoder = load_wordpiece(tok_path)
+    plain = [chr(o) for o in range(0x80, 0x30000, 3) if not 0xD800 <= o < 0xE000 and _plain_char(chr(o)) is not None]
+    assert len(plain) > 5000 and "é" in plain + [chr(0xE9)]
+    rng = random.Random(3)
+    pool = plain + list("abcXYZ09_.-(){}#$'\"\x01\x7f")
+    pieces = [p for c in plain for p in (c, "a" + c + "b", c * 3, "Foo" + c + "Bar.")]
+    pieces += ["".join(rng.choice(pool) for _ in range(rng.randint(1, 12))) for _ in range(5000)]
+    pieces += ["é" * 101, "a" * 99 + "é", "naïve\u00a0café", "x—y", "Straße", "ÉCOLE"]
+    pieces = [p for p in pieces if not p.isascii()]
+    for piece, encoding in zip(pieces, tok.encode_batch(pieces, add_special_tokens=False)):
+        assert encoder.plain_piece_ids(piece) == encoding.ids, repr(piece)
+    # left to tokenizers: CJK, controls, marks, U+FFFD, capital sigma, characters younger than Unicode 3.2
+    for piece in ("中", "a\x85b", "e\u0301", "\ufffd", "Σ", "\U0001F642", "§"):
+        assert encoder.plain_piece_ids(piece) is None
+
+
+def test_text_with_plain_non_ascii_characters_does_not_load_tokenizers():
+    texts = ["def café(): return 'naïve — résumé'", "ÉCOLE → über\u00a0alles …"]
+    embedder = StaticEmbedder("code:test", CODE_DIR / "tokenizer.json", CODE_DIR / "embeddings.safetensors",
+                              preprocess="code")
+    got = embedder.embed(texts)
+    assert embedder._hf is None
+    reference = StaticEmbedder("code:ref", CODE_DIR / "tokenizer.json", CODE_DIR / "embeddings.safetensors",
+                               preprocess="code")
+    prepared = reference._prepared(texts)
+    ids = [e.ids for e in reference._hf_tokenizer().encode_batch(list(prepared), add_special_tokens=False)]
+    assert np.array_equal(got.view(np.uint32), reference._pool_batches([ids], len(texts)).view(np.uint32))

@@ -42,7 +42,9 @@ class PieceTokenizer:
     """Order-free token ids of a text: the ids of its pieces, each piece tokenised once."""
 
     def __init__(self, encoder: WordPieceEncoder, fallback: Callable[[str], list[int]]) -> None:
-        """``fallback`` tokenises one non-ASCII piece (``tokenizers``, loaded on first need).
+        """``fallback`` tokenises one non-ASCII piece that is not plain (``tokenizers``, loaded on
+        first need; :meth:`WordPieceEncoder.plain_piece_ids` does the others, so an accent or a
+        dash in a repository does not cost loading it).
 
         Every ASCII word goes through the Python WordPiece ``encoder``, once: measured on the
         bundled model, a new word costs ~3 µs there (words of up to 12 letters; ~27 µs for
@@ -101,7 +103,8 @@ class PieceTokenizer:
         pieces are (it holds no space, so it stays one piece) and shares their cache."""
         if piece.isascii():
             return self._ascii[piece.encode("ascii").translate(_TABLE, _DROP)]
-        return tuple(self._fallback(piece))
+        ids = self._encoder.plain_piece_ids(piece)  # most such pieces: no need to load ``tokenizers``
+        return tuple(self._fallback(piece) if ids is None else ids)
 
 
 class _Cache(dict):

@@ -13,6 +13,7 @@ tokenizer JSON of another shape, is left to ``tokenizers``. A tokenizer with a v
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +31,13 @@ class WordPieceEncoder:
     """Token ids of an ASCII text, identical to ``Tokenizer.encode(text, add_special_tokens=False)``."""
 
     def __init__(self, vocab: dict[str, int] | vocabfile.SortedVocab, unk_id: int, prefix: str = "##",
-                 max_chars: int = 100, specials: tuple[str, ...] = (), longest: int | None = None):
-        """``vocab`` is only ever asked ``get``; ``longest`` (no entry is longer) when known."""
+                 max_chars: int = 100, specials: tuple[str, ...] = (), longest: int | None = None,
+                 strip_accents: bool = False):
+        """``vocab`` is only ever asked ``get``; ``longest`` (no entry is longer) when known;
+        ``strip_accents``: the normaliser strips accents, so :meth:`plain_piece_ids` may
+        tokenise a plain non-ASCII piece itself."""
         self.vocab = vocab
+        self.strip_accents = strip_accents
         self.unk_id = unk_id
         self.prefix = prefix
         self.max_chars = max_chars
@@ -61,8 +66,9 @@ class WordPieceEncoder:
             if not (content.startswith("[") and content.endswith("]") and token.get("special")):
                 return None
             specials.append(content)
+        strip = normalizer.get("strip_accents")  # None: as lowercase (which is on)
         return cls(vocab, vocab[unk], model.get("continuing_subword_prefix", "##"),
-                   model.get("max_input_chars_per_word", 100), tuple(specials))
+                   model.get("max_input_chars_per_word", 100), tuple(specials), strip_accents=strip is None or strip is True)
 
     def encode(self, text: str) -> list[int] | None:
         """Ids of ``text``, or None when it is not ASCII (the caller uses ``tokenizers``)."""
@@ -85,6 +91,44 @@ class WordPieceEncoder:
                     word.append(ch)
             if word:
                 self._wordpiece("".join(word), ids)
+        return ids
+
+    def plain_piece_ids(self, piece: str) -> list[int] | None:
+        """Ids of a piece without ASCII spaces that holds non-ASCII characters, as ``tokenizers``
+        gives them, when each of those is plain (:func:`_plain_char`); else None (the caller
+        uses ``tokenizers``). BERT's normaliser acts on such a character alone (accents stripped,
+        then lower-cased), its pre-tokeniser splits the piece at punctuation, and WordPiece
+        matches non-ASCII entries as it does ASCII ones."""
+        if not self.strip_accents:
+            return None
+        chars = []
+        for ch in piece:
+            if ch.isascii():
+                if ch in " \t\n\r":
+                    return None
+                if ch >= " " and ch != "\x7f":  # other ASCII controls are dropped
+                    chars.append(ch.lower())
+            else:
+                plain = _plain_char(ch)
+                if plain is None:
+                    return None
+                chars.append(plain)
+        ids: list[int] = []
+        word: list[str] = []
+        for ch in "".join(chars):
+            if ch == " ":  # a non-ASCII space: words end here
+                if word:
+                    self._wordpiece("".join(word), ids)
+                    word = []
+            elif ch in _PUNCTUATION or (not ch.isascii() and _is_punctuation(ch)):
+                if word:
+                    self._wordpiece("".join(word), ids)
+                    word = []
+                self._wordpiece(ch, ids)
+            else:
+                word.append(ch)
+        if word:
+            self._wordpiece("".join(word), ids)
         return ids
 
     def word_ids(self, word: str) -> list[int]:
@@ -123,6 +167,52 @@ class WordPieceEncoder:
         out.extend(pieces)
 
 
+# The code point ranges BERT treats as Chinese characters (padded with spaces): left to ``tokenizers``.
+_CJK = ((0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F),
+        (0x2B740, 0x2B81F), (0x2B820, 0x2CEAF), (0x2F800, 0x2FA1F))
+
+
+@lru_cache(maxsize=4096)
+def _plain_char(ch: str) -> str | None:
+    """What BERT's normaliser makes of the non-ASCII ``ch`` when ``ch`` is plain: a space
+    separator becomes ``" "``; a letter, number, punctuation or symbol its canonical
+    decomposition without nonspacing marks, each character lower-cased alone. Plain means of
+    the same category and decomposition in Unicode 3.2 as today (so every Unicode version
+    ``tokenizers`` may use agrees), decomposing into such characters and nonspacing marks only,
+    not a Chinese character and not capital sigma (whose lower case depends on its neighbours
+    in Python). Else None: controls and format characters (dropped), marks, U+FFFD and
+    anything younger go to ``tokenizers``."""
+    import unicodedata
+
+    old = unicodedata.ucd_3_2_0
+    code = ord(ch)
+    if ch == "\u03a3" or ch == "\ufffd" or any(lo <= code <= hi for lo, hi in _CJK):
+        return None
+    decomposed = unicodedata.normalize("NFD", ch)
+    if decomposed != old.normalize("NFD", ch):
+        return None
+    category = unicodedata.category(ch)
+    if category != old.category(ch):
+        return None
+    if category == "Zs":
+        return " " if ch.isspace() and decomposed == ch else None
+    for c in decomposed:
+        category = unicodedata.category(c)
+        if category != old.category(c) or (category[0] not in "LNPS" and (c == ch or category != "Mn")):
+            return None
+    lowered = [c.lower() for c in decomposed if unicodedata.category(c) != "Mn"]
+    if any(len(c) != 1 for c in lowered):
+        return None
+    return "".join(lowered)
+
+
+def _is_punctuation(ch: str) -> bool:
+    """BERT's punctuation beyond ASCII: Unicode category P*."""
+    import unicodedata
+
+    return unicodedata.category(ch)[0] == "P"
+
+
 def load_wordpiece(tokenizer_path: Path) -> WordPieceEncoder | None:
     """The Python encoder for a BERT-style tokenizer file, else None: from its vocabulary file
     when there is one for these exact bytes, else from the JSON."""
@@ -131,14 +221,15 @@ def load_wordpiece(tokenizer_path: Path) -> WordPieceEncoder | None:
     if stored is not None:
         header, vocab = stored
         return WordPieceEncoder(vocab, header["unk_id"], header["prefix"], header["max_chars"],
-                                tuple(header["specials"]), longest=header["longest"])
+                                tuple(header["specials"]), longest=header["longest"],
+                                strip_accents=header.get("strip_accents", False))
     return WordPieceEncoder.from_tokenizer_json(json.loads(raw.decode("utf-8")))
 
 
 def vocab_file_settings(encoder: WordPieceEncoder) -> dict[str, Any]:
     """What a vocabulary file keeps of an encoder besides its vocabulary."""
     return {"unk_id": encoder.unk_id, "prefix": encoder.prefix, "max_chars": encoder.max_chars,
-            "specials": list(encoder.specials)}
+            "specials": list(encoder.specials), "strip_accents": encoder.strip_accents}
 
 
 def write_vocab_file(tokenizer_path: Path, directory: Path = vocabfile.DIRECTORY) -> Path | None:

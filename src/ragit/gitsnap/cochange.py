@@ -22,9 +22,9 @@ What is counted, and why:
 A commit's changed paths never change, so they are cached by commit id in
 ``.ragit/cache/cochange/changes.json``: a new snapshot mines only the commits the cache lacks
 (usually the few since the last query). The history a commit reaches never changes either, so a
-snapshot's counts are kept in ``counts-<sha>.json`` beside it (the newest ``COUNTS_KEEP``): a
-one-shot query process reads one small file and runs no git command; counting is also memoised
-per process.
+snapshot's counts are kept in ``counts-<sha>.json`` beside it (the newest ``COUNTS_KEEP``; the
+files of each counted commit, which are added up again in the same order): a one-shot query
+process reads one small file and runs no git command; counting is also memoised per process.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ CACHE_DIR = Path(".ragit") / "cache" / "cochange"
 CACHE_VERSION = 1
 CACHE_KEEP = 4  # the cache holds at most this many × limit commits
 COUNTS_KEEP = 8  # snapshots whose counts are kept on disk
+COUNTS_VERSION = 2  # 2: each counted commit's files, not the pair sums (files of 1 are ignored)
 
 
 @dataclass(frozen=True)
@@ -90,25 +91,39 @@ def _parse_diff_tree(raw: bytes) -> list[Change]:
 
 def count(changes: Sequence[Change], max_files: int = MAX_FILES) -> CoChange:
     """Co-change counts of ``changes`` (newest first), paths named as at the newest commit."""
+    return tally(len(changes), counted_files(changes, max_files))
+
+
+def counted_files(changes: Sequence[Change], max_files: int = MAX_FILES) -> list[list[str]]:
+    """The files of each commit of ``changes`` (newest first) that counts, in order: those with
+    ``1..max_files`` paths, each path named as at the newest commit (renames carried forward)."""
     alias: dict[str, str] = {}  # a path of an older commit -> its name at the snapshot
-    touched: dict[str, int] = {}
-    shared: dict[str, dict[str, float]] = {}
+    out: list[list[str]] = []
     for change in changes:
-        k = len(change.paths)
-        if 0 < k <= max_files:
-            files = list(dict.fromkeys(alias.get(p, p) for p in change.paths))
-            for f in files:
-                touched[f] = touched.get(f, 0) + 1
-            if len(files) > 1:
-                weight = 1.0 / (len(files) - 1)
-                for h in files:
-                    row = shared.setdefault(h, {})
-                    for f in files:
-                        if f != h:
-                            row[f] = row.get(f, 0.0) + weight
+        if 0 < len(change.paths) <= max_files:
+            out.append(list(dict.fromkeys(alias.get(p, p) for p in change.paths)))
         for old, new in change.renames:  # older commits name the file by its old path
             alias[old] = alias.get(new, new)
-    return CoChange(len(changes), touched, shared)
+    return out
+
+
+def tally(commits: int, counted: Sequence[Sequence[str]]) -> CoChange:
+    """The counts of ``commits`` commits whose counted files (:func:`counted_files`) are
+    ``counted``: each commit gives each of its ``k`` files ``1 / (k - 1)`` with every partner,
+    added in commit order (so the float sums are the same bits wherever they are recomputed)."""
+    touched: dict[str, int] = {}
+    shared: dict[str, dict[str, float]] = {}
+    for files in counted:
+        for f in files:
+            touched[f] = touched.get(f, 0) + 1
+        if len(files) > 1:
+            weight = 1.0 / (len(files) - 1)
+            for h in files:
+                row = shared.setdefault(h, {})
+                for f in files:
+                    if f != h:
+                        row[f] = row.get(f, 0.0) + weight
+    return CoChange(commits, touched, shared)
 
 
 # ---------------------------------------------------------------- cache
@@ -209,20 +224,28 @@ def _read_counts(path: Path, limit: int, max_files: int) -> CoChange | None:
     """A snapshot's stored counts, or None when absent, unreadable or counted otherwise."""
     try:
         doc = json.loads(path.read_text(encoding="utf-8", errors="surrogateescape"))
-        if doc.get("version") != CACHE_VERSION or doc.get("limit") != limit or doc.get("max_files") != max_files:
+        if doc.get("version") != COUNTS_VERSION or doc.get("limit") != limit or doc.get("max_files") != max_files:
             return None
-        return CoChange(int(doc["commits"]), dict(doc["touched"]), dict(doc["shared"]))
-    except (OSError, ValueError, KeyError, TypeError):
+        files = doc["files"]
+        return tally(int(doc["commits"]), [[files[i] for i in group] for group in doc["counted"]])
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
         return None
 
 
-def _write_counts(path: Path, stats: CoChange, limit: int, max_files: int) -> None:
-    """Store a snapshot's counts (atomically) and drop all but the newest ``COUNTS_KEEP``; a
-    read-only cache directory costs speed, never an answer. Floats survive JSON exactly."""
+def _write_counts(path: Path, commits: int, counted: list[list[str]], limit: int, max_files: int) -> None:
+    """Store what a snapshot's counts are made of (atomically) and drop all but the newest
+    ``COUNTS_KEEP``; a read-only cache directory costs speed, never an answer.
+
+    The file holds each counted commit's files (as indices into its list of paths), not the
+    pair sums: a few integers per commit instead of a float per pair (3.4 MB → ~0.2 MB on
+    vitest), so writing it costs a thirtieth and reading it back (:func:`tally`) no more than
+    parsing the sums did."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        doc = {"version": CACHE_VERSION, "limit": limit, "max_files": max_files, "commits": stats.commits,
-               "touched": stats.touched, "shared": stats.shared}
+        index: dict[str, int] = {}
+        groups = [[index.setdefault(f, len(index)) for f in files] for files in counted]
+        doc = {"version": COUNTS_VERSION, "limit": limit, "max_files": max_files, "commits": commits,
+               "files": list(index), "counted": groups}
         tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
         tmp.write_text(json.dumps(doc, separators=(",", ":")), encoding="utf-8", errors="surrogateescape")
         os.replace(tmp, path)
@@ -246,9 +269,14 @@ def cochange_at(git: Git, cache_root: Path | None, sha: str, limit: int = DEFAUL
         stored = _counts_file(cache_root, sha) if cache_root is not None else None
         got = _read_counts(stored, limit, max_files) if stored is not None else None
         if got is None:
-            got = count(load_changes(git, cache_root, sha, limit, write=keep_changes), max_files)
-            if stored is not None and keep_counts:
-                _write_counts(stored, got, limit, max_files)
+            from ..gcpause import paused
+
+            with paused():  # thousands of acyclic change records: no collector passes over them
+                changes = load_changes(git, cache_root, sha, limit, write=keep_changes)
+                counted = counted_files(changes, max_files)
+                got = tally(len(changes), counted)
+                if stored is not None and keep_counts:
+                    _write_counts(stored, len(changes), counted, limit, max_files)
         if len(_MEMO) >= _MEMO_SIZE:
             _MEMO.pop(next(iter(_MEMO)))
         _MEMO[key] = got

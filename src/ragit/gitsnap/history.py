@@ -11,6 +11,8 @@ from datetime import datetime, timezone
 from ragit.clock import format_iso
 from ragit.gitsnap.git import Git, decode_path
 
+_HEX = b"0123456789abcdef"
+
 
 def rev_list(git: Git, sha: str) -> list[str]:
     """``sha`` and its ancestors, newest first (``git rev-list``; a shallow clone stops early)."""
@@ -73,6 +75,8 @@ def diff_tree_records(raw: bytes) -> list[tuple[str, list[tuple[str, tuple[str, 
     names two paths, old then new; every other status one. A commit with no change prints
     nothing, so it is absent."""
     out: list[tuple[str, list[tuple[str, tuple[str, ...]]]]] = []
+    entries: list[tuple[str, tuple[str, ...]]] | None = None
+    statuses: dict[bytes, str] = {}  # a few distinct statuses, decoded once
     tokens = raw.split(b"\0")
     i, n = 0, len(tokens)
     while i < n:
@@ -80,12 +84,23 @@ def diff_tree_records(raw: bytes) -> list[tuple[str, list[tuple[str, tuple[str, 
         i += 1
         if not tok:
             continue
-        if len(tok) in (40, 64) and all(c in b"0123456789abcdef" for c in tok):  # a status never is
-            out.append((tok.decode(), []))
+        if len(tok) in (40, 64) and not tok.strip(_HEX):  # all hex digits: a status never is
+            entries = []
+            out.append((tok.decode(), entries))
             continue
-        width = 2 if tok[:1] in (b"R", b"C") else 1
-        if not out or i + width > n:  # not this format, or cut short
+        status = statuses.get(tok)
+        if status is None:
+            status = statuses[tok] = tok.decode("ascii", "replace")
+        if entries is None:  # not this format
             break
-        out[-1][1].append((tok.decode("ascii", "replace"), tuple(decode_path(t) for t in tokens[i:i + width])))
-        i += width
+        if tok[:1] in (b"R", b"C"):
+            if i + 2 > n:  # cut short
+                break
+            entries.append((status, (decode_path(tokens[i]), decode_path(tokens[i + 1]))))
+            i += 2
+        else:
+            if i + 1 > n:
+                break
+            entries.append((status, (decode_path(tokens[i]),)))
+            i += 1
     return out
