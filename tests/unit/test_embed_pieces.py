@@ -101,10 +101,9 @@ def test_batches_fill_the_cache_as_single_texts_do():
         assert all(batched._ascii[p] == ids for p, ids in one_by_one._ascii.items())
 
 
-def test_ascii_text_never_loads_tokenizers():
-    """A static model embedding ASCII text tokenises every word in Python: ``tokenizers`` (~25 ms
-    to load, plus its thread pool) is not loaded; the vectors equal its in-order ids pooled."""
-    texts = [code_words(t) for t in _real_code(200) if t.isascii()]
+def _assert_embedded_without_tokenizers(texts: list[str]) -> None:
+    """The code embedder embeds ``texts`` without loading ``tokenizers``, and its vectors equal
+    the pooled ids that ``tokenizers`` gives, bit for bit."""
     embedder = StaticEmbedder("code:test", CODE_DIR / "tokenizer.json", CODE_DIR / "embeddings.safetensors",
                               preprocess="code")
     got = embedder.embed(texts)
@@ -114,6 +113,13 @@ def test_ascii_text_never_loads_tokenizers():
     prepared = reference._prepared(texts)
     ids = [e.ids for e in reference._hf_tokenizer().encode_batch(list(prepared), add_special_tokens=False)]
     assert np.array_equal(got.view(np.uint32), reference._pool_batches([ids], len(texts)).view(np.uint32))
+
+
+def test_ascii_text_never_loads_tokenizers():
+    """A static model embedding ASCII text tokenises every word in Python: ``tokenizers`` (~25 ms
+    to load, plus its thread pool) is not loaded; the vectors equal its in-order ids pooled."""
+    texts = [code_words(t) for t in _real_code(200) if t.isascii()]
+    _assert_embedded_without_tokenizers(texts)
 
 
 def test_piece_cache_is_bounded(tmp_path, monkeypatch):
@@ -206,12 +212,4 @@ def test_plain_non_ascii_pieces_are_tokenised_in_python_as_tokenizers_does():
 
 def test_text_with_plain_non_ascii_characters_does_not_load_tokenizers():
     texts = ["def café(): return 'naïve — résumé'", "ÉCOLE → über\u00a0alles …"]
-    embedder = StaticEmbedder("code:test", CODE_DIR / "tokenizer.json", CODE_DIR / "embeddings.safetensors",
-                              preprocess="code")
-    got = embedder.embed(texts)
-    assert embedder._hf is None
-    reference = StaticEmbedder("code:ref", CODE_DIR / "tokenizer.json", CODE_DIR / "embeddings.safetensors",
-                               preprocess="code")
-    prepared = reference._prepared(texts)
-    ids = [e.ids for e in reference._hf_tokenizer().encode_batch(list(prepared), add_special_tokens=False)]
-    assert np.array_equal(got.view(np.uint32), reference._pool_batches([ids], len(texts)).view(np.uint32))
+    _assert_embedded_without_tokenizers(texts)

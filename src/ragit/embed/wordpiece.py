@@ -68,7 +68,8 @@ class WordPieceEncoder:
             specials.append(content)
         strip = normalizer.get("strip_accents")  # None: as lowercase (which is on)
         return cls(vocab, vocab[unk], model.get("continuing_subword_prefix", "##"),
-                   model.get("max_input_chars_per_word", 100), tuple(specials), strip_accents=strip is None or strip is True)
+                   model.get("max_input_chars_per_word", 100), tuple(specials),
+                   strip_accents=strip is None or strip is True)
 
     def encode(self, text: str) -> list[int] | None:
         """Ids of ``text``, or None when it is not ASCII (the caller uses ``tokenizers``)."""
@@ -80,17 +81,7 @@ class WordPieceEncoder:
         clean = text.translate(_DROP).translate(_SPACES).lower()
         ids: list[int] = []
         for chunk in clean.split():
-            word = []
-            for ch in chunk:
-                if ch in _PUNCTUATION:
-                    if word:
-                        self._wordpiece("".join(word), ids)
-                        word = []
-                    self._wordpiece(ch, ids)
-                else:
-                    word.append(ch)
-            if word:
-                self._wordpiece("".join(word), ids)
+            self._add_chunk(chunk, ids)
         return ids
 
     def plain_piece_ids(self, piece: str) -> list[int] | None:
@@ -114,13 +105,16 @@ class WordPieceEncoder:
                     return None
                 chars.append(plain)
         ids: list[int] = []
+        for chunk in "".join(chars).split(" "):  # a non-ASCII space: words end there
+            self._add_chunk(chunk, ids, wide=True)
+        return ids
+
+    def _add_chunk(self, chunk: str, ids: list[int], wide: bool = False) -> None:
+        """Append the ids of a space-free ``chunk``: split at punctuation (each mark a word of
+        its own), each word through WordPiece. ``wide``: non-ASCII punctuation splits too."""
         word: list[str] = []
-        for ch in "".join(chars):
-            if ch == " ":  # a non-ASCII space: words end here
-                if word:
-                    self._wordpiece("".join(word), ids)
-                    word = []
-            elif ch in _PUNCTUATION or (not ch.isascii() and _is_punctuation(ch)):
+        for ch in chunk:
+            if ch in _PUNCTUATION or (wide and not ch.isascii() and _is_punctuation(ch)):
                 if word:
                     self._wordpiece("".join(word), ids)
                     word = []
@@ -129,7 +123,6 @@ class WordPieceEncoder:
                 word.append(ch)
         if word:
             self._wordpiece("".join(word), ids)
-        return ids
 
     def word_ids(self, word: str) -> list[int]:
         """Ids of one pre-tokenised word (lower-case, no space, punctuation alone)."""
