@@ -380,26 +380,11 @@ def keyword_scorer(
 
 def keyword_candidates(scorer: "SnapshotKeyword", count: int) -> "tuple[np.ndarray, np.ndarray]":
     """The ``count`` best keyword matches (positions, ascending; every match when there are no
-    more) with their raw BM25, found with a bounded top-k; among rows tied at the cut the first
-    rows stay."""
-    rows, scores, _ = scorer.top(count)
-    return _best_matches(rows, scores, count)
-
-
-def _best_matches(rows: "np.ndarray", scores: "np.ndarray", count: int) -> "tuple[np.ndarray, np.ndarray]":
-    """The ``count`` best-scoring matches of ``rows`` (ascending) with their scores; among rows
-    tied at the cut the first rows stay."""
-    import numpy as np
-
-    matched = scores > 0
-    rows, scores = rows[matched], scores[matched]
-    if len(rows) > count:
-        kth = np.partition(scores, len(scores) - count)[len(scores) - count]
-        tied = np.flatnonzero(scores == kth)
-        above = np.flatnonzero(scores > kth)
-        keep = np.sort(np.concatenate([above, tied[: count - len(above)]]))
-        rows, scores = rows[keep], scores[keep]
-    return rows, scores
+    more) with their raw BM25; among rows tied at the cut the first rows stay
+    (:meth:`SnapshotKeyword.best`: the scorer then holds every row's score, so the question's
+    later :meth:`~SnapshotKeyword.exact` reads are gathers until it is released)."""
+    scorer.hold()
+    return scorer.best(count)
 
 
 # The approximate path's candidates: the index's nearest rows per question vector (over-fetched by
@@ -610,13 +595,17 @@ def score_snapshot(
         extra_raw = [0.0] * len(extra)
     if snap.index is not None and len(snap.rowids):
         cut = FusedCut.of(params, top_k, extra_raw) if top_k is not None else None
-        picked = approximate_scores(snap, embedder, masked_question, params.file_blend, params.passage_words,
-                                    scorer, cut)
-        if picked is not None:
-            rows, vector, raw = picked
-            if raw is None:
-                raw = scorer.exact(rows) if scorer is not None else np.zeros(len(rows), dtype=np.float64)
-            return SnapshotScores(snap.rowids[rows], vector, raw, extra_raw)
+        try:
+            picked = approximate_scores(snap, embedder, masked_question, params.file_blend, params.passage_words,
+                                        scorer, cut)
+            if picked is not None:
+                rows, vector, raw = picked
+                if raw is None:
+                    raw = scorer.exact(rows) if scorer is not None else np.zeros(len(rows), dtype=np.float64)
+                return SnapshotScores(snap.rowids[rows], vector, raw, extra_raw)
+        finally:  # the keyword candidates held the question's scores (keyword_candidates)
+            if scorer is not None:
+                scorer.release()
     vector = vector_scores(snap, embedder, masked_question, params.file_blend, params.passage_words)
     if scorer is None:
         return SnapshotScores(snap.rowids, vector, np.zeros(len(snap.rowids), dtype=np.float64), extra_raw)
