@@ -330,6 +330,8 @@ class SnapshotKeyword:
         the answer and every row tied at its cut."""
         import numpy as np
 
+        from ..retrieve.arrays import unique_sorted
+
         if not self.sequence:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
         holding = self._holding
@@ -349,7 +351,7 @@ class SnapshotKeyword:
             for term in distinct:
                 pos = self.terms[term][0]
                 parts.append(pos[acc[pos] >= floor])
-            rows = np.unique(np.concatenate(parts))
+            rows = unique_sorted(np.concatenate(parts))
             return best_matches(rows, acc[rows], k)
         finally:
             if not holding:
