@@ -302,9 +302,14 @@ class SnapshotKeyword:
         return mark, acc
 
     def _clear(self, mark: "np.ndarray", acc: "np.ndarray") -> None:
-        """Zero the accumulator where the postings touched it (nothing else was) and lend it again."""
-        for term in self.sequence:
-            acc[self.terms[term][0]] = 0.0
+        """Zero the accumulator where the postings touched it (nothing else was; when they are
+        many, the whole array at once is cheaper) and lend it again."""
+        distinct = dict.fromkeys(self.sequence)
+        if sum(len(self.terms[t][0]) for t in distinct) * 12 > len(acc):
+            acc.fill(0.0)
+        else:
+            for term in distinct:
+                acc[self.terms[term][0]] = 0.0
         self._give_back(mark, acc)
 
     def hold(self) -> None:
