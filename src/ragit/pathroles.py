@@ -73,28 +73,47 @@ def is_test_path(path: str) -> bool:
     """A test file: a test directory segment (``tests/``, ``__tests__/``, ``spec/``, ``testdata/``
     …) or a test file name of one of the languages above (``test_x.py``, ``x_test.go``,
     ``x.spec.ts``, ``XTest.java``, ``x_spec.rb``, …)."""
-    dirs, name, _ = _split(path)
-    return any(d in _TEST_DIRS for d in dirs) or _TEST_FILE.match(name) is not None
+    directory, _, name = path.rpartition("/")
+    return "test" in _dir_kinds(directory) or _TEST_FILE.match(name) is not None
+
+
+_DIR_KINDS = (("fixture", _FIXTURE_DIRS), ("test", _TEST_DIRS), ("example", _EXAMPLE_DIRS), ("benchmark", _BENCH_DIRS),
+              ("locale", _LOCALE_DIRS), ("doc", _DOC_DIRS))
+
+
+@lru_cache(maxsize=16384)
+def _dir_kinds(directory: str) -> frozenset[str]:
+    """Which of the directory-segment sets above (and the bundling ones below: ``bundle``) a
+    segment of ``directory`` (lower-cased) belongs to; once per directory, which a repository's
+    files share."""
+    segments = {d.lower() for d in directory.split("/")}
+    kinds = {kind for kind, names in _DIR_KINDS if not segments.isdisjoint(names)}
+    if not segments.isdisjoint(_BUNDLE_DIRS) or not segments.isdisjoint(_PY_BUNDLE_DIRS):
+        kinds.add("bundle")
+    return frozenset(kinds)
 
 
 @lru_cache(maxsize=65536)
 def path_role(path: str) -> str:
     """``test``, ``example``, ``fixture``, ``benchmark``, ``doc``, ``source`` or ``other``."""
-    dirs, name, ext = _split(path)
-    if any(d in _FIXTURE_DIRS for d in dirs):
+    directory, _, name = path.rpartition("/")
+    kinds = _dir_kinds(directory)
+    dot = name.rfind(".")
+    ext = name[dot:].lower() if dot > 0 else ""
+    if "fixture" in kinds:
         return "fixture"
-    if is_test_path(path):
+    if "test" in kinds or _TEST_FILE.match(name) is not None:
         return "test"
-    if any(d in _EXAMPLE_DIRS for d in dirs):
+    if "example" in kinds:
         return "example"
-    if any(d in _BENCH_DIRS for d in dirs):
+    if "benchmark" in kinds:
         return "benchmark"
-    if any(d in _LOCALE_DIRS for d in dirs):
+    if "locale" in kinds:
         return "other"
     if ext in DOC_EXTENSIONS or (not ext and name.upper().startswith(("README", "CHANGELOG", "LICENSE", "CONTRIBUTING"))):
         return "doc"
     if ext in SOURCE_EXTENSIONS:
-        return "doc" if any(d in _DOC_DIRS for d in dirs) else "source"
+        return "doc" if "doc" in kinds else "source"
     return "other"
 
 
@@ -112,6 +131,8 @@ def bundled_project(path: str) -> str | None:
     """The name of the third-party project a bundled file belongs to (``urllib3`` for
     ``requests/packages/urllib3/util/retry.py``, ``six`` for ``urllib3/packages/six.py``), or None
     when the path is not under a vendoring directory."""
+    if "bundle" not in _dir_kinds(path.rpartition("/")[0]):
+        return None
     dirs, name, ext = _split(path)
     for i, d in enumerate(dirs):
         if d in _BUNDLE_DIRS or (i > 0 and ext == ".py" and d in _PY_BUNDLE_DIRS):

@@ -141,6 +141,34 @@ def test_full_exact_and_top_agree_with_the_reference(world, k):
 
 
 @SETTINGS
+@given(worlds(), st.integers(1, 30))
+def test_best_is_the_top_k_of_full_scoring_and_held_reads_agree(world, k):
+    """best(k): the k best matching rows of full() (ties at the cut: the lowest positions), as
+    top(k) cut by best_matches gives them; while held, exact() reads give full()'s floats, and
+    release() leaves the lent arrays clean."""
+    from ragit.store.bm25 import best_matches
+
+    index, rowids, lengths, terms, rng = world
+    positions = RowPositions(rowids)
+    empty = (np.zeros(0, dtype=np.int64), np.zeros(0))
+    scorer = SnapshotKeyword(lambda t: index.get(t, empty), terms, rowids, lengths, positions=positions)
+    full = scorer.full()
+    matching = np.flatnonzero(full > 0)
+    want = best_matches(matching, full[matching], k)
+    top_rows, top_scores, _ = scorer.top(k)
+    assert [a.tobytes() for a in best_matches(top_rows, top_scores, k)] == [a.tobytes() for a in want]
+    scorer.hold()
+    rows, scores = scorer.best(k)
+    assert rows.tobytes() == want[0].tobytes() and scores.tobytes() == want[1].tobytes()
+    for size in (1, 3, len(rowids)):
+        picked = np.sort(rng.choice(len(rowids), size=min(size, len(rowids)), replace=False))
+        assert scorer.exact(picked).tobytes() == full[picked].tobytes()
+    scorer.release()
+    for mark, acc in positions.__dict__.get("_scratch", []):
+        assert not mark.any() and not acc.any()
+
+
+@SETTINGS
 @given(worlds(), st.integers(1, 40), st.integers(1, 25), st.sampled_from([0.0, 0.3, 0.7, 1.0]), st.booleans())
 def test_pool_raw_agrees_on_every_pool_row(world, pool, top_k, alpha, rerank):
     index, rowids, lengths, terms, rng = world

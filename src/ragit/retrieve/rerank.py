@@ -243,9 +243,13 @@ def _path_parts(path: str) -> tuple[str, frozenset[str]]:
     directory, _, name = path.rpartition("/")
     dot = name.find(".")
     file_stem = name[:dot] if dot > 0 else name
-    parent = directory.rpartition("/")[2]
-    words = set(lexical_terms(file_stem)) | set(lexical_terms(parent))
-    return _norm(file_stem), frozenset(words)
+    return _norm(file_stem), _dir_words(directory.rpartition("/")[2]).union(lexical_terms(file_stem))
+
+
+@lru_cache(maxsize=16384)
+def _dir_words(parent: str) -> frozenset[str]:
+    """The stemmed words of a directory name (once per directory: its files share them)."""
+    return frozenset(lexical_terms(parent))
 
 
 def _top(scores, k: int, tie_order=None):

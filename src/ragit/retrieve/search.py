@@ -380,26 +380,11 @@ def keyword_scorer(
 
 def keyword_candidates(scorer: "SnapshotKeyword", count: int) -> "tuple[np.ndarray, np.ndarray]":
     """The ``count`` best keyword matches (positions, ascending; every match when there are no
-    more) with their raw BM25, found with a bounded top-k; among rows tied at the cut the first
-    rows stay."""
-    rows, scores, _ = scorer.top(count)
-    return _best_matches(rows, scores, count)
-
-
-def _best_matches(rows: "np.ndarray", scores: "np.ndarray", count: int) -> "tuple[np.ndarray, np.ndarray]":
-    """The ``count`` best-scoring matches of ``rows`` (ascending) with their scores; among rows
-    tied at the cut the first rows stay."""
-    import numpy as np
-
-    matched = scores > 0
-    rows, scores = rows[matched], scores[matched]
-    if len(rows) > count:
-        kth = np.partition(scores, len(scores) - count)[len(scores) - count]
-        tied = np.flatnonzero(scores == kth)
-        above = np.flatnonzero(scores > kth)
-        keep = np.sort(np.concatenate([above, tied[: count - len(above)]]))
-        rows, scores = rows[keep], scores[keep]
-    return rows, scores
+    more) with their raw BM25; among rows tied at the cut the first rows stay
+    (:meth:`SnapshotKeyword.best`: the scorer then holds every row's score, so the question's
+    later :meth:`~SnapshotKeyword.exact` reads are gathers until it is released)."""
+    scorer.hold()
+    return scorer.best(count)
 
 
 # The approximate path's candidates: the index's nearest rows per question vector (over-fetched by
@@ -610,13 +595,17 @@ def score_snapshot(
         extra_raw = [0.0] * len(extra)
     if snap.index is not None and len(snap.rowids):
         cut = FusedCut.of(params, top_k, extra_raw) if top_k is not None else None
-        picked = approximate_scores(snap, embedder, masked_question, params.file_blend, params.passage_words,
-                                    scorer, cut)
-        if picked is not None:
-            rows, vector, raw = picked
-            if raw is None:
-                raw = scorer.exact(rows) if scorer is not None else np.zeros(len(rows), dtype=np.float64)
-            return SnapshotScores(snap.rowids[rows], vector, raw, extra_raw)
+        try:
+            picked = approximate_scores(snap, embedder, masked_question, params.file_blend, params.passage_words,
+                                        scorer, cut)
+            if picked is not None:
+                rows, vector, raw = picked
+                if raw is None:
+                    raw = scorer.exact(rows) if scorer is not None else np.zeros(len(rows), dtype=np.float64)
+                return SnapshotScores(snap.rowids[rows], vector, raw, extra_raw)
+        finally:  # the keyword candidates held the question's scores (keyword_candidates)
+            if scorer is not None:
+                scorer.release()
     vector = vector_scores(snap, embedder, masked_question, params.file_blend, params.passage_words)
     if scorer is None:
         return SnapshotScores(snap.rowids, vector, np.zeros(len(snap.rowids), dtype=np.float64), extra_raw)
@@ -718,24 +707,27 @@ class _Column(abc.Sequence):
         return map(self._field, self._chunk)
 
 
-def _reranked(question: str, pool: "np.ndarray", rows: "dict[int, ChunkRow]", wanted: list[int],
-              snapshot: SnapshotScores, keyword: "np.ndarray", retrieval: "np.ndarray", alpha: float,
-              params: RetrievalParams, top_k: int, cochange: "CoChange | None") -> list[tuple]:
+def _reranked(question: str, pool: "np.ndarray", rows: "dict[int, ChunkRow]", source: "_PoolRows",
+              wanted: list[int], snapshot: SnapshotScores, keyword: "np.ndarray", retrieval: "np.ndarray",
+              alpha: float, params: RetrievalParams, top_k: int, cochange: "CoChange | None") -> list[tuple]:
     """The pool re-ranked (and raised by co-change), then the rows whose final score can make the
     first ``top_k``, sorted: ``(sort key, snapshot row, (re-ranked score, factors))`` each.
 
-    The final scores of the whole pool are computed in numpy with exactly ``final_score``'s
-    operations in its order (IEEE float64 either way, so the same bits); only the few rows that
-    reach the ``top_k``-th best get their factors and the exact tie-break (path, title, ...).
+    ``rows`` may hold light rows (path and chunk id: all the re-rank reads of a question naming no
+    identifier); the whole rows of the few that need more (the tie-break of equal scores, the
+    possible hits) come from ``source``. The final scores of the whole pool are computed in numpy
+    with exactly ``final_score``'s operations in its order (IEEE float64 either way, so the same
+    bits); only the few rows that reach the ``top_k``-th best get their factors and the exact
+    tie-break (path, title, ...).
     """
     import numpy as np
 
     from .rerank import RerankInput, rerank_pool
 
-    chunk = list(map(rows.__getitem__, wanted))
-    order = _pool_order(retrieval[pool], chunk)
+    order = _pool_order(retrieval[pool], lambda: list(map(source.full(wanted).__getitem__, wanted)))
     pool = pool[order]
-    chunk = list(map(chunk.__getitem__, order))
+    ids = list(map(wanted.__getitem__, order))
+    chunk = list(map(rows.__getitem__, ids))
     paths = list(map(_PATH, chunk))
     hybrid = retrieval[pool]
     # titles and texts are read only for a question that names identifiers: listed on demand
@@ -756,6 +748,7 @@ def _reranked(question: str, pool: "np.ndarray", rows: "dict[int, ChunkRow]", wa
         picks = _reaching(fused + (np.array(adjusted) - fused), top_k).tolist()  # final_score's re-ranked score
     else:
         picks = range(n)
+    whole = source.full([ids[j] for j in picks])
     at = pool.tolist()
     out = []
     for j in picks:
@@ -764,11 +757,54 @@ def _reranked(question: str, pool: "np.ndarray", rows: "dict[int, ChunkRow]", wa
         if j in raised:
             factors = {**factors, "cochange": raised[j] - scores[j]}
         change = (adjusted[j], factors)
-        row = chunk[j]
+        row = whole[ids[j]]
         final = final_score("hybrid", float(snapshot.vector[i]), float(keyword[i]), alpha, 1.0, 1.0, change)
         out.append((sort_key(final, row.path, row.title, row.citation_id, row.chunk_id), i, change))
     out.sort(key=lambda entry: entry[:2])
     return out
+
+
+class _PoolRows:
+    """The chunk rows a ranking reads: whole rows (kept in ``cache``, a caller's rows cache when
+    it has one), or light ones (path and chunk id of the keyword rows, never cached) for a pool
+    whose re-rank reads paths only. A row the store cannot give fails the query (a damaged
+    store never answers with silently fewer hits)."""
+
+    def __init__(self, store: "Store", sha: str, cache: "dict[int, ChunkRow] | None"):
+        self.store, self.sha = store, sha
+        self.cache: "dict[int, ChunkRow]" = {} if cache is None else cache
+
+    def full(self, ids: list[int]) -> "dict[int, ChunkRow]":
+        """Whole rows (texts included) of ``ids``, among others."""
+        cache = self.cache
+        missing = [r for r in ids if r not in cache]
+        if missing:
+            cache.update(self.store.fetch_rows(self.sha, missing))
+            self._check(missing, cache)
+        return cache
+
+    def light(self, ids: list[int]) -> "dict[int, ChunkRow]":
+        """Rows of ``ids`` with their path and chunk id at least (whole rows where cached)."""
+        from ..store.base import ChunkRow
+
+        cache = self.cache
+        out = {r: cache[r] for r in ids if r in cache}
+        missing = [r for r in ids if r not in out]
+        if missing:
+            keys = self.store.row_keys(missing)
+            self._check(missing, keys)
+            for r in missing:
+                path, chunk_id = keys[r]
+                out[r] = ChunkRow(path, chunk_id, "", "", "", 0, 0, "", "")
+        return out
+
+    def _check(self, ids: list[int], found: dict) -> None:
+        if not all(map(found.__contains__, ids)):  # rows the store no longer has: a damaged store
+            from .readiness import store_unavailable
+
+            lost = sum(1 for r in ids if r not in found)
+            raise store_unavailable(self.sha, "store_unreadable",
+                                    f"the store cannot serve snapshot {self.sha}: {lost} of its chunks are missing")
 
 
 def _content_order(store: "Store", rowids: "np.ndarray"):
@@ -782,11 +818,12 @@ def _content_order(store: "Store", rowids: "np.ndarray"):
     return order
 
 
-def _pool_order(fused: "np.ndarray", chunk: list) -> list[int]:
-    """Positions of the pool in descending fused score, ties by (path, title, citation, chunk id).
+def _pool_order(fused: "np.ndarray", rows: "abc.Callable[[], list]") -> list[int]:
+    """Positions of the pool in descending fused score, ties by (path, title, citation, chunk id)
+    of the pool's whole ``rows()``.
 
-    Sorted by score in numpy; the exact tie-break runs in Python only when two scores are equal
-    (rare), giving the same order as sorting every row by the full key.
+    Sorted by score in numpy; the exact tie-break runs in Python (and reads the rows) only when
+    two scores are equal (rare), giving the same order as sorting every row by the full key.
     """
     import numpy as np
 
@@ -794,6 +831,7 @@ def _pool_order(fused: "np.ndarray", chunk: list) -> list[int]:
     ranked = fused[order]
     if len(ranked) < 2 or not np.any(ranked[1:] == ranked[:-1]):
         return order.tolist()
+    chunk = rows()
     negated = (-fused).tolist()
     return sorted(range(len(chunk)), key=lambda j: (negated[j], chunk[j].path, chunk[j].title,
                                                    chunk[j].citation_id, chunk[j].chunk_id))
@@ -877,24 +915,16 @@ def rank_hits(
         if eligible is not None:
             pool = pool[eligible[pool]]
         wanted = snapshot.rowids[pool].tolist()
-        # the re-rank reads chunk texts only to find declarations of names the question asks for
-        light = rows_cache is None and params.rerank and not _names_in(question)
-        if rows_cache is not None:
-            if not all(map(rows_cache.__contains__, wanted)):
-                rows_cache.update(store.fetch_rows(sha, [r for r in wanted if r not in rows_cache]))
-            rows = rows_cache
-        else:
-            rows = store.fetch_rows(sha, wanted, with_text=not light)
-        if not all(map(rows.__contains__, wanted)):  # rows the store no longer has: a damaged store
-            from .readiness import store_unavailable
-
-            lost = sum(1 for r in wanted if r not in rows)
-            raise store_unavailable(sha, "store_unreadable",
-                                    f"the store cannot serve snapshot {sha}: {lost} of its chunks are missing")
+        source = _PoolRows(store, sha, rows_cache)
+        # the re-rank reads titles and texts only for a question that names identifiers: else the
+        # pool's paths and chunk ids are enough, and whole rows are read for its possible hits only
+        light = params.rerank and len(pool) and not _names_in(question)
+        rows = source.light(wanted) if light else source.full(wanted)
         from ..ingest.ids import masking_of
 
         if params.rerank and len(pool):
-            ranked = _reranked(question, pool, rows, wanted, snapshot, keyword, retrieval, alpha, params, top_k, cochange)
+            ranked = _reranked(question, pool, rows, source, wanted, snapshot, keyword, retrieval, alpha, params,
+                               top_k, cochange)
         else:
             ranked = []
             for i in _contenders(pool, snapshot.vector, keyword, alpha, top_k):
@@ -903,8 +933,7 @@ def rank_hits(
                 ranked.append((sort_key(final, row.path, row.title, row.citation_id, row.chunk_id), int(i), None))
             ranked.sort()
         # build hits (and breakdowns) for the best only
-        if light:  # the texts of the hits returned
-            rows = store.fetch_rows(sha, [int(snapshot.rowids[i]) for _, i, _ in ranked[:top_k]])
+        rows = source.full([int(snapshot.rowids[i]) for _, i, _ in ranked[:top_k]])
         for _, i, change in ranked[:top_k]:
             row = rows[int(snapshot.rowids[i])]
             v, kw = float(snapshot.vector[i]), float(keyword[i])

@@ -192,6 +192,8 @@ class SnapshotKeyword:
         self.terms: dict[str, tuple] = {}  # term → (positions, tf, idf)
         n_rows = n + len(extra)
         self.avgdl = 1.0
+        self._holding = False
+        self._held: "tuple[np.ndarray, np.ndarray] | None" = None  # (mark, accumulator) while held
         if not terms or not n_rows:
             return
         total = _length_total(positions, lengths) + float(sum(length for _, length in extra))
@@ -225,7 +227,8 @@ class SnapshotKeyword:
 
         score = np.zeros(self.n, dtype=np.float64)
         for term in self.sequence:
-            score[self.terms[term][0]] += self._contribution(term, keep=True)
+            # (a term's positions are distinct: ``add.at`` adds once per row, in one pass)
+            np.add.at(score, self.terms[term][0], self._contribution(term, keep=True))
         return score
 
     def _contribution(self, term: str, keep: bool = False) -> "np.ndarray":
@@ -261,19 +264,20 @@ class SnapshotKeyword:
         score = np.zeros(len(rows), dtype=np.float64)
         if not len(rows) or not self.sequence:
             return score
+        if self._held is not None:
+            return self._held[1][rows]
         postings = sum(len(self.terms[t][0]) for t in self.sequence)
-        if len(rows) * 16 > postings:
+        if self._holding or len(rows) * 16 > postings:
             # every posting added up in a snapshot-sized accumulator, as full() does (cheaper than
             # picking out the postings on ``rows`` first), and read at ``rows``
-            mark, acc = self._scratch()
-            try:
-                for term in self.sequence:
-                    acc[self.terms[term][0]] += self._contribution(term)
+            mark, acc = self._accumulated()
+            if self._holding:  # kept whole: the question's later reads are gathers (release())
+                self._held = (mark, acc)
                 return acc[rows]
-            finally:  # only the postings were touched: cleared again for the next question
-                for term in self.sequence:
-                    acc[self.terms[term][0]] = 0.0
-                self._give_back(mark, acc)
+            try:
+                return acc[rows]
+            finally:
+                self._clear(mark, acc)
         norm = self._norm(rows)
         found: dict[str, tuple] = {}
         for term in self.sequence:
@@ -286,6 +290,77 @@ class SnapshotKeyword:
             inside, tf, weight = hit
             score[inside] += weight * ((tf * (K1 + 1.0)) / (tf + norm[inside]))
         return score
+
+    def _accumulated(self) -> "tuple[np.ndarray, np.ndarray]":
+        """A scratch accumulator holding every row's score (0 where no term matches), with its
+        mark: each term's postings added in the question's order, as :meth:`full` does."""
+        import numpy as np
+
+        mark, acc = self._scratch()
+        for term in self.sequence:
+            np.add.at(acc, self.terms[term][0], self._contribution(term))
+        return mark, acc
+
+    def _clear(self, mark: "np.ndarray", acc: "np.ndarray") -> None:
+        """Zero the accumulator where the postings touched it (nothing else was; when they are
+        many, the whole array at once is cheaper) and lend it again."""
+        distinct = dict.fromkeys(self.sequence)
+        if sum(len(self.terms[t][0]) for t in distinct) * 12 > len(acc):
+            acc.fill(0.0)
+        else:
+            for term in distinct:
+                acc[self.terms[term][0]] = 0.0
+        self._give_back(mark, acc)
+
+    def hold(self) -> None:
+        """Keep the accumulator of every row's score once :meth:`exact` (or :meth:`top`) has
+        filled it, so each later read of this question's scores is a gather: for a caller that
+        reads many rows' scores, in several calls (the approximate path). :meth:`release`
+        hands the accumulator back."""
+        self._holding = True
+
+    def release(self) -> None:
+        """Stop holding (:meth:`hold`): the accumulator is cleared and lent again."""
+        self._holding = False
+        held, self._held = self._held, None
+        if held is not None:
+            self._clear(*held)
+
+    def best(self, k: int) -> "tuple[np.ndarray, np.ndarray]":
+        """The ``k`` best-scoring matching rows (ascending; every match when there are no more)
+        with their exact scores; among rows tied at the cut the lowest positions stay: the
+        ``k`` best of :meth:`top`'s rows, found from the held scores (:meth:`hold`) of each
+        term's postings. The ``k``-th best score of one term's postings (distinct rows) is at
+        most the ``k``-th best of all, so the rows of the postings scoring at least that hold
+        the answer and every row tied at its cut."""
+        import numpy as np
+
+        from ..retrieve.arrays import unique_sorted
+
+        if not self.sequence:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+        holding = self._holding
+        self._holding = True
+        try:
+            if self._held is None:
+                self._held = self._accumulated()
+            acc = self._held[1]
+            distinct = list(dict.fromkeys(self.sequence))
+            longest = max(distinct, key=lambda t: len(self.terms[t][0]))
+            floor = 0.0
+            pos = self.terms[longest][0]
+            if len(pos) >= k > 0:
+                values = acc[pos]
+                floor = float(np.partition(values, len(values) - k)[len(values) - k])
+            parts = []
+            for term in distinct:
+                pos = self.terms[term][0]
+                parts.append(pos[acc[pos] >= floor])
+            rows = unique_sorted(np.concatenate(parts))
+            return best_matches(rows, acc[rows], k)
+        finally:
+            if not holding:
+                self.release()
 
     def _scratch(self) -> "tuple[np.ndarray, np.ndarray]":
         """A snapshot-sized row mark (all False) and accumulator (all 0.0). A warm snapshot lends
@@ -390,6 +465,22 @@ class SnapshotKeyword:
             self._give_back(mark, acc)
         # (every posting scores more than 0: a weight is at least 1e-6 and a count positive)
         return rows, self.exact(rows), 0.0 if j == len(order) - 1 else rest[j]
+
+
+def best_matches(rows: "np.ndarray", scores: "np.ndarray", count: int) -> "tuple[np.ndarray, np.ndarray]":
+    """The ``count`` best-scoring matches of ``rows`` (ascending) with their scores; among rows
+    tied at the cut the first rows stay."""
+    import numpy as np
+
+    matched = scores > 0
+    rows, scores = rows[matched], scores[matched]
+    if len(rows) > count:
+        kth = np.partition(scores, len(scores) - count)[len(scores) - count]
+        tied = np.flatnonzero(scores == kth)
+        above = np.flatnonzero(scores > kth)
+        keep = np.sort(np.concatenate([above, tied[: count - len(above)]]))
+        rows, scores = rows[keep], scores[keep]
+    return rows, scores
 
 
 class CachingPostings:
