@@ -143,13 +143,14 @@ def retrieve(
 
             overlay = score_overlay(candidates, masked.text, embedder, raw=extra_raw, params=params)
         rows_cache = cache.rows(store, sha, embedder.id) if cache is not None and snapshot is not None else None
+        light_cache = cache.light_rows(store, sha, embedder.id) if rows_cache is not None else None
         cochange = None
         if snapshot is not None and params.rerank and params.cochange:
             from .cochange_boost import snapshot_cochange
 
             cochange = snapshot_cochange(git, root, sha)
         hits = rank_hits(store, sha, snapshot, overlay, params, top_k, masked.text, rows_cache,
-                         row_filter=row_filter, cochange=cochange)
+                         row_filter=row_filter, cochange=cochange, light_cache=light_cache)
     except BaseException:
         selection.pending.cancel()
         if not owned and held is not None:

@@ -40,6 +40,8 @@ class SnapshotMatrix:
     # a warm process's chunk rows of this snapshot, by row id (immutable once published; dropped
     # with the entry, and when it outgrows MAX_CACHED_ROWS)
     rows: dict = field(default_factory=dict)
+    # the same for rows a re-rank read light (path and chunk id only, :class:`_PoolRows`)
+    light_rows: dict = field(default_factory=dict)
     # the approximate path (a snapshot of at least vectorindex.APPROX_MIN_ROWS rows with an index):
     # each row's heap slot, the heap (rows read with pread, or through a mapping in a warm process)
     # and the embedder's index; the matrix is never gathered
@@ -149,6 +151,14 @@ class VectorCache:
         if len(entry.rows) > MAX_CACHED_ROWS:
             entry.rows.clear()
         return entry.rows
+
+    def light_rows(self, store: "Store", sha: str, embedder_id: str) -> dict:
+        """The cached light rows (path and chunk id) of a snapshot already in this cache: a small
+        repository's re-rank pool is much the same rows question after question."""
+        entry = self.get(store, sha, embedder_id, scoring=False)
+        if len(entry.light_rows) > MAX_CACHED_ROWS:
+            entry.light_rows.clear()
+        return entry.light_rows
 
     def get(self, store: "Store", sha: str, embedder_id: str, *, scoring: bool = True) -> SnapshotMatrix:
         """The snapshot's matrix entry. An entry scored again (``scoring``: a second question,
@@ -770,9 +780,11 @@ class _PoolRows:
     whose re-rank reads paths only. A row the store cannot give fails the query (a damaged
     store never answers with silently fewer hits)."""
 
-    def __init__(self, store: "Store", sha: str, cache: "dict[int, ChunkRow] | None"):
+    def __init__(self, store: "Store", sha: str, cache: "dict[int, ChunkRow] | None",
+                 light_cache: "dict[int, ChunkRow] | None" = None):
         self.store, self.sha = store, sha
         self.cache: "dict[int, ChunkRow]" = {} if cache is None else cache
+        self.light_cache: "dict[int, ChunkRow]" = {} if light_cache is None else light_cache
 
     def full(self, ids: list[int]) -> "dict[int, ChunkRow]":
         """Whole rows (texts included) of ``ids``, among others."""
@@ -787,15 +799,15 @@ class _PoolRows:
         """Rows of ``ids`` with their path and chunk id at least (whole rows where cached)."""
         from ..store.base import ChunkRow
 
-        cache = self.cache
-        out = {r: cache[r] for r in ids if r in cache}
+        cache, light = self.cache, self.light_cache
+        out = {r: cache[r] if r in cache else light[r] for r in ids if r in cache or r in light}
         missing = [r for r in ids if r not in out]
         if missing:
             keys = self.store.row_keys(missing)
             self._check(missing, keys)
             for r in missing:
                 path, chunk_id = keys[r]
-                out[r] = ChunkRow(path, chunk_id, "", "", "", 0, 0, "", "")
+                out[r] = light[r] = ChunkRow(path, chunk_id, "", "", "", 0, 0, "", "")
         return out
 
     def _check(self, ids: list[int], found: dict) -> None:
@@ -849,6 +861,7 @@ def rank_hits(
     *,
     row_filter: RowFilter | None = None,
     cochange: "CoChange | None" = None,
+    light_cache: "dict[int, ChunkRow] | None" = None,
 ) -> list[Hit]:
     """Fuse snapshot and overlay candidates with the seed formula, re-rank the snapshot's best
     candidates for code (ragit.retrieve.rerank, unless ``params.rerank`` is off), raise the
@@ -859,7 +872,8 @@ def rank_hits(
     Keyword scores are normalised by the best raw BM25 over *all* candidates of the query
     (knowledge §11.4 step 4), so a snapshot chunk and an artifact compete on one scale; rows a
     ``row_filter`` rejects are no candidates. ``rows_cache`` lets a caller ranking the same
-    scores several times (``eval run`` modes) fetch each chunk row once.
+    scores several times (``eval run`` modes) fetch each chunk row once; ``light_cache`` keeps the
+    light rows (path and chunk id) a re-rank pool reads, likewise.
     """
     import numpy as np
 
@@ -915,7 +929,7 @@ def rank_hits(
         if eligible is not None:
             pool = pool[eligible[pool]]
         wanted = snapshot.rowids[pool].tolist()
-        source = _PoolRows(store, sha, rows_cache)
+        source = _PoolRows(store, sha, rows_cache, light_cache)
         # the re-rank reads titles and texts only for a question that names identifiers: else the
         # pool's paths and chunk ids are enough, and whole rows are read for its possible hits only
         light = params.rerank and len(pool) and not _names_in(question)
