@@ -35,7 +35,7 @@ from typing import Sequence
 
 from ..lexical import identifier_parts, stem, terms as lexical_terms, title_name
 from ..pathroles import bundled_project, path_role
-from .arrays import unique_sorted
+from ..arrays import unique_sorted
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import TYPE_CHECKING, Sequence
 
-from .arrays import unique_sorted
+from ..arrays import unique_sorted
 from .hits import Hit
 from .scoring import AUTHORITY_WEIGHT, RECENCY_WEIGHT, RETRIEVAL_WEIGHT, breakdown, final_score, sort_key
 

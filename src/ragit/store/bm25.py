@@ -335,7 +335,7 @@ class SnapshotKeyword:
         the answer and every row tied at its cut."""
         import numpy as np
 
-        from ..retrieve.arrays import unique_sorted
+        from ..arrays import unique_sorted
 
         if not self.sequence:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)

@@ -1,4 +1,5 @@
-"""Small numpy helpers of the query path that avoid numpy's costlier general functions.
+"""Small numpy helpers of the query path (retrieval and the store below it) that avoid numpy's
+costlier general functions.
 
 ``np.unique`` imports ``numpy.ma`` on its first call (≈ 7-16 ms of a cold query), more than the
 whole operation costs on the few thousand candidate rows a query sorts.
