@@ -115,12 +115,19 @@ class RowPositions:
             table = np.full(span, -1, dtype=np.int32)  # 4 bytes per id of the span (≤ 4n or 4 MiB)
             table[rowids - self.first] = np.arange(n, dtype=np.int32)
             self.table = table
+        # what a warm snapshot's questions share (SnapshotKeyword): each term's restricted postings
+        # (restrict_term) and score contributions, the rows' length total, and a spare row mark and
+        # accumulator of the snapshot's size
+        self.restricted: dict = {}
+        self.contributions: dict = {}
+        self.length_total: "tuple[np.ndarray, float] | None" = None
+        self.spare: list = []
 
     def restrict_term(self, term: str, ids: "np.ndarray", tf: "np.ndarray") -> "tuple[np.ndarray, np.ndarray]":
         """:meth:`restrict` of one term's postings, remembered while the postings reader hands
         out the very same arrays for the term (a warm reader caches them; a new reader, after a
         write, gives new arrays): the same words come back question after question."""
-        memo = self.__dict__.setdefault("_memo", {})
+        memo = self.restricted
         hit = memo.get(term)
         if hit is not None and hit[0] is ids and hit[1] is tf:
             return hit[2]
@@ -157,12 +164,12 @@ BOUND_MARGIN = 1.0 + 1e-9  # relative slack on every upper bound: covers the rou
 
 def _length_total(positions: "RowPositions | None", lengths: "np.ndarray") -> float:
     """Σ of the snapshot's row lengths (an exact integer sum), kept by a warm snapshot's positions."""
-    memo = positions.__dict__.get("_length_total") if positions is not None else None
+    memo = positions.length_total if positions is not None else None
     if memo is not None and memo[0] is lengths:
         return memo[1]
     total = float(lengths.sum())
     if positions is not None:
-        positions.__dict__["_length_total"] = (lengths, total)
+        positions.length_total = (lengths, total)
     return total
 
 
@@ -236,7 +243,7 @@ class SnapshotKeyword:
         snapshot keeps it (its RowPositions' memo, ``keep``): the same floats while the term's
         rows, its weight and the snapshot's avgdl are the same."""
         pos, tf, weight = self.terms[term]
-        memo = self._positions.__dict__.setdefault("_contributions", {}) if self._positions is not None else None
+        memo = self._positions.contributions if self._positions is not None else None
         key = (term, weight, self.avgdl)
         hit = memo.get(key) if memo is not None else None
         if hit is not None and hit[0] is pos and hit[1] is tf and hit[2] is self.lengths:
@@ -370,7 +377,7 @@ class SnapshotKeyword:
         share one."""
         import numpy as np
 
-        spare = self._positions.__dict__.get("_scratch") if self._positions is not None else None
+        spare = self._positions.spare if self._positions is not None else None
         if spare:
             try:
                 mark, acc = spare.pop()
@@ -382,7 +389,7 @@ class SnapshotKeyword:
 
     def _give_back(self, mark: "np.ndarray", acc: "np.ndarray") -> None:
         if self._positions is not None:
-            spare = self._positions.__dict__.setdefault("_scratch", [])
+            spare = self._positions.spare
             if not spare:
                 spare.append((mark, acc))
 
@@ -420,9 +427,13 @@ class SnapshotKeyword:
         """
         import numpy as np
 
-        order, rest = self._maxscore_order()
-        if not order:
+        bounds = self.term_bounds()
+        if not bounds:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64), 0.0
+        order = sorted(bounds, key=lambda t: -bounds[t])
+        rest = [0.0] * len(order)  # rest[j]: bound of a row in none of order[:j + 1]
+        for j in range(len(order) - 2, -1, -1):
+            rest[j] = (rest[j + 1] + bounds[order[j + 1]]) * BOUND_MARGIN
 
         # a lower bound of the k-th best score: every row of the first term's postings scores at
         # least that term's share (shares are positive, and a float sum of positives is at least
@@ -435,25 +446,7 @@ class SnapshotKeyword:
         if len(pos) >= k > 0:
             share = weight * ((tf * (K1 + 1.0)) / (tf + self._norm(pos)))
             theta = float(np.partition(share, len(share) - k)[len(share) - k])
-        return self._reaching(order, rest, theta)
-
-    def _maxscore_order(self) -> tuple[list[str], list[float]]:
-        """The terms by descending bound (:meth:`term_bounds`), and ``rest[j]``: the bound of a
-        row found in none of the first ``j + 1`` terms' postings."""
-        bounds = self.term_bounds()
-        order = sorted(bounds, key=lambda t: -bounds[t])
-        rest = [0.0] * len(order)
-        for j in range(len(order) - 2, -1, -1):
-            rest[j] = (rest[j + 1] + bounds[order[j + 1]]) * BOUND_MARGIN
-        return order, rest
-
-    def _reaching(self, order: list[str], rest: list[float], floor: float) -> "tuple[np.ndarray, np.ndarray, float]":
-        """(rows, exact scores, bound) of the rows in the postings of the first terms of
-        ``order`` (by bound, descending) that leave out only terms whose ``rest`` bound stays
-        below ``floor``; every matching row when none can be left out (bound 0)."""
-        import numpy as np
-
-        j = next((i for i in range(len(order)) if rest[i] < floor), len(order) - 1)
+        j = next((i for i in range(len(order)) if rest[i] < theta), len(order) - 1)
         if j == 0:
             rows = self.terms[order[0]][0]
         else:
@@ -463,7 +456,8 @@ class SnapshotKeyword:
             rows = np.flatnonzero(mark)
             mark[rows] = False
             self._give_back(mark, acc)
-        # (every posting scores more than 0: a weight is at least 1e-6 and a count positive)
+        # no term left out (j last): every matching row, bound 0 (every posting scores more than
+        # 0: a weight is at least 1e-6 and a count positive)
         return rows, self.exact(rows), 0.0 if j == len(order) - 1 else rest[j]
 
 
