@@ -261,20 +261,15 @@ def _top(scores, k: int, tie_order=None):
     import numpy as np
 
     finite = np.isfinite(scores)
-    if finite.all():  # (every row a candidate: no positions to gather)
-        if len(scores) <= k:
-            return np.arange(len(scores))
-        kth = np.partition(scores, len(scores) - k)[len(scores) - k]
-        above = np.flatnonzero(scores > kth)
-        tied = np.flatnonzero(scores == kth)
-    else:
-        idx = np.flatnonzero(finite)
-        if len(idx) <= k:
-            return idx
-        values = scores[idx]
-        kth = np.partition(values, len(values) - k)[len(values) - k]
-        above = idx[values > kth]
-        tied = idx[values == kth]
+    idx = None if finite.all() else np.flatnonzero(finite)  # None: every row a candidate, none gathered
+    values = scores if idx is None else scores[idx]
+    if len(values) <= k:
+        return np.arange(len(values)) if idx is None else idx
+    kth = np.partition(values, len(values) - k)[len(values) - k]
+    above = np.flatnonzero(values > kth)
+    tied = np.flatnonzero(values == kth)
+    if idx is not None:
+        above, tied = idx[above], idx[tied]
     need = k - len(above)
     if tie_order is not None and len(tied) > need:
         tied = tie_order(tied)
