@@ -776,8 +776,8 @@ def _reranked(question: str, pool: "np.ndarray", rows: "dict[int, ChunkRow]", so
 
 class _PoolRows:
     """The chunk rows a ranking reads: whole rows (kept in ``cache``, a caller's rows cache when
-    it has one), or light ones (path and chunk id of the keyword rows, never cached) for a pool
-    whose re-rank reads paths only. A row the store cannot give fails the query (a damaged
+    it has one), or light ones (path and chunk id of the keyword rows, kept in ``light_cache``
+    likewise) for a pool whose re-rank reads paths only. A row the store cannot give fails the query (a damaged
     store never answers with silently fewer hits)."""
 
     def __init__(self, store: "Store", sha: str, cache: "dict[int, ChunkRow] | None",
