@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         repo = ix.prepare(work, args.mirrors, {"repo": name, "root": "."})
         row = ix.measure(repo, commit, args.runs, env, api=False)
         if args.profile is not None:
-            ix.iq.clear_index(repo)
+            iq.clear_index(repo)
             subprocess.run([sys.executable, "-c", PROFILE_CHILD, str(repo), commit, str(args.profile)], cwd=repo,
                            env=env, check=True)
     finally:

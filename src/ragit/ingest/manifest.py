@@ -284,7 +284,9 @@ def load_manifest(root: Path, config, sha: str, *, trusted: Callable[[str, str],
 
 
 _DOCS_MARK = b',\n  "docs": '
-_HASH_BLOCK = 1 << 20
+_DOCS_OPEN = b',\n  "docs": [\n'
+_DOCS_CLOSE = b"\n  ]\n}\n"
+_HASH_BLOCK = 1 << 20  # what _trusted_header reads (and hashes) at a time
 
 
 def _trusted_header(where: str, sha: str, relpath: str, trusted: Callable[[str, str], bool]) -> LoadedManifest | None:
@@ -313,8 +315,6 @@ def _trusted_header(where: str, sha: str, relpath: str, trusted: Callable[[str, 
         return None
     with paused():
         return _parse_header(head, sha, relpath, hexdigest)
-_DOCS_OPEN = b',\n  "docs": [\n'
-_DOCS_CLOSE = b"\n  ]\n}\n"
 
 
 def _parse_header(raw: bytes, sha: str, relpath: str, digest: str) -> LoadedManifest | None:
