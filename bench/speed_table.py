@@ -92,6 +92,11 @@ def _index_speed(rows: list[Row]) -> None:
                      s.get("target_mean_index_s"), load, "index_speed.py"))
     rows.append(_row(f"speed set: mean `ragit ingest --all` CPU (fresh process)", s.get("cli_cpu_s"), "s", None,
                      load, "index_speed.py"))
+    if s.get("warm_query_cpu_p50_ms_median") is not None:
+        rows.append(_row(f"speed set: warm `Repo.query` CPU p50, median of the {s['warm_query_repositories']} "
+                         f"repositories (worst {s['warm_query_cpu_p50_ms_max']:.2f} ms)",
+                         s["warm_query_cpu_p50_ms_median"], "ms", s.get("target_warm_query_p50_ms"), load,
+                         "index_speed.py"))
 
 
 def _repo_ingest(rows: list[Row]) -> None:
