@@ -852,7 +852,10 @@ def profile_cli(profile_dir: Path, name: str, args: list[str], cwd: Path) -> Non
     """One extra run of ``ragit <args>`` under ``python -m cProfile`` (dump + text summary)."""
     profile_dir.mkdir(parents=True, exist_ok=True)
     prof_path = profile_dir / f"{name}.prof"
-    run_cmd([sys.executable, "-m", "cProfile", "-o", str(prof_path), "-m", "ragit", *args], cwd)
+    # main(args) rather than ``-m ragit``: the console entry point ends a one-shot read with
+    # os._exit, before cProfile could write its file
+    run_cmd([sys.executable, "-c", "import cProfile, sys; from ragit.cli.main import main; "
+             "cProfile.run('main(sys.argv[2:])', sys.argv[1])", str(prof_path), *args], cwd)
     buf = io.StringIO()
     stats = pstats.Stats(str(prof_path), stream=buf)
     stats.sort_stats("cumulative").print_stats(40)
