@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import re
+from array import array
 from collections import Counter
 from pathlib import Path
 
@@ -37,6 +38,11 @@ def _real_code(limit: int = 400) -> list[str]:
     return texts
 
 
+def _unpacked(ids: bytes | None) -> list[int] | None:
+    """The piece tokeniser's packed ids as a list."""
+    return None if ids is None else array("i", ids).tolist()
+
+
 def _random_texts(count: int, seed: int, alphabet) -> list[str]:
     rng = random.Random(seed)
     return ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30))) for _ in range(count)]
@@ -62,7 +68,7 @@ def test_piece_ids_are_the_multiset_of_tokenizers_ids(tmp_path):
     texts = _random_texts(3000, seed=11, alphabet=ALPHABET + EXTRA) + ["x" * 13, "a" * 12 + " " + "b", "AB.c(x)"]
     checked = 0
     for text, encoding in zip(texts, tok.encode_batch(texts, add_special_tokens=False)):
-        got = tokenizer.ids(text)
+        got = _unpacked(tokenizer.ids(text))
         if "[UNK]" in text or "[PAD]" in text:
             assert got is None  # an added token: the caller encodes the text in order
             continue
@@ -80,7 +86,7 @@ def test_piece_ids_on_real_code_with_the_bundled_model():
     got = tokenizer.ids_many(texts)
     for text, ids, encoding in zip(texts, got, tok.encode_batch(texts, add_special_tokens=False)):
         if ids is not None:
-            assert Counter(ids) == Counter(encoding.ids), repr(text[:80])
+            assert Counter(_unpacked(ids)) == Counter(encoding.ids), repr(text[:80])
     assert calls and all(not piece.isascii() for piece in calls)  # ASCII pieces never reach tokenizers
 
 
@@ -98,7 +104,7 @@ def test_batches_fill_the_cache_as_single_texts_do():
         assert got == expected
         # the same ids for every piece both remember (a batch also remembers the pieces of a text
         # it then declines for holding an added token: valid ids, never used for that text)
-        assert all(batched._ascii[p] == ids for p, ids in one_by_one._ascii.items())
+        assert all(batched._pieces[p] == ids for p, ids in one_by_one._pieces.items())
 
 
 def _assert_embedded_without_tokenizers(texts: list[str]) -> None:
@@ -112,7 +118,8 @@ def _assert_embedded_without_tokenizers(texts: list[str]) -> None:
                                preprocess="code")
     prepared = reference._prepared(texts)
     ids = [e.ids for e in reference._hf_tokenizer().encode_batch(list(prepared), add_special_tokens=False)]
-    assert np.array_equal(got.view(np.uint32), reference._pool_batches([ids], len(texts)).view(np.uint32))
+    assert np.array_equal(got.view(np.uint32),
+                          reference._pool_batches([static._flat_ids(ids)], len(texts)).view(np.uint32))
 
 
 def test_ascii_text_never_loads_tokenizers():
@@ -130,12 +137,12 @@ def test_piece_cache_is_bounded(tmp_path, monkeypatch):
     tokenizer = _pieces_for(path, tok)
     for text in _random_texts(200, seed=3, alphabet=["a", "b", "x", " ", "ab", "."]):
         tokenizer.ids(text)
-        assert len(tokenizer._ascii) <= 5 + 30  # cleared once past the bound (plus one text's pieces)
+        assert len(tokenizer._pieces) <= 5 + 30  # cleared once past the bound (plus one text's pieces)
     batched = _pieces_for(path, tok)
     texts = _random_texts(400, seed=4, alphabet=["a", "b", "x", " ", "ab", "."])
     for start in range(0, len(texts), 8):
         assert batched.ids_many(texts[start:start + 8]) == [tokenizer.ids(t) for t in texts[start:start + 8]]
-        assert len(batched._ascii) <= 5 + 8 * 30  # past the bound, a batch adds no pieces; cleared then
+        assert len(batched._pieces) <= 5 + 8 * 30  # past the bound, a batch adds no pieces; cleared then
 
 
 def test_batch_embedding_is_bit_identical_to_in_order_ids(monkeypatch):
@@ -148,7 +155,7 @@ def test_batch_embedding_is_bit_identical_to_in_order_ids(monkeypatch):
     got = embedder.embed(texts)
     prepared = embedder._prepared(texts)
     reference = StaticEmbedder("code:ref", CODE_DIR / "tokenizer.json", CODE_DIR / "embeddings.safetensors")
-    in_order = reference._pool_batches([reference._encode(prepared, None)], len(texts))
+    in_order = reference._pool_batches([static._flat_ids(reference._encode(prepared, None))], len(texts))
     assert np.array_equal(got.view(np.uint32), in_order.view(np.uint32))
     monkeypatch.setattr(static, "ENCODE_BATCH", 7)
     again = StaticEmbedder("code:test", CODE_DIR / "tokenizer.json", CODE_DIR / "embeddings.safetensors",

@@ -17,9 +17,10 @@ matched before normalisation) is given back as None for ``tokenizers``.
 from __future__ import annotations
 
 import re
+from array import array
 from collections.abc import Callable
 from functools import partial
-from itertools import chain
+from itertools import chain, filterfalse
 from typing import Any
 
 from .wordpiece import WordPieceEncoder
@@ -39,7 +40,11 @@ MAX_PIECES = 400_000
 
 
 class PieceTokenizer:
-    """Order-free token ids of a text: the ids of its pieces, each piece tokenised once."""
+    """Order-free token ids of a text: the ids of its pieces, each piece tokenised once.
+
+    Ids are packed native int32 (``array("i")`` bytes): a text's ids are one ``bytes.join`` of
+    its pieces' ids, and a batch's become one numpy array without a Python int per token.
+    """
 
     def __init__(self, encoder: WordPieceEncoder, fallback: Callable[[str], list[int]]) -> None:
         """``fallback`` tokenises one non-ASCII piece that is not plain (``tokenizers``, loaded on
@@ -54,66 +59,69 @@ class PieceTokenizer:
         self._encoder = encoder
         self._fallback = fallback
         self._specials = tuple(encoder.specials)
-        self._ascii: dict[bytes, tuple[int, ...]] = _Cache(self._encode_ascii)
-        self._words: dict[bytes, tuple[int, ...]] = _Cache(self._encode_word)
-        self._other: dict[str, tuple[int, ...]] = _Cache(self._encode_any)
+        # a cleaned, lower-cased ASCII piece (bytes) or a piece of a text that is not all ASCII
+        # (str): the key types never collide, so one cache and one bound hold both
+        self._pieces: dict[bytes | str, bytes] = _Cache(self._encode_piece)
+        self._words: dict[bytes, bytes] = _Cache(self._encode_word)
 
-    def ids_many(self, texts: list[str]) -> list[list[int] | None]:
+    def ids_many(self, texts: list[str]) -> list[bytes | None]:
         """:meth:`ids` of every text. Each ASCII text is cleaned and split once; the pieces the
         batch brings that the cache lacks are split into words once, and their ids (new words
         through the Python WordPiece) enter the cache in one C-level pass, not a Python call
         per piece (code has many pieces seen once, such as ``self._client.send(``)."""
         split = [text.encode("ascii").translate(_TABLE, _DROP).split() if text.isascii() else None
                  for text in texts]
-        if len(self._ascii) < MAX_PIECES:
-            new = list(set(chain.from_iterable(p for p in split if p is not None)).difference(self._ascii))
+        cache = self._pieces
+        if len(cache) < MAX_PIECES:
+            # a membership test per distinct piece (``set.difference`` with a dict subclass
+            # would walk the whole cache instead)
+            new = list(filterfalse(cache.__contains__, set(chain.from_iterable(p for p in split if p is not None))))
             words = map(_WORDS.findall, new)
-            self._ascii.update(zip(new, map(tuple, map(chain.from_iterable,
-                                                       map(partial(map, self._words.__getitem__), words)))))
+            cache.update(zip(new, map(b"".join, map(partial(map, self._words.__getitem__), words))))
         return [self._ids(text, pieces) for text, pieces in zip(texts, split)]
 
-    def ids(self, text: str) -> list[int] | None:
-        """The token ids of ``text`` in piece order; None when it holds an added token."""
+    def ids(self, text: str) -> bytes | None:
+        """The token ids of ``text`` in piece order, packed; None when it holds an added token."""
         return self._ids(text, text.encode("ascii").translate(_TABLE, _DROP).split() if text.isascii() else None)
 
-    def _ids(self, text: str, ascii_pieces: list[bytes] | None) -> list[int] | None:
+    def _ids(self, text: str, ascii_pieces: list[bytes] | None) -> bytes | None:
         """:meth:`ids` given the cleaned pieces of an ASCII ``text`` (None: not ASCII)."""
         if "[" in text and any(special in text for special in self._specials):
             return None
-        if ascii_pieces is not None:
-            cache: dict = self._ascii
-            pieces: list = ascii_pieces
-        else:
-            cache = self._other
-            pieces = [p for p in _ASCII_SPACE.split(text) if p]
+        pieces: list = ascii_pieces if ascii_pieces is not None else [p for p in _ASCII_SPACE.split(text) if p]
+        cache = self._pieces
         if len(cache) > MAX_PIECES:
             cache.clear()
             self._words.clear()
-        return list(chain.from_iterable(map(cache.__getitem__, pieces)))
+        return b"".join(map(cache.__getitem__, pieces))
 
-    def _encode_ascii(self, piece: bytes) -> tuple[int, ...]:
-        """A cleaned, lower-cased ASCII piece: its words' ids (a piece is seldom new, a word rarer)."""
-        return tuple(chain.from_iterable(map(self._words.__getitem__, _WORDS.findall(piece))))
-
-    def _encode_word(self, word: bytes) -> tuple[int, ...]:
-        return tuple(self._encoder.word_ids(word.decode("ascii")))
-
-    def _encode_any(self, piece: str) -> tuple[int, ...]:
-        """A piece of a text that is not all ASCII: an ASCII piece is cleaned as an ASCII text's
-        pieces are (it holds no space, so it stays one piece) and shares their cache."""
+    def _encode_piece(self, piece: bytes | str) -> bytes:
+        """A cleaned, lower-cased ASCII piece: its words' ids (a piece is seldom new, a word rarer).
+        A piece of a text that is not all ASCII: an ASCII one is cleaned as an ASCII text's pieces
+        are (it holds no space, so it stays one piece) and shares their entry."""
+        if isinstance(piece, bytes):
+            return b"".join(map(self._words.__getitem__, _WORDS.findall(piece)))
         if piece.isascii():
-            return self._ascii[piece.encode("ascii").translate(_TABLE, _DROP)]
+            return self._pieces[piece.encode("ascii").translate(_TABLE, _DROP)]
         ids = self._encoder.plain_piece_ids(piece)  # most such pieces: no need to load ``tokenizers``
-        return tuple(self._fallback(piece) if ids is None else ids)
+        return packed(self._fallback(piece) if ids is None else ids)
+
+    def _encode_word(self, word: bytes) -> bytes:
+        return packed(self._encoder.word_ids(word.decode("ascii")))
+
+
+def packed(ids: list[int]) -> bytes:
+    """Token ids as packed native int32, the form :class:`PieceTokenizer` gives."""
+    return array("i", ids).tobytes()
 
 
 class _Cache(dict):
     """A dict that computes a missing key's value (``map(cache.__getitem__, …)`` stays in C)."""
 
-    def __init__(self, compute: Callable[[Any], tuple[int, ...]]) -> None:
+    def __init__(self, compute: Callable[[Any], bytes]) -> None:
         super().__init__()
         self._compute = compute
 
-    def __missing__(self, key: Any) -> tuple[int, ...]:
+    def __missing__(self, key: Any) -> bytes:
         value = self[key] = self._compute(key)
         return value

@@ -61,6 +61,8 @@ PY_POOL_MAX_TOKENS = 4096
 EXACT_F16_TOKENS = 8192
 
 _ITEMSIZE = {"F16": 2, "F32": 4, "F64": 8}
+# A batch's token ids: all texts' ids in one integer array, and the offset where each text's end.
+FlatIds = tuple["numpy.ndarray", list[int]]
 _NUMPY_DTYPES = {"F16": "<f2", "F32": "<f4", "F64": "<f8"}
 
 
@@ -114,7 +116,7 @@ class StaticEmbedder:
             return self._pool_batches((self._encode_pieces(texts[start:start + ENCODE_BATCH])
                                        for start in range(0, len(texts), ENCODE_BATCH)), len(texts))
         encoder = self._python_encoder(texts)
-        return self._pool_batches((self._encode(texts[start:start + ENCODE_BATCH], encoder)
+        return self._pool_batches((_flat_ids(self._encode(texts[start:start + ENCODE_BATCH], encoder))
                                    for start in range(0, len(texts), ENCODE_BATCH)), len(texts))
 
     def embed_packed(self, texts: Sequence[str]) -> bytes:
@@ -126,7 +128,7 @@ class StaticEmbedder:
         ids = self._encode(texts, self._python_encoder(texts, PACKED_ENCODE_MAX_CHARS))
         if sum(map(len, ids)) <= PY_POOL_MAX_TOKENS and all(len(text_ids) <= EXACT_F16_TOKENS for text_ids in ids):
             return self._pool_python(ids)
-        return self._pool_batches((ids[start:start + ENCODE_BATCH] for start in range(0, len(ids), ENCODE_BATCH)),
+        return self._pool_batches((_flat_ids(ids[start:start + ENCODE_BATCH]) for start in range(0, len(ids), ENCODE_BATCH)),
                                   len(ids)).tobytes()
 
     # ------------------------------------------------------------ internals
@@ -152,23 +154,27 @@ class StaticEmbedder:
         encodings = self._hf_tokenizer().encode_batch(list(texts), add_special_tokens=False)
         return [encoding.ids for encoding in encodings]
 
-    def _encode_pieces(self, texts: Sequence[str]) -> list[list[int]]:
-        """Each text's token ids as a multiset (:mod:`ragit.embed.pieces`); a text the piece
-        tokeniser declines, or longer than ``EXACT_F16_TOKENS`` (whose sum is only exact in
+    def _encode_pieces(self, texts: Sequence[str]) -> FlatIds:
+        """The texts' token ids, each text's as a multiset (:mod:`ragit.embed.pieces`); a text the
+        piece tokeniser declines, or longer than ``EXACT_F16_TOKENS`` (whose sum is only exact in
         order), is encoded in order by ``tokenizers``."""
-        if self._pieces is None:
-            from .pieces import PieceTokenizer
+        import numpy as np
 
+        from .pieces import PieceTokenizer, packed
+
+        if self._pieces is None:
             assert self._py is not None
             self._pieces = PieceTokenizer(
                 self._py, lambda piece: self._hf_tokenizer().encode(piece, add_special_tokens=False).ids)
         out = self._pieces.ids_many(list(texts))
-        redo = [i for i, ids in enumerate(out) if ids is None or len(ids) > EXACT_F16_TOKENS]
+        itemsize = np.dtype(np.intc).itemsize
+        redo = [i for i, ids in enumerate(out) if ids is None or len(ids) > EXACT_F16_TOKENS * itemsize]
         if redo:
             encodings = self._hf_tokenizer().encode_batch([texts[i] for i in redo], add_special_tokens=False)
             for i, encoding in zip(redo, encodings):
-                out[i] = encoding.ids
-        return out  # type: ignore[return-value]
+                out[i] = packed(encoding.ids)
+        ends = [size // itemsize for size in accumulate(map(len, out))]  # type: ignore[arg-type]
+        return np.frombuffer(b"".join(out), dtype=np.intc), ends  # type: ignore[arg-type]
 
     def _matrix(self) -> numpy.ndarray:
         """The matrix as a numpy array: a view of the mapping, widened to float32 once busy."""
@@ -183,36 +189,36 @@ class StaticEmbedder:
             self._array = np.ascontiguousarray(self._array, dtype=np.float32)  # exact: float16 ⊂ float32
         return self._array
 
-    def _pool_batches(self, batches: Iterable[list[list[int]]], count: int) -> numpy.ndarray:
+    def _pool_batches(self, batches: Iterable[FlatIds], count: int) -> numpy.ndarray:
         """The unit vectors of ``count`` texts given as batches of token ids."""
         import numpy as np
 
         out = np.zeros((count, self.dimensions), dtype=np.float32)
         start = 0
-        for ids in batches:
-            self._pool(ids, out[start:start + len(ids)])
-            start += len(ids)
+        for flat, ends in batches:
+            self._pool(flat, ends, out[start:start + len(ends)])
+            start += len(ends)
         return out
 
-    def _pool(self, ids: list[list[int]], out: numpy.ndarray) -> None:
-        """Write each text's normalised mean of token rows into ``out``."""
+    def _pool(self, flat: numpy.ndarray, ends: list[int], out: numpy.ndarray) -> None:
+        """Write each text's normalised mean of token rows into ``out`` (its ids end at ``ends``)."""
         import numpy as np
 
-        ends = list(accumulate(map(len, ids)))
         total = ends[-1] if ends else 0
         self._tokens_seen += total
         matrix = self._matrix()
-        sums = np.zeros((len(ids), self.dimensions), dtype=np.float64)
-        # The batch's ids in one array, clipped once (like WordLlama: ids past the matrix use its
-        # last row); then one text at a time: a text's vector does not depend on its batch, and
-        # memory stays bounded by the longest text. ``add.reduce`` is what ``ndarray.sum`` calls.
-        flat = np.fromiter(chain.from_iterable(ids), dtype=np.intp, count=total)
-        np.minimum(np.maximum(flat, 0, out=flat), matrix.shape[0] - 1, out=flat)  # np.clip, without its wrapper
-        add, f64 = np.add.reduce, np.float64
+        sums = np.zeros((len(ends), self.dimensions), dtype=np.float64)
+        # The batch's ids clipped once (like WordLlama: ids past the matrix use its last row);
+        # then one text at a time: a text's vector does not depend on its batch, and memory stays
+        # bounded by the longest text. ``add.reduce`` is what ``ndarray.sum`` calls; ``take``
+        # gathers the same rows as indexing, with less overhead per call.
+        ids = np.maximum(flat, 0, dtype=np.intp)
+        np.minimum(ids, matrix.shape[0] - 1, out=ids)  # np.clip, without its wrapper
+        add, take, f64 = np.add.reduce, matrix.take, np.float64
         start = 0
         for row, end in enumerate(ends):
             if end > start:
-                add(matrix[flat[start:end]], axis=0, dtype=f64, out=sums[row])
+                add(take(ids[start:end], axis=0), axis=0, dtype=f64, out=sums[row])
             start = end
         out[:] = vectormath.unit_rows_numpy(sums)
 
@@ -278,3 +284,11 @@ class StaticEmbedder:
 
     def _unavailable(self, reason: str) -> RagitError:
         return embedder_unavailable(self.id, reason)
+
+
+def _flat_ids(ids: list[list[int]]) -> FlatIds:
+    """Per-text token id lists as :data:`FlatIds`."""
+    import numpy as np
+
+    ends = list(accumulate(map(len, ids)))
+    return np.fromiter(chain.from_iterable(ids), dtype=np.intp, count=ends[-1] if ends else 0), ends
