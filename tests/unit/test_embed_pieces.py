@@ -13,7 +13,7 @@ import pytest
 from tokenizers import Tokenizer
 
 from ragit.embed import CODE_DIR, pieces, static
-from ragit.embed.codetext import code_words, split_identifiers
+from ragit.embed.codetext import code_words, code_words_pieces, split_identifiers
 from ragit.embed.pieces import PieceTokenizer
 from ragit.embed.static import StaticEmbedder
 from ragit.embed.wordpiece import load_wordpiece
@@ -163,6 +163,31 @@ def test_batch_embedding_is_bit_identical_to_in_order_ids(monkeypatch):
     assert np.array_equal(got.view(np.uint32), again.view(np.uint32))
 
 
+def test_pieces_pre_processed_alone_give_the_bits_of_whole_texts():
+    """The code model pre-processes each new piece, not each text: over identifiers, case,
+    controls that BERT drops (vertical tab, form feed: not separators), Unicode spaces and
+    added tokens, the vectors are those of ``tokenizers`` ids of pre-processed whole texts."""
+    alphabet = ALPHABET + EXTRA + ["getUser", "HTTPServer", "x_y", "Ab", "aB", "AB", "\x0b", "\x00", "\x7f",
+                                   "\t", "\r", "\n", "[UNK]", "[", "ß", "naïveCase", "getÜser"]
+    texts = _random_texts(3000, seed=17, alphabet=alphabet) + [t for t in _real_code(100)]
+    embedder = StaticEmbedder("code:test", CODE_DIR / "tokenizer.json", CODE_DIR / "embeddings.safetensors",
+                              preprocess="code")
+    got = np.concatenate([embedder.embed(texts[start:start + 300]) for start in range(0, len(texts), 300)])
+    reference = StaticEmbedder("code:ref", CODE_DIR / "tokenizer.json", CODE_DIR / "embeddings.safetensors")
+    in_order = reference._pool_batches([static._flat_ids(reference._encode(embedder._prepared(texts), None))],
+                                       len(texts))
+    assert np.array_equal(got.view(np.uint32), in_order.view(np.uint32))
+
+
+def test_added_tokens_with_whitespace_refuse_piece_pre_processing():
+    encoder = load_wordpiece(CODE_DIR / "tokenizer.json")
+    assert encoder is not None
+    PieceTokenizer(encoder, list, split_identifiers)
+    encoder.specials = (*encoder.specials, "[NEW LINE]")
+    with pytest.raises(ValueError):
+        PieceTokenizer(encoder, list, split_identifiers)
+
+
 def test_float32_models_keep_the_in_order_path(tmp_path):
     tok = _tokenizer()
     tok_path = tmp_path / "tokenizer.json"
@@ -183,6 +208,23 @@ def _code_words_reference(text: str) -> str:
     compounds = _CAMEL_WORD.findall(text)
     split = _BOUNDARY.sub(r"\1 ", text).translate(str.maketrans("_", " "))
     return split + "\n" + " ".join(compounds) if compounds else split
+
+
+def test_code_words_of_pieces_are_those_of_the_whole_text():
+    """``code_words_pieces`` on a text's pieces (split at ASCII whitespace, one a line) gives
+    each piece the pieces ``code_words`` gives the whole text, counted; so does
+    ``split_identifiers``, which keeps each piece on its line."""
+    alphabet = ["a", "b", "Z", "Q", "x1", "9", "_", " ", ".", "HTTP", "Server", "getUser", "é", "Ü", "\n", "ab",
+                "\t", "\r", "\x0b", "\x0c", "\x1c", "\x85", "\u00a0", "\u3000", "ABc", "(", "ß", "_x"]
+    texts = _random_texts(5000, seed=13, alphabet=alphabet) + _real_code() + ["", "  ", "parseXMLHttp"]
+    space = re.compile(r"[ \t\n\r]+")
+    for text in texts:
+        raw = [p for p in space.split(text) if p]
+        for whole, pieces in ((code_words, code_words_pieces), (split_identifiers, split_identifiers)):
+            lines = pieces("\n".join(raw)).split("\n")
+            assert len(lines) == max(len(raw), 1), repr(text)
+            assert (Counter(p for line in lines for p in space.split(line) if p)
+                    == Counter(p for p in space.split(whole(text)) if p)), repr(text)
 
 
 def test_code_words_equals_the_reference_regexes():

@@ -40,6 +40,8 @@ from .wordpiece import WordPieceEncoder, load_wordpiece
 if TYPE_CHECKING:
     import numpy
 
+    from .codetext import Preprocessor
+
 # Up to this many characters in one call (when ``tokenizers`` is not loaded yet) the Python
 # encoder is used; beyond it, importing ``tokenizers`` and building the tokenizer (~0.04 s, then
 # fast and parallel) is the cheaper way. The Python encoder does ~4,000 characters per ms of
@@ -85,7 +87,7 @@ class StaticEmbedder:
         applied to every text before tokenisation, in every path (default: none).
         """
         self.id = id
-        self._preprocess = None
+        self._preprocess: Preprocessor | None = None
         if preprocess is not None:
             from .codetext import PREPROCESSORS
 
@@ -111,10 +113,10 @@ class StaticEmbedder:
 
     def embed(self, texts: Sequence[str]) -> numpy.ndarray:
         """Embed ``texts``: one L2-normalised float32 row each, zeros for token-less input."""
-        texts = self._prepared(texts)
         if self._py is not None and self._dtype == "F16":  # order-free sums: each piece tokenised once
             return self._pool_batches((self._encode_pieces(texts[start:start + ENCODE_BATCH])
                                        for start in range(0, len(texts), ENCODE_BATCH)), len(texts))
+        texts = self._prepared(texts)
         encoder = self._python_encoder(texts)
         return self._pool_batches((_flat_ids(self._encode(texts[start:start + ENCODE_BATCH], encoder))
                                    for start in range(0, len(texts), ENCODE_BATCH)), len(texts))
@@ -136,7 +138,7 @@ class StaticEmbedder:
     def _prepared(self, texts: Sequence[str]) -> Sequence[str]:
         """``texts`` after the pre-processing (the same for every path), or as given."""
         preprocess = self._preprocess
-        return texts if preprocess is None else [preprocess(text) for text in texts]
+        return texts if preprocess is None else list(map(preprocess.text, texts))
 
     def _python_encoder(self, texts: Sequence[str], max_chars: int | None = None) -> WordPieceEncoder | None:
         """The Python encoder when it is the cheaper way to tokenise ``texts``, else None."""
@@ -155,9 +157,10 @@ class StaticEmbedder:
         return [encoding.ids for encoding in encodings]
 
     def _encode_pieces(self, texts: Sequence[str]) -> FlatIds:
-        """The texts' token ids, each text's as a multiset (:mod:`ragit.embed.pieces`); a text the
-        piece tokeniser declines, or longer than ``EXACT_F16_TOKENS`` (whose sum is only exact in
-        order), is encoded in order by ``tokenizers``."""
+        """The token ids of the pre-processed texts, each text's as a multiset
+        (:mod:`ragit.embed.pieces`, which pre-processes pieces); a text the piece tokeniser
+        declines, or longer than ``EXACT_F16_TOKENS`` (whose sum is only exact in order), is
+        encoded in order by ``tokenizers``."""
         import numpy as np
 
         from .pieces import PieceTokenizer, packed
@@ -165,12 +168,14 @@ class StaticEmbedder:
         if self._pieces is None:
             assert self._py is not None
             self._pieces = PieceTokenizer(
-                self._py, lambda piece: self._hf_tokenizer().encode(piece, add_special_tokens=False).ids)
+                self._py, lambda piece: self._hf_tokenizer().encode(piece, add_special_tokens=False).ids,
+                None if self._preprocess is None else self._preprocess.pieces)
         out = self._pieces.ids_many(list(texts))
         itemsize = np.dtype(np.intc).itemsize
         redo = [i for i, ids in enumerate(out) if ids is None or len(ids) > EXACT_F16_TOKENS * itemsize]
         if redo:
-            encodings = self._hf_tokenizer().encode_batch([texts[i] for i in redo], add_special_tokens=False)
+            encodings = self._hf_tokenizer().encode_batch(self._prepared([texts[i] for i in redo]),
+                                                          add_special_tokens=False)
             for i, encoding in zip(redo, encodings):
                 out[i] = packed(encoding.ids)
         ends = [size // itemsize for size in accumulate(map(len, out))]  # type: ignore[arg-type]
