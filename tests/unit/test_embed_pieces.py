@@ -220,8 +220,8 @@ def test_code_words_of_pieces_are_those_of_the_whole_text():
     space = re.compile(r"[ \t\n\r]+")
     for text in texts:
         raw = [p for p in space.split(text) if p]
-        for whole, pieces in ((code_words, code_words_pieces), (split_identifiers, split_identifiers)):
-            lines = pieces("\n".join(raw)).split("\n")
+        for whole, of_pieces in ((code_words, code_words_pieces), (split_identifiers, split_identifiers)):
+            lines = of_pieces("\n".join(raw)).split("\n")
             assert len(lines) == max(len(raw), 1), repr(text)
             assert (Counter(p for line in lines for p in space.split(line) if p)
                     == Counter(p for p in space.split(whole(text)) if p)), repr(text)

@@ -10,16 +10,16 @@ words carry the meaning. snake_case needs no copy: WordPiece already splits it a
 
 The same function runs on chunks and on questions, in every path of
 :class:`ragit.embed.static.StaticEmbedder` (``embed``, ``embed_packed``, the pure-Python and the
-``tokenizers`` tokenisers), so the numpy and the plain-Python vectors stay bit-identical. Only
-ASCII characters are matched or inserted: ASCII text stays ASCII (and keeps the fast
-pure-Python tokenizer). Cost: about 30 µs per 700-character chunk.
+``tokenizers`` tokenisers), so the numpy and the plain-Python vectors stay bit-identical; the
+batch path (:mod:`ragit.embed.pieces`) runs :func:`code_words_pieces` on the text's pieces,
+which gives the same words. Only ASCII characters are matched or inserted: ASCII text stays
+ASCII (and keeps the fast pure-Python tokenizer). Cost: about 30 µs per 700-character chunk.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import NamedTuple
 
 # One pass: a space after a lower-case letter or digit followed by a capital (getUser -> get User,
 # base64Encode -> base64 Encode) and after a capital followed by capital + lower-case
@@ -31,10 +31,6 @@ _BOUNDARY = re.compile(r"([a-z0-9](?=[A-Z])|[A-Z](?=[A-Z][a-z]))")
 # word (a shorter run ends inside it, where no ``\b`` is): the same matches, ~40 % less time.
 _CAMEL_WORD = re.compile(
     r"\b(?=[a-z0-9_]*+[A-Z])(?=[A-Za-z0-9_]*?(?:[a-z0-9][A-Z]|[A-Z][A-Z][a-z]))[A-Za-z0-9_]++\b")
-
-
-# A camelCase word or a newline: the words of newline-separated pieces, with their separators.
-_CAMEL_WORD_OR_NEWLINE = re.compile(_CAMEL_WORD.pattern + "|\n")
 
 
 # The same places as zero-width matches: a literal replacement, no template expanded per match.
@@ -69,21 +65,25 @@ def code_words(text: str) -> str:
 def code_words_pieces(pieces: str) -> str:
     """:func:`code_words` of each line of ``pieces`` (lines free of other ASCII whitespace), each
     line's camelCase words appended to it after a space instead of at the end: the same words
-    per line, in one pass over all of them. Each function here reads a piece of a text alone
+    per line, split in one pass over all of them. Each function here reads a piece of a text alone
     (no match reaches over ASCII whitespace, nor needs what lies beyond it), so a text's words
     are its pieces' words."""
     if _ANY_BOUNDARY.search(pieces) is None:
         return pieces.replace("_", " ")
     split = _BOUNDARY_AT.sub(" ", pieces).replace("_", " ").split("\n")
-    compounds = " ".join(_CAMEL_WORD_OR_NEWLINE.findall(pieces)).split("\n")  # a line's words, then the next's
+    compounds = map(" ".join, map(_CAMEL_WORD.findall, pieces.split("\n")))
     return "\n".join(map(" ".join, zip(split, compounds)))
 
 
-class Preprocessor(NamedTuple):
-    """A text pre-processing, and the same for many pieces of text at once (one a line)."""
+class Preprocessor:
+    """A text pre-processing, and the same for many pieces of text at once (one a line).
+    (A plain class: a NamedTuple would cost a cold query ~1 ms to define.)"""
 
-    text: Callable[[str], str]
-    pieces: Callable[[str], str]
+    __slots__ = ("text", "pieces")
+
+    def __init__(self, text: Callable[[str], str], pieces: Callable[[str], str]) -> None:
+        self.text = text
+        self.pieces = pieces
 
 
 # Named pre-processings for ``StaticEmbedder(preprocess=...)``; a model's id pins its choice.

@@ -4,7 +4,8 @@ A text's vector is the mean of its tokens' rows (no special tokens, no truncatio
 — WordLlama's inference with ``norm=True``, and equally model2vec-style distilled models, so any
 such model loads from a ``tokenizer.json`` and a safetensors matrix given by path. A model may
 name a text pre-processing (``preprocess``, e.g. the code model's identifier splitting,
-:mod:`ragit.embed.codetext`); it is applied to every text first, whichever path embeds it.
+:mod:`ragit.embed.codetext`); it is applied to every text first, whichever path embeds it (the
+batch path applies it to each new piece of text instead, which gives the same tokens).
 
 Start-up matters more than anything else here (a cold ``ragit query`` embeds one question, a
 ``git commit`` hook re-ingests one file): the matrix is memory-mapped, not read, and short ASCII
@@ -63,7 +64,7 @@ PY_POOL_MAX_TOKENS = 4096
 EXACT_F16_TOKENS = 8192
 
 _ITEMSIZE = {"F16": 2, "F32": 4, "F64": 8}
-# A batch's token ids: all texts' ids in one integer array, and the offset where each text's end.
+# A batch's token ids: all its texts' ids in one integer array, and where each text's ids end.
 FlatIds = tuple["numpy.ndarray", list[int]]
 _NUMPY_DTYPES = {"F16": "<f2", "F32": "<f4", "F64": "<f8"}
 
@@ -130,8 +131,8 @@ class StaticEmbedder:
         ids = self._encode(texts, self._python_encoder(texts, PACKED_ENCODE_MAX_CHARS))
         if sum(map(len, ids)) <= PY_POOL_MAX_TOKENS and all(len(text_ids) <= EXACT_F16_TOKENS for text_ids in ids):
             return self._pool_python(ids)
-        return self._pool_batches((_flat_ids(ids[start:start + ENCODE_BATCH]) for start in range(0, len(ids), ENCODE_BATCH)),
-                                  len(ids)).tobytes()
+        return self._pool_batches((_flat_ids(ids[start:start + ENCODE_BATCH])
+                                   for start in range(0, len(ids), ENCODE_BATCH)), len(ids)).tobytes()
 
     # ------------------------------------------------------------ internals
 
