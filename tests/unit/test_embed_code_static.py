@@ -77,7 +77,7 @@ def test_split_identifiers(text, expected):
 ])
 def test_code_words(text, expected):
     assert code_words(text) == expected
-    assert PREPROCESSORS["code"] is code_words
+    assert PREPROCESSORS["code"].text is code_words
 
 
 def test_pre_processing_keeps_ascii_ascii():

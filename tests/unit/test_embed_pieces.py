@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import re
+from array import array
 from collections import Counter
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import pytest
 from tokenizers import Tokenizer
 
 from ragit.embed import CODE_DIR, pieces, static
-from ragit.embed.codetext import code_words, split_identifiers
+from ragit.embed.codetext import code_words, code_words_pieces, split_identifiers
 from ragit.embed.pieces import PieceTokenizer
 from ragit.embed.static import StaticEmbedder
 from ragit.embed.wordpiece import load_wordpiece
@@ -35,6 +36,11 @@ def _real_code(limit: int = 400) -> list[str]:
         if len(texts) >= limit:
             break
     return texts
+
+
+def _unpacked(ids: bytes | None) -> list[int] | None:
+    """The piece tokeniser's packed ids as a list."""
+    return None if ids is None else array("i", ids).tolist()
 
 
 def _random_texts(count: int, seed: int, alphabet) -> list[str]:
@@ -62,7 +68,7 @@ def test_piece_ids_are_the_multiset_of_tokenizers_ids(tmp_path):
     texts = _random_texts(3000, seed=11, alphabet=ALPHABET + EXTRA) + ["x" * 13, "a" * 12 + " " + "b", "AB.c(x)"]
     checked = 0
     for text, encoding in zip(texts, tok.encode_batch(texts, add_special_tokens=False)):
-        got = tokenizer.ids(text)
+        got = _unpacked(tokenizer.ids(text))
         if "[UNK]" in text or "[PAD]" in text:
             assert got is None  # an added token: the caller encodes the text in order
             continue
@@ -80,7 +86,7 @@ def test_piece_ids_on_real_code_with_the_bundled_model():
     got = tokenizer.ids_many(texts)
     for text, ids, encoding in zip(texts, got, tok.encode_batch(texts, add_special_tokens=False)):
         if ids is not None:
-            assert Counter(ids) == Counter(encoding.ids), repr(text[:80])
+            assert Counter(_unpacked(ids)) == Counter(encoding.ids), repr(text[:80])
     assert calls and all(not piece.isascii() for piece in calls)  # ASCII pieces never reach tokenizers
 
 
@@ -98,7 +104,7 @@ def test_batches_fill_the_cache_as_single_texts_do():
         assert got == expected
         # the same ids for every piece both remember (a batch also remembers the pieces of a text
         # it then declines for holding an added token: valid ids, never used for that text)
-        assert all(batched._ascii[p] == ids for p, ids in one_by_one._ascii.items())
+        assert all(batched._pieces[p] == ids for p, ids in one_by_one._pieces.items())
 
 
 def _assert_embedded_without_tokenizers(texts: list[str]) -> None:
@@ -112,7 +118,8 @@ def _assert_embedded_without_tokenizers(texts: list[str]) -> None:
                                preprocess="code")
     prepared = reference._prepared(texts)
     ids = [e.ids for e in reference._hf_tokenizer().encode_batch(list(prepared), add_special_tokens=False)]
-    assert np.array_equal(got.view(np.uint32), reference._pool_batches([ids], len(texts)).view(np.uint32))
+    assert np.array_equal(got.view(np.uint32),
+                          reference._pool_batches([static._flat_ids(ids)], len(texts)).view(np.uint32))
 
 
 def test_ascii_text_never_loads_tokenizers():
@@ -130,12 +137,12 @@ def test_piece_cache_is_bounded(tmp_path, monkeypatch):
     tokenizer = _pieces_for(path, tok)
     for text in _random_texts(200, seed=3, alphabet=["a", "b", "x", " ", "ab", "."]):
         tokenizer.ids(text)
-        assert len(tokenizer._ascii) <= 5 + 30  # cleared once past the bound (plus one text's pieces)
+        assert len(tokenizer._pieces) <= 5 + 30  # cleared once past the bound (plus one text's pieces)
     batched = _pieces_for(path, tok)
     texts = _random_texts(400, seed=4, alphabet=["a", "b", "x", " ", "ab", "."])
     for start in range(0, len(texts), 8):
         assert batched.ids_many(texts[start:start + 8]) == [tokenizer.ids(t) for t in texts[start:start + 8]]
-        assert len(batched._ascii) <= 5 + 8 * 30  # past the bound, a batch adds no pieces; cleared then
+        assert len(batched._pieces) <= 5 + 8 * 30  # past the bound, a batch adds no pieces; cleared then
 
 
 def test_batch_embedding_is_bit_identical_to_in_order_ids(monkeypatch):
@@ -148,12 +155,37 @@ def test_batch_embedding_is_bit_identical_to_in_order_ids(monkeypatch):
     got = embedder.embed(texts)
     prepared = embedder._prepared(texts)
     reference = StaticEmbedder("code:ref", CODE_DIR / "tokenizer.json", CODE_DIR / "embeddings.safetensors")
-    in_order = reference._pool_batches([reference._encode(prepared, None)], len(texts))
+    in_order = reference._pool_batches([static._flat_ids(reference._encode(prepared, None))], len(texts))
     assert np.array_equal(got.view(np.uint32), in_order.view(np.uint32))
     monkeypatch.setattr(static, "ENCODE_BATCH", 7)
     again = StaticEmbedder("code:test", CODE_DIR / "tokenizer.json", CODE_DIR / "embeddings.safetensors",
                            preprocess="code").embed(texts)
     assert np.array_equal(got.view(np.uint32), again.view(np.uint32))
+
+
+def test_pieces_pre_processed_alone_give_the_bits_of_whole_texts():
+    """The code model pre-processes each new piece, not each text: over identifiers, case,
+    controls that BERT drops (vertical tab, form feed: not separators), Unicode spaces and
+    added tokens, the vectors are those of ``tokenizers`` ids of pre-processed whole texts."""
+    alphabet = ALPHABET + EXTRA + ["getUser", "HTTPServer", "x_y", "Ab", "aB", "AB", "\x0b", "\x00", "\x7f",
+                                   "\t", "\r", "\n", "[UNK]", "[", "ß", "naïveCase", "getÜser"]
+    texts = _random_texts(3000, seed=17, alphabet=alphabet) + [t for t in _real_code(100)]
+    embedder = StaticEmbedder("code:test", CODE_DIR / "tokenizer.json", CODE_DIR / "embeddings.safetensors",
+                              preprocess="code")
+    got = np.concatenate([embedder.embed(texts[start:start + 300]) for start in range(0, len(texts), 300)])
+    reference = StaticEmbedder("code:ref", CODE_DIR / "tokenizer.json", CODE_DIR / "embeddings.safetensors")
+    in_order = reference._pool_batches([static._flat_ids(reference._encode(embedder._prepared(texts), None))],
+                                       len(texts))
+    assert np.array_equal(got.view(np.uint32), in_order.view(np.uint32))
+
+
+def test_added_tokens_with_whitespace_refuse_piece_pre_processing():
+    encoder = load_wordpiece(CODE_DIR / "tokenizer.json")
+    assert encoder is not None
+    PieceTokenizer(encoder, list, split_identifiers)
+    encoder.specials = (*encoder.specials, "[NEW LINE]")
+    with pytest.raises(ValueError):
+        PieceTokenizer(encoder, list, split_identifiers)
 
 
 def test_float32_models_keep_the_in_order_path(tmp_path):
@@ -176,6 +208,23 @@ def _code_words_reference(text: str) -> str:
     compounds = _CAMEL_WORD.findall(text)
     split = _BOUNDARY.sub(r"\1 ", text).translate(str.maketrans("_", " "))
     return split + "\n" + " ".join(compounds) if compounds else split
+
+
+def test_code_words_of_pieces_are_those_of_the_whole_text():
+    """``code_words_pieces`` on a text's pieces (split at ASCII whitespace, one a line) gives
+    each piece the pieces ``code_words`` gives the whole text, counted; so does
+    ``split_identifiers``, which keeps each piece on its line."""
+    alphabet = ["a", "b", "Z", "Q", "x1", "9", "_", " ", ".", "HTTP", "Server", "getUser", "é", "Ü", "\n", "ab",
+                "\t", "\r", "\x0b", "\x0c", "\x1c", "\x85", "\u00a0", "\u3000", "ABc", "(", "ß", "_x"]
+    texts = _random_texts(5000, seed=13, alphabet=alphabet) + _real_code() + ["", "  ", "parseXMLHttp"]
+    space = re.compile(r"[ \t\n\r]+")
+    for text in texts:
+        raw = [p for p in space.split(text) if p]
+        for whole, of_pieces in ((code_words, code_words_pieces), (split_identifiers, split_identifiers)):
+            lines = of_pieces("\n".join(raw)).split("\n")
+            assert len(lines) == max(len(raw), 1), repr(text)
+            assert (Counter(p for line in lines for p in space.split(line) if p)
+                    == Counter(p for p in space.split(whole(text)) if p)), repr(text)
 
 
 def test_code_words_equals_the_reference_regexes():

@@ -10,14 +10,16 @@ words carry the meaning. snake_case needs no copy: WordPiece already splits it a
 
 The same function runs on chunks and on questions, in every path of
 :class:`ragit.embed.static.StaticEmbedder` (``embed``, ``embed_packed``, the pure-Python and the
-``tokenizers`` tokenisers), so the numpy and the plain-Python vectors stay bit-identical. Only
-ASCII characters are matched or inserted: ASCII text stays ASCII (and keeps the fast
-pure-Python tokenizer). Cost: about 30 µs per 700-character chunk.
+``tokenizers`` tokenisers), so the numpy and the plain-Python vectors stay bit-identical; the
+batch path (:mod:`ragit.embed.pieces`) runs :func:`code_words_pieces` on the text's pieces,
+which gives the same words. Only ASCII characters are matched or inserted: ASCII text stays
+ASCII (and keeps the fast pure-Python tokenizer). Cost: about 30 µs per 700-character chunk.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 # One pass: a space after a lower-case letter or digit followed by a capital (getUser -> get User,
 # base64Encode -> base64 Encode) and after a capital followed by capital + lower-case
@@ -60,5 +62,31 @@ def code_words(text: str) -> str:
     return split + "\n" + " ".join(compounds) if compounds else split
 
 
+def code_words_pieces(pieces: str) -> str:
+    """:func:`code_words` of each line of ``pieces`` (lines free of other ASCII whitespace), each
+    line's camelCase words appended to it after a space instead of at the end: the same words
+    per line, split in one pass over all of them. Each function here reads a piece of a text alone
+    (no match reaches over ASCII whitespace, nor needs what lies beyond it), so a text's words
+    are its pieces' words."""
+    if _ANY_BOUNDARY.search(pieces) is None:
+        return pieces.replace("_", " ")
+    split = _BOUNDARY_AT.sub(" ", pieces).replace("_", " ").split("\n")
+    compounds = map(" ".join, map(_CAMEL_WORD.findall, pieces.split("\n")))
+    return "\n".join(map(" ".join, zip(split, compounds)))
+
+
+class Preprocessor:
+    """A text pre-processing, and the same for many pieces of text at once (one a line).
+    (A plain class: a NamedTuple would cost a cold query ~1 ms to define.)"""
+
+    __slots__ = ("text", "pieces")
+
+    def __init__(self, text: Callable[[str], str], pieces: Callable[[str], str]) -> None:
+        self.text = text
+        self.pieces = pieces
+
+
 # Named pre-processings for ``StaticEmbedder(preprocess=...)``; a model's id pins its choice.
-PREPROCESSORS = {"code": code_words, "split": split_identifiers}
+# (split_identifiers keeps each line's words on its line.)
+PREPROCESSORS = {"code": Preprocessor(code_words, code_words_pieces),
+                 "split": Preprocessor(split_identifiers, split_identifiers)}

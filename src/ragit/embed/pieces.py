@@ -8,6 +8,11 @@ space-separated pieces' ids. Code and prose repeat their pieces endlessly; cachi
 ids turns tokenisation into one C-level ``split`` and one ``map`` over a dict per text, about
 ten times cheaper than ``tokenizers`` (which also builds offsets and strings for every token).
 
+A model's text pre-processing (:mod:`ragit.embed.codetext`) is applied to pieces too: it acts on
+each run of non-space characters alone as well, so a new piece is pre-processed once (all of a
+batch's new pieces in one pass), never a whole text. Its key keeps the case and the control
+characters that the pre-processing reads.
+
 Exactness: with a float16 matrix the float64 sum of up to ``EXACT_F16_TOKENS`` rows is exact in
 any order (:mod:`ragit.embed.static`), so the vectors are the bits of the in-order ids. The caller
 re-encodes in order any text longer than that, and a text holding an added token (``[UNK]``…,
@@ -17,9 +22,10 @@ matched before normalisation) is given back as None for ``tokenizers``.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from array import array
+from collections.abc import Callable, Iterable, Iterator
 from functools import partial
-from itertools import chain
+from itertools import chain, filterfalse
 from typing import Any
 
 from .wordpiece import WordPieceEncoder
@@ -28,6 +34,11 @@ from .wordpiece import WordPieceEncoder
 # dropped, tab/newline/return made spaces, A-Z made a-z. What is left splits on spaces alone.
 _DROP = bytes(c for c in range(32) if chr(c) not in "\t\n\r") + b"\x7f"
 _TABLE = bytes.maketrans(b"\t\n\rABCDEFGHIJKLMNOPQRSTUVWXYZ", b"   abcdefghijklmnopqrstuvwxyz")
+# The same with the newline kept: it separates the pieces of a batch pre-processed in one pass.
+_TABLE_NL = bytes.maketrans(b"\t\rABCDEFGHIJKLMNOPQRSTUVWXYZ", b"  abcdefghijklmnopqrstuvwxyz")
+# A raw ASCII piece, before pre-processing: vertical tab and form feed (which ``bytes.split``
+# would split at, but BERT drops) become NUL, like them dropped later and not a word character.
+_RAW = bytes.maketrans(b"\x0b\x0c", b"\x00\x00")
 # BERT's pre-tokenisation of a cleaned, lower-cased ASCII piece: runs of letters and digits, and
 # each punctuation character alone (string.punctuation is exactly these four ranges).
 _WORDS = re.compile(rb"[a-z0-9]+|[!-/:-@\[-`{-~]")
@@ -39,10 +50,19 @@ MAX_PIECES = 400_000
 
 
 class PieceTokenizer:
-    """Order-free token ids of a text: the ids of its pieces, each piece tokenised once."""
+    """Order-free token ids of a text: the ids of its pieces, each piece tokenised once.
 
-    def __init__(self, encoder: WordPieceEncoder, fallback: Callable[[str], list[int]]) -> None:
-        """``fallback`` tokenises one non-ASCII piece that is not plain (``tokenizers``, loaded on
+    Ids are packed native int32 (``array("i")`` bytes): a text's ids are one ``bytes.join`` of
+    its pieces' ids, and a batch's become one numpy array without a Python int per token.
+    """
+
+    def __init__(self, encoder: WordPieceEncoder, fallback: Callable[[str], list[int]],
+                 preprocess: Callable[[str], str] | None = None) -> None:
+        """``preprocess`` transforms pieces joined by newlines, each alone, keeping the newlines
+        (:data:`ragit.embed.codetext.PREPROCESSORS`' ``pieces``), inserting only whitespace and
+        never taking a ``[`` or ``]`` away; added tokens are looked for in the raw text, so
+        these must hold no whitespace (true of BERT's; else a ValueError).
+        ``fallback`` tokenises one non-ASCII piece that is not plain (``tokenizers``, loaded on
         first need; :meth:`WordPieceEncoder.plain_piece_ids` does the others, so an accent or a
         dash in a repository does not cost loading it).
 
@@ -54,66 +74,93 @@ class PieceTokenizer:
         self._encoder = encoder
         self._fallback = fallback
         self._specials = tuple(encoder.specials)
-        self._ascii: dict[bytes, tuple[int, ...]] = _Cache(self._encode_ascii)
-        self._words: dict[bytes, tuple[int, ...]] = _Cache(self._encode_word)
-        self._other: dict[str, tuple[int, ...]] = _Cache(self._encode_any)
+        if preprocess is not None and any(c.isspace() for special in self._specials for c in special):
+            raise ValueError("an added token holds whitespace: pre-process whole texts")
+        self._preprocess = preprocess
+        # an ASCII text's pieces are cleaned and lower-cased before they are looked up, unless
+        # there is a pre-processing to read them first
+        self._clean = (_TABLE, _DROP) if preprocess is None else (_RAW, b"")
+        # an ASCII piece (bytes) or a piece of a text that is not all ASCII (str): the key types
+        # never collide, so one cache and one bound hold both
+        self._pieces: dict[bytes | str, bytes] = _Cache(self._encode_piece)
+        self._words: dict[bytes, bytes] = _Cache(self._encode_word)
 
-    def ids_many(self, texts: list[str]) -> list[list[int] | None]:
+    def ids_many(self, texts: list[str]) -> list[bytes | None]:
         """:meth:`ids` of every text. Each ASCII text is cleaned and split once; the pieces the
         batch brings that the cache lacks are split into words once, and their ids (new words
         through the Python WordPiece) enter the cache in one C-level pass, not a Python call
         per piece (code has many pieces seen once, such as ``self._client.send(``)."""
-        split = [text.encode("ascii").translate(_TABLE, _DROP).split() if text.isascii() else None
+        table, delete = self._clean
+        split = [text.encode("ascii").translate(table, delete).split() if text.isascii() else None
                  for text in texts]
-        if len(self._ascii) < MAX_PIECES:
-            new = list(set(chain.from_iterable(p for p in split if p is not None)).difference(self._ascii))
-            words = map(_WORDS.findall, new)
-            self._ascii.update(zip(new, map(tuple, map(chain.from_iterable,
-                                                       map(partial(map, self._words.__getitem__), words)))))
+        cache = self._pieces
+        if len(cache) < MAX_PIECES:
+            # a membership test per distinct piece (``set.difference`` with a dict subclass
+            # would walk the whole cache instead)
+            new = list(filterfalse(cache.__contains__, set(chain.from_iterable(p for p in split if p is not None))))
+            cache.update(zip(new, self._ascii_ids(new)))
         return [self._ids(text, pieces) for text, pieces in zip(texts, split)]
 
-    def ids(self, text: str) -> list[int] | None:
-        """The token ids of ``text`` in piece order; None when it holds an added token."""
-        return self._ids(text, text.encode("ascii").translate(_TABLE, _DROP).split() if text.isascii() else None)
+    def ids(self, text: str) -> bytes | None:
+        """The token ids of ``text`` in piece order, packed; None when it holds an added token."""
+        return self._ids(text, text.encode("ascii").translate(*self._clean).split() if text.isascii() else None)
 
-    def _ids(self, text: str, ascii_pieces: list[bytes] | None) -> list[int] | None:
+    def _ids(self, text: str, ascii_pieces: list[bytes] | None) -> bytes | None:
         """:meth:`ids` given the cleaned pieces of an ASCII ``text`` (None: not ASCII)."""
         if "[" in text and any(special in text for special in self._specials):
             return None
-        if ascii_pieces is not None:
-            cache: dict = self._ascii
-            pieces: list = ascii_pieces
-        else:
-            cache = self._other
-            pieces = [p for p in _ASCII_SPACE.split(text) if p]
+        pieces: list = ascii_pieces if ascii_pieces is not None else [p for p in _ASCII_SPACE.split(text) if p]
+        cache = self._pieces
         if len(cache) > MAX_PIECES:
             cache.clear()
             self._words.clear()
-        return list(chain.from_iterable(map(cache.__getitem__, pieces)))
+        return b"".join(map(cache.__getitem__, pieces))
 
-    def _encode_ascii(self, piece: bytes) -> tuple[int, ...]:
-        """A cleaned, lower-cased ASCII piece: its words' ids (a piece is seldom new, a word rarer)."""
-        return tuple(chain.from_iterable(map(self._words.__getitem__, _WORDS.findall(piece))))
+    def _ascii_ids(self, pieces: list[bytes]) -> Iterator[bytes]:
+        """The ids of an ASCII text's pieces (cache keys), lazily; all pre-processed in one pass."""
+        if self._preprocess is not None:
+            joined = self._preprocess(b"\n".join(pieces).decode("ascii")).encode("ascii")
+            pieces = joined.translate(_TABLE_NL, _DROP).split(b"\n")
+        return self._cleaned_ids(pieces)
 
-    def _encode_word(self, word: bytes) -> tuple[int, ...]:
-        return tuple(self._encoder.word_ids(word.decode("ascii")))
+    def _cleaned_ids(self, pieces: Iterable[bytes]) -> Iterator[bytes]:
+        """The ids of cleaned, lower-cased ASCII pieces, lazily: each split into words (a piece
+        is seldom new, a word rarer), each word's ids from the cache, in C-level passes."""
+        words = map(_WORDS.findall, pieces)
+        return map(b"".join, map(partial(map, self._words.__getitem__), words))
 
-    def _encode_any(self, piece: str) -> tuple[int, ...]:
-        """A piece of a text that is not all ASCII: an ASCII piece is cleaned as an ASCII text's
-        pieces are (it holds no space, so it stays one piece) and shares their cache."""
+    def _encode_piece(self, piece: bytes | str) -> bytes:
+        """The ids of one piece: an ASCII text's (bytes), or a piece of a text that is not all
+        ASCII (str), whose pre-processed words are tokenised alone: ASCII ones as an ASCII
+        text's, others by the encoder or the fallback."""
+        if isinstance(piece, bytes):
+            return next(self._ascii_ids([piece]))
+        words = piece if self._preprocess is None else self._preprocess(piece)
+        return b"".join(map(self._plain_ids, filter(None, _ASCII_SPACE.split(words))))
+
+    def _plain_ids(self, piece: str) -> bytes:
+        """A piece without ASCII whitespace (of a text that is not all ASCII), pre-processed."""
         if piece.isascii():
-            return self._ascii[piece.encode("ascii").translate(_TABLE, _DROP)]
+            return next(self._cleaned_ids([piece.encode("ascii").translate(_TABLE, _DROP)]))
         ids = self._encoder.plain_piece_ids(piece)  # most such pieces: no need to load ``tokenizers``
-        return tuple(self._fallback(piece) if ids is None else ids)
+        return packed(self._fallback(piece) if ids is None else ids)
+
+    def _encode_word(self, word: bytes) -> bytes:
+        return packed(self._encoder.word_ids(word.decode("ascii")))
+
+
+def packed(ids: list[int]) -> bytes:
+    """Token ids as packed native int32, the form :class:`PieceTokenizer` gives."""
+    return array("i", ids).tobytes()
 
 
 class _Cache(dict):
     """A dict that computes a missing key's value (``map(cache.__getitem__, …)`` stays in C)."""
 
-    def __init__(self, compute: Callable[[Any], tuple[int, ...]]) -> None:
+    def __init__(self, compute: Callable[[Any], bytes]) -> None:
         super().__init__()
         self._compute = compute
 
-    def __missing__(self, key: Any) -> tuple[int, ...]:
+    def __missing__(self, key: Any) -> bytes:
         value = self[key] = self._compute(key)
         return value

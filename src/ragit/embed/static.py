@@ -4,7 +4,8 @@ A text's vector is the mean of its tokens' rows (no special tokens, no truncatio
 — WordLlama's inference with ``norm=True``, and equally model2vec-style distilled models, so any
 such model loads from a ``tokenizer.json`` and a safetensors matrix given by path. A model may
 name a text pre-processing (``preprocess``, e.g. the code model's identifier splitting,
-:mod:`ragit.embed.codetext`); it is applied to every text first, whichever path embeds it.
+:mod:`ragit.embed.codetext`); it is applied to every text first, whichever path embeds it (the
+batch path applies it to each new piece of text instead, which gives the same tokens).
 
 Start-up matters more than anything else here (a cold ``ragit query`` embeds one question, a
 ``git commit`` hook re-ingests one file): the matrix is memory-mapped, not read, and short ASCII
@@ -40,6 +41,8 @@ from .wordpiece import WordPieceEncoder, load_wordpiece
 if TYPE_CHECKING:
     import numpy
 
+    from .codetext import Preprocessor
+
 # Up to this many characters in one call (when ``tokenizers`` is not loaded yet) the Python
 # encoder is used; beyond it, importing ``tokenizers`` and building the tokenizer (~0.04 s, then
 # fast and parallel) is the cheaper way. The Python encoder does ~4,000 characters per ms of
@@ -61,6 +64,8 @@ PY_POOL_MAX_TOKENS = 4096
 EXACT_F16_TOKENS = 8192
 
 _ITEMSIZE = {"F16": 2, "F32": 4, "F64": 8}
+# A batch's token ids: all its texts' ids in one integer array, and where each text's ids end.
+FlatIds = tuple["numpy.ndarray", list[int]]
 _NUMPY_DTYPES = {"F16": "<f2", "F32": "<f4", "F64": "<f8"}
 
 
@@ -83,7 +88,7 @@ class StaticEmbedder:
         applied to every text before tokenisation, in every path (default: none).
         """
         self.id = id
-        self._preprocess = None
+        self._preprocess: Preprocessor | None = None
         if preprocess is not None:
             from .codetext import PREPROCESSORS
 
@@ -109,12 +114,12 @@ class StaticEmbedder:
 
     def embed(self, texts: Sequence[str]) -> numpy.ndarray:
         """Embed ``texts``: one L2-normalised float32 row each, zeros for token-less input."""
-        texts = self._prepared(texts)
         if self._py is not None and self._dtype == "F16":  # order-free sums: each piece tokenised once
             return self._pool_batches((self._encode_pieces(texts[start:start + ENCODE_BATCH])
                                        for start in range(0, len(texts), ENCODE_BATCH)), len(texts))
+        texts = self._prepared(texts)
         encoder = self._python_encoder(texts)
-        return self._pool_batches((self._encode(texts[start:start + ENCODE_BATCH], encoder)
+        return self._pool_batches((_flat_ids(self._encode(texts[start:start + ENCODE_BATCH], encoder))
                                    for start in range(0, len(texts), ENCODE_BATCH)), len(texts))
 
     def embed_packed(self, texts: Sequence[str]) -> bytes:
@@ -126,15 +131,15 @@ class StaticEmbedder:
         ids = self._encode(texts, self._python_encoder(texts, PACKED_ENCODE_MAX_CHARS))
         if sum(map(len, ids)) <= PY_POOL_MAX_TOKENS and all(len(text_ids) <= EXACT_F16_TOKENS for text_ids in ids):
             return self._pool_python(ids)
-        return self._pool_batches((ids[start:start + ENCODE_BATCH] for start in range(0, len(ids), ENCODE_BATCH)),
-                                  len(ids)).tobytes()
+        return self._pool_batches((_flat_ids(ids[start:start + ENCODE_BATCH])
+                                   for start in range(0, len(ids), ENCODE_BATCH)), len(ids)).tobytes()
 
     # ------------------------------------------------------------ internals
 
     def _prepared(self, texts: Sequence[str]) -> Sequence[str]:
         """``texts`` after the pre-processing (the same for every path), or as given."""
         preprocess = self._preprocess
-        return texts if preprocess is None else [preprocess(text) for text in texts]
+        return texts if preprocess is None else list(map(preprocess.text, texts))
 
     def _python_encoder(self, texts: Sequence[str], max_chars: int | None = None) -> WordPieceEncoder | None:
         """The Python encoder when it is the cheaper way to tokenise ``texts``, else None."""
@@ -152,23 +157,30 @@ class StaticEmbedder:
         encodings = self._hf_tokenizer().encode_batch(list(texts), add_special_tokens=False)
         return [encoding.ids for encoding in encodings]
 
-    def _encode_pieces(self, texts: Sequence[str]) -> list[list[int]]:
-        """Each text's token ids as a multiset (:mod:`ragit.embed.pieces`); a text the piece
-        tokeniser declines, or longer than ``EXACT_F16_TOKENS`` (whose sum is only exact in
-        order), is encoded in order by ``tokenizers``."""
-        if self._pieces is None:
-            from .pieces import PieceTokenizer
+    def _encode_pieces(self, texts: Sequence[str]) -> FlatIds:
+        """The token ids of the pre-processed texts, each text's as a multiset
+        (:mod:`ragit.embed.pieces`, which pre-processes pieces); a text the piece tokeniser
+        declines, or longer than ``EXACT_F16_TOKENS`` (whose sum is only exact in order), is
+        encoded in order by ``tokenizers``."""
+        import numpy as np
 
+        from .pieces import PieceTokenizer, packed
+
+        if self._pieces is None:
             assert self._py is not None
             self._pieces = PieceTokenizer(
-                self._py, lambda piece: self._hf_tokenizer().encode(piece, add_special_tokens=False).ids)
+                self._py, lambda piece: self._hf_tokenizer().encode(piece, add_special_tokens=False).ids,
+                None if self._preprocess is None else self._preprocess.pieces)
         out = self._pieces.ids_many(list(texts))
-        redo = [i for i, ids in enumerate(out) if ids is None or len(ids) > EXACT_F16_TOKENS]
+        itemsize = np.dtype(np.intc).itemsize
+        redo = [i for i, ids in enumerate(out) if ids is None or len(ids) > EXACT_F16_TOKENS * itemsize]
         if redo:
-            encodings = self._hf_tokenizer().encode_batch([texts[i] for i in redo], add_special_tokens=False)
+            encodings = self._hf_tokenizer().encode_batch(self._prepared([texts[i] for i in redo]),
+                                                          add_special_tokens=False)
             for i, encoding in zip(redo, encodings):
-                out[i] = encoding.ids
-        return out  # type: ignore[return-value]
+                out[i] = packed(encoding.ids)
+        ends = [size // itemsize for size in accumulate(map(len, out))]  # type: ignore[arg-type]
+        return np.frombuffer(b"".join(out), dtype=np.intc), ends  # type: ignore[arg-type]
 
     def _matrix(self) -> numpy.ndarray:
         """The matrix as a numpy array: a view of the mapping, widened to float32 once busy."""
@@ -183,36 +195,36 @@ class StaticEmbedder:
             self._array = np.ascontiguousarray(self._array, dtype=np.float32)  # exact: float16 ⊂ float32
         return self._array
 
-    def _pool_batches(self, batches: Iterable[list[list[int]]], count: int) -> numpy.ndarray:
+    def _pool_batches(self, batches: Iterable[FlatIds], count: int) -> numpy.ndarray:
         """The unit vectors of ``count`` texts given as batches of token ids."""
         import numpy as np
 
         out = np.zeros((count, self.dimensions), dtype=np.float32)
         start = 0
-        for ids in batches:
-            self._pool(ids, out[start:start + len(ids)])
-            start += len(ids)
+        for flat, ends in batches:
+            self._pool(flat, ends, out[start:start + len(ends)])
+            start += len(ends)
         return out
 
-    def _pool(self, ids: list[list[int]], out: numpy.ndarray) -> None:
-        """Write each text's normalised mean of token rows into ``out``."""
+    def _pool(self, flat: numpy.ndarray, ends: list[int], out: numpy.ndarray) -> None:
+        """Write each text's normalised mean of token rows into ``out`` (its ids end at ``ends``)."""
         import numpy as np
 
-        ends = list(accumulate(map(len, ids)))
         total = ends[-1] if ends else 0
         self._tokens_seen += total
         matrix = self._matrix()
-        sums = np.zeros((len(ids), self.dimensions), dtype=np.float64)
-        # The batch's ids in one array, clipped once (like WordLlama: ids past the matrix use its
-        # last row); then one text at a time: a text's vector does not depend on its batch, and
-        # memory stays bounded by the longest text. ``add.reduce`` is what ``ndarray.sum`` calls.
-        flat = np.fromiter(chain.from_iterable(ids), dtype=np.intp, count=total)
-        np.minimum(np.maximum(flat, 0, out=flat), matrix.shape[0] - 1, out=flat)  # np.clip, without its wrapper
-        add, f64 = np.add.reduce, np.float64
+        sums = np.zeros((len(ends), self.dimensions), dtype=np.float64)
+        # The batch's ids clipped once (like WordLlama: ids past the matrix use its last row);
+        # then one text at a time: a text's vector does not depend on its batch, and memory stays
+        # bounded by the longest text. ``add.reduce`` is what ``ndarray.sum`` calls; ``take``
+        # gathers the same rows as indexing, with less overhead per call.
+        ids = np.maximum(flat, 0, dtype=np.intp)
+        np.minimum(ids, matrix.shape[0] - 1, out=ids)  # np.clip, without its wrapper
+        add, take, f64 = np.add.reduce, matrix.take, np.float64
         start = 0
         for row, end in enumerate(ends):
             if end > start:
-                add(matrix[flat[start:end]], axis=0, dtype=f64, out=sums[row])
+                add(take(ids[start:end], axis=0), axis=0, dtype=f64, out=sums[row])
             start = end
         out[:] = vectormath.unit_rows_numpy(sums)
 
@@ -278,3 +290,11 @@ class StaticEmbedder:
 
     def _unavailable(self, reason: str) -> RagitError:
         return embedder_unavailable(self.id, reason)
+
+
+def _flat_ids(ids: list[list[int]]) -> FlatIds:
+    """Per-text token id lists as :data:`FlatIds`."""
+    import numpy as np
+
+    ends = list(accumulate(map(len, ids)))
+    return np.fromiter(chain.from_iterable(ids), dtype=np.intp, count=ends[-1] if ends else 0), ends
