@@ -53,6 +53,7 @@ class SnapshotMatrix:
     _row_positions: "RowPositions | None" = None
     _normed: "np.ndarray | None" = None
     _files_sorted: "bool | None" = None
+    _file_starts: "np.ndarray | None" = None
 
     def row_positions(self) -> "RowPositions":
         """Store row id → snapshot position (kept: a warm process restricts every question's
@@ -78,6 +79,17 @@ class SnapshotMatrix:
             f = self.files
             self._files_sorted = bool(len(f) < 2 or np.all(f[1:] >= f[:-1]))
         return self._files_sorted
+
+    def file_starts(self) -> "np.ndarray":
+        """Where each file's run of rows starts, and (last) the row count: file ``f``'s rows are
+        ``starts[f] .. starts[f + 1] - 1`` when :meth:`files_sorted` (kept per snapshot: one pass
+        instead of two binary searches of the snapshot per file and question)."""
+        if self._file_starts is None:
+            import numpy as np
+
+            counts = np.bincount(self.files, minlength=len(self.file_norms))
+            self._file_starts = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+        return self._file_starts
 
     def full_matrix(self) -> "np.ndarray":
         """Every row's vector (gathered from the heap on the approximate path: exact search)."""
@@ -454,14 +466,15 @@ def vector_candidates(rows: int) -> int:
 
 def _file_rows(snap: SnapshotMatrix, seed: "np.ndarray") -> "np.ndarray":
     """Every row of the files of the ``seed`` rows, ascending: from each file's run of rows when
-    the snapshot keeps a file's rows together (found by binary search, no pass over the
-    snapshot), else through a mask of the files."""
+    the snapshot keeps a file's rows together (:meth:`SnapshotMatrix.file_starts`), else through
+    a mask of the files."""
     import numpy as np
 
     if snap.files_sorted():
         files = unique_sorted(snap.files[seed])
-        lo = np.searchsorted(snap.files, files, "left")
-        counts = np.searchsorted(snap.files, files, "right") - lo
+        starts = snap.file_starts()
+        lo = starts[files]
+        counts = starts[files + 1] - lo
         total = int(counts.sum())
         if total == 0:
             return np.zeros(0, dtype=np.int64)
