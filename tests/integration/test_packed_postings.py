@@ -248,3 +248,37 @@ def test_a_replaced_store_drops_its_postings_file(tmp_path):
         assert not packedpostings.file_path(store_dir).exists()
     finally:
         store.close()
+
+
+def test_a_file_of_the_old_layout_reads_and_extends_as_the_new(repo):
+    """The postings table is a rowid table with its terms indexed (a WITHOUT ROWID table made a
+    lookup compare whole records); a file written before, with the old layout, gives the same
+    pairs and is extended in place after a small commit."""
+    import sqlite3
+
+    store_dir = repo.root / ".ragit" / "store"
+    path = packedpostings.file_path(store_dir)
+    conn = sqlite3.connect(path)
+    assert "WITHOUT ROWID" not in conn.execute("SELECT sql FROM sqlite_master WHERE name = 'postings'").fetchone()[0]
+    conn.executescript("""
+        CREATE TABLE old(term TEXT PRIMARY KEY, ids BLOB NOT NULL, tfs BLOB NOT NULL) WITHOUT ROWID;
+        INSERT INTO old SELECT term, ids, tfs FROM postings;
+        DROP TABLE postings;
+        ALTER TABLE old RENAME TO postings;
+    """)
+    conn.close()
+    store = _store(repo.root)
+    try:
+        _same_postings(store)
+    finally:
+        store.close()
+    repo.commit("more", _docs(2, seed=11, prefix="m"))
+    Repo.open(repo.root).ingest()
+    store = _store(repo.root)
+    try:
+        assert packedpostings.refresh(store_dir, store.conn) == "kept"
+        _same_postings(store)
+        layout = sqlite3.connect(path).execute("SELECT sql FROM sqlite_master WHERE name = 'postings'").fetchone()[0]
+        assert "WITHOUT ROWID" in layout  # extended in place, not rebuilt
+    finally:
+        store.close()

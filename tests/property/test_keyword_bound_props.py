@@ -169,6 +169,29 @@ def test_best_is_the_top_k_of_full_scoring_and_held_reads_agree(world, k):
 
 
 @SETTINGS
+@given(worlds(), st.integers(1, 30))
+def test_a_warm_snapshots_later_questions_score_the_same_bits(world, k):
+    """From a snapshot's second question on, its positions keep every row's length normalisation
+    (bm25._norms); full(), exact() and best() give the floats of a scorer without it."""
+    index, rowids, lengths, terms, rng = world
+    positions = RowPositions(rowids)
+    empty = (np.zeros(0, dtype=np.int64), np.zeros(0))
+
+    def ask(kept):
+        return SnapshotKeyword(lambda t: index.get(t, empty), terms, rowids, lengths, positions=kept)
+
+    cold = ask(None)
+    ask(positions)
+    warm = ask(positions)  # the second question with these positions: normalisations kept
+    assert warm._norm_table is not None or not cold.sequence
+    full = cold.full()
+    assert warm.full().tobytes() == full.tobytes()
+    picked = np.sort(rng.choice(len(rowids), size=min(3, len(rowids)), replace=False))
+    assert warm.exact(picked).tobytes() == full[picked].tobytes()
+    assert [a.tobytes() for a in warm.best(k)] == [a.tobytes() for a in cold.best(k)]
+
+
+@SETTINGS
 @given(worlds(), st.integers(1, 40), st.integers(1, 25), st.sampled_from([0.0, 0.3, 0.7, 1.0]), st.booleans())
 def test_pool_raw_agrees_on_every_pool_row(world, pool, top_k, alpha, rerank):
     index, rowids, lengths, terms, rng = world

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import TYPE_CHECKING, Sequence
 
-from ..arrays import unique_sorted
+from ..arrays import members, unique_sorted
 from .hits import Hit
 from .scoring import AUTHORITY_WEIGHT, RECENCY_WEIGHT, RETRIEVAL_WEIGHT, breakdown, final_score, sort_key
 
@@ -53,6 +53,7 @@ class SnapshotMatrix:
     _row_positions: "RowPositions | None" = None
     _normed: "np.ndarray | None" = None
     _files_sorted: "bool | None" = None
+    _file_starts: "np.ndarray | None" = None
 
     def row_positions(self) -> "RowPositions":
         """Store row id → snapshot position (kept: a warm process restricts every question's
@@ -78,6 +79,17 @@ class SnapshotMatrix:
             f = self.files
             self._files_sorted = bool(len(f) < 2 or np.all(f[1:] >= f[:-1]))
         return self._files_sorted
+
+    def file_starts(self) -> "np.ndarray":
+        """Where each file's run of rows starts, and (last) the row count: file ``f``'s rows are
+        ``starts[f] .. starts[f + 1] - 1`` when :meth:`files_sorted` (kept per snapshot: one pass
+        instead of two binary searches of the snapshot per file and question)."""
+        if self._file_starts is None:
+            import numpy as np
+
+            counts = np.bincount(self.files, minlength=len(self.file_norms))
+            self._file_starts = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+        return self._file_starts
 
     def full_matrix(self) -> "np.ndarray":
         """Every row's vector (gathered from the heap on the approximate path: exact search)."""
@@ -404,8 +416,15 @@ def keyword_candidates(scorer: "SnapshotKeyword", count: int) -> "tuple[np.ndarr
 # matches, only those that can reach a pool: approximate_scores). The re-rank pool
 # takes the 100 best rows by *file-blended* vector score, which a chunk can reach through its
 # file's other chunks, so the index is asked for well over 100: at 1M chunks, 200 questions,
-# recall@10 against exact search was 0.978 with 256, 0.981 with 384 and 0.984 with 512.
+# recall@10 against exact search was 0.978 with 256, 0.981 with 384 and 0.984 with 512. A smaller
+# graph finds a question's neighbours more surely, and the search costs in proportion to what it
+# is asked for (usearch searches max(count, expansion) nodes deep), so a snapshot below
+# FULL_CANDIDATE_ROWS asks for proportionally fewer, at least MIN_VECTOR_CANDIDATES: at 100k chunks
+# recall@10 was 0.995 with 512, 0.992 with 256, 0.987 with 192 and 0.982 with 128, and 256 saves
+# ≈ 1.6 ms of a 12 ms warm query (bench/README.md, session 11).
 VECTOR_CANDIDATES = 512
+MIN_VECTOR_CANDIDATES = 256
+FULL_CANDIDATE_ROWS = 200_000
 KEYWORD_CANDIDATES = 4096
 MAX_FETCH = 8192
 # How far below a pool's level a keyword candidate may estimate its score and still have its file
@@ -436,16 +455,26 @@ class FusedCut:
         return cls(params.alpha, fused, pool if params.rerank else 0, tuple(extra_raw))
 
 
+def vector_candidates(rows: int) -> int:
+    """How many nearest rows the index is asked for in a snapshot of ``rows`` rows (before the
+    over-fetch for rows of other snapshots): :data:`VECTOR_CANDIDATES` from
+    :data:`FULL_CANDIDATE_ROWS` rows on, proportionally fewer below, never fewer than
+    :data:`MIN_VECTOR_CANDIDATES` (nor than the snapshot holds)."""
+    scaled = VECTOR_CANDIDATES * rows // FULL_CANDIDATE_ROWS
+    return min(VECTOR_CANDIDATES, max(MIN_VECTOR_CANDIDATES, scaled), rows)
+
+
 def _file_rows(snap: SnapshotMatrix, seed: "np.ndarray") -> "np.ndarray":
     """Every row of the files of the ``seed`` rows, ascending: from each file's run of rows when
-    the snapshot keeps a file's rows together (found by binary search, no pass over the
-    snapshot), else through a mask of the files."""
+    the snapshot keeps a file's rows together (:meth:`SnapshotMatrix.file_starts`), else through
+    a mask of the files."""
     import numpy as np
 
     if snap.files_sorted():
         files = unique_sorted(snap.files[seed])
-        lo = np.searchsorted(snap.files, files, "left")
-        counts = np.searchsorted(snap.files, files, "right") - lo
+        starts = snap.file_starts()
+        lo = starts[files]
+        counts = starts[files + 1] - lo
         total = int(counts.sum())
         if total == 0:
             return np.zeros(0, dtype=np.int64)
@@ -456,15 +485,35 @@ def _file_rows(snap: SnapshotMatrix, seed: "np.ndarray") -> "np.ndarray":
     return np.nonzero(wanted[snap.files])[0]
 
 
+def _row_cosines(snap: SnapshotMatrix, rows: "np.ndarray", embedder: "Embedder", masked_question: str,
+                 passage_words: int, known: "tuple[np.ndarray, np.ndarray] | None" = None) -> "np.ndarray":
+    """:func:`question_cosines` of the snapshot rows ``rows`` (ascending), read from the heap; the
+    rows of ``known`` (rows ascending, their cosines) are not read again (a row's cosine is its
+    own product: the same bits whichever rows it was computed with)."""
+    import numpy as np
+
+    if known is None or not len(known[0]) or not len(rows):
+        return question_cosines(snap.heap[snap.slots[rows]], embedder, masked_question, passage_words)
+    have, at = members(rows, known[0])
+    cosine = np.empty(len(rows), dtype=np.float64)
+    cosine[have] = known[1][at[have]]
+    need = ~have
+    if need.any():
+        cosine[need] = question_cosines(snap.heap[snap.slots[rows[need]]], embedder, masked_question, passage_words)
+    return cosine
+
+
 def _scored_rows(snap: SnapshotMatrix, picked: "np.ndarray", embedder: "Embedder", masked_question: str,
-                 file_blend: float, passage_words: int) -> "tuple[np.ndarray, float]":
+                 file_blend: float, passage_words: int,
+                 known: "tuple[np.ndarray, np.ndarray] | None" = None) -> "tuple[np.ndarray, float]":
     """Exact vector scores of the rows ``picked`` (ascending; with a file blend, every row of
     their files), and the best file cosine among them: each score has the bits
     :func:`vector_scores` gives it, since a row's cosine is its own product and a file's sum adds
-    its rows in the same order."""
+    its rows in the same order. ``known``: rows whose cosines were computed before
+    (:func:`_row_cosines`)."""
     import numpy as np
 
-    cosine = question_cosines(snap.heap[snap.slots[picked]], embedder, masked_question, passage_words)
+    cosine = _row_cosines(snap, picked, embedder, masked_question, passage_words, known)
     if not file_blend or not len(picked):
         return cosine, 0.0
     files = unique_sorted(snap.files[picked])
@@ -508,7 +557,7 @@ def approximate_scores(snap: SnapshotMatrix, embedder: "Embedder", masked_questi
     n = len(snap.rowids)
     at, tail = snap.positions()
     qvecs = _question_vectors(embedder, masked_question, passage_words)
-    want = min(VECTOR_CANDIDATES, n)
+    want = vector_candidates(n)
     count = min(MAX_FETCH, max(want, int(want * snap.index.size / max(1, n - len(tail)) * 1.25) + 16))
     while True:
         keys = snap.index.search(qvecs, count)
@@ -552,7 +601,7 @@ def _with_reaching(snap: SnapshotMatrix, picked: "np.ndarray", vector: "np.ndarr
     alpha = cut.alpha
     raw = scorer.exact(picked)
     level = _kth_best(alpha * vector + (1.0 - alpha) * np.where(raw > 0, raw / best, 0.0), cut.fused_k)
-    fresh = ~np.isin(rest_rows, picked, assume_unique=True)
+    fresh = ~members(rest_rows, picked)[0]
     rest_rows, rest_keyword = rest_rows[fresh], rest_raw[fresh] / best
     if not len(rest_rows):
         return picked, vector, raw
@@ -566,10 +615,13 @@ def _with_reaching(snap: SnapshotMatrix, picked: "np.ndarray", vector: "np.ndarr
     if not len(late):
         return picked, vector, raw
     more = _file_rows(snap, late)
-    more = more[~np.isin(more, picked, assume_unique=True)]
+    more = more[~members(more, picked)[0]]
     rows = np.concatenate([picked, more])
     order = np.argsort(rows, kind="stable")
-    scores = np.concatenate([vector, _scored_rows(snap, more, embedder, masked_question, file_blend, passage_words)[0]])
+    # the joining candidates' own cosines are known: only their files' other rows are read
+    more_scores = _scored_rows(snap, more, embedder, masked_question, file_blend, passage_words,
+                               known=(late, cosine[joins]))[0]
+    scores = np.concatenate([vector, more_scores])
     return rows[order], scores[order], np.concatenate([raw, scorer.exact(more)])[order]
 
 

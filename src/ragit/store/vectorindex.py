@@ -42,6 +42,9 @@ if TYPE_CHECKING:  # pragma: no cover
 # used less memory (cold RSS 172 vs 243 MB) but more CPU (warm p50 23.9 vs 16.3 ms) and its index
 # build (53 s CPU) doubled the ingest, so the index starts where exact search's memory is the
 # larger cost (bench/vector_scale.py: at 1M rows cold 636 MB vs 2,088 MB, warm 91 vs 153 ms).
+# Session 11, 100k rows: the approximate path is now the faster both warm (CPU p50 ≈ 10 vs ≈ 14
+# ms, recall@10 0.992) and cold (0.22 vs 0.23 s CPU, 108 vs 149 MB peak RSS); what keeps the
+# threshold here is the index build at ingest (24 s CPU at 100k, more than the rest of the ingest).
 APPROX_MIN_ROWS = 200_000
 FORMAT = 1
 CONNECTIVITY = 16
