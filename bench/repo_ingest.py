@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     env = ix.child_env(args.src, work / "pycache")
     try:
         repo = ix.prepare(work, args.mirrors, {"repo": name, "root": "."})
-        row = ix.measure(repo, commit, args.runs, env, api=False)
+        row = ix.measure(repo, commit, args.runs, env, api=False, questions=[], rounds=0)
         if args.profile is not None:
             iq.clear_index(repo)
             subprocess.run([sys.executable, "-c", PROFILE_CHILD, str(repo), commit, str(args.profile)], cwd=repo,
