@@ -17,6 +17,23 @@ def _blob(repo, rev_path: str) -> str:
     return repo.git("rev-parse", rev_path)
 
 
+def test_list_tree_within_lists_those_parts_and_the_gitignores_above_them(git_repo):
+    for path in (".gitignore", "src/.gitignore", "src/app/.gitignore", "src/app/a.py", "src/app/deep/b.py",
+                 "src/app.py", "src/other/c.py", "docs/.gitignore", "docs/x.md", "a[1]/d.py", "a1/e.py", "README.md"):
+        git_repo.write(path, "# " + path + "\n")
+    git_repo.git("add", "-A")
+    git_repo.git("commit", "-q", "-m", "one")
+    git = Git(git_repo.root)
+    sha = git_repo.head()
+    everything = list_tree(git, sha)
+
+    part = list_tree(git, sha, within=["src/app", "a[1]", "README.md"], also_named=".gitignore")
+    assert [e.path for e in part] == [".gitignore", "README.md", "a[1]/d.py", "src/.gitignore", "src/app/.gitignore",
+                                      "src/app/a.py", "src/app/deep/b.py"]
+    assert all(e in everything for e in part)
+    assert list_tree(git, sha, within=[]) == []
+
+
 def test_list_tree_reports_modes_sizes_and_kinds(git_repo):
     git_repo.write("docs/a.md", "hello\n")
     git_repo.write("run.sh", "#!/bin/sh\n")

@@ -261,6 +261,20 @@ def test_respect_gitignore_drops_tracked_ignored_files(repo, cli):
     assert d["plannedFiles"] == ["docs/a.md"]
 
 
+def test_include_root_lists_that_part_and_the_gitignores_above_it(repo, cli):
+    """Ingest lists only what ``ingest.include`` can reach, yet a ``.gitignore`` above it still
+    judges it (with ``respect_gitignore``)."""
+    repo.commit("files", {".gitignore": "sub/pkg/gen/\n", "sub/pkg/a.md": "# A\n\na\n", "sub/b.md": "# B\n",
+                          "other/c.md": "# C\n", "sub/pkg/gen/d.md": "# D\n"})
+    repo.git("add", "-f", "sub/pkg/gen/d.md")
+    repo.commit("force-add generated")
+    (repo.root / ".ragit" / "config.toml").write_text(
+        (repo.root / ".ragit" / "config.toml").read_text() + '\n[ingest]\ninclude = ["sub/pkg/**"]\n')
+    assert ingest(cli, repo, "--all", "--dry-run").json["data"]["plannedFiles"] == ["sub/pkg/a.md", "sub/pkg/gen/d.md"]
+    assert cli("config", "set", "ingest.respect_gitignore", "true", "--cwd", str(repo.root)).code == 0
+    assert ingest(cli, repo, "--all", "--dry-run").json["data"]["plannedFiles"] == ["sub/pkg/a.md"]
+
+
 def test_crash_before_publication_keeps_previous_snapshot(repo, cli, monkeypatch):
     repo.commit("a", {"docs/a.md": "# A\n\nalpha\n"})
     ingest(cli, repo, "--all")

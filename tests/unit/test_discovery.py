@@ -9,7 +9,8 @@ import pytest
 
 from ragit.config import defaults
 from ragit.gitsnap.types import TreeEntry
-from ragit.ingest.discovery import Candidate, gitignore_changed, matches_filter, select_candidates
+from ragit.ingest.discovery import (Candidate, gitignore_changed, listing_scope, matches_filter,
+                                    select_candidates)
 
 
 def oid(text: str) -> str:
@@ -88,6 +89,15 @@ def test_include_and_exclude():
     config["ingest"]["include"] = ["docs/**", "src/**"]
     tree = Tree().add("docs/a.md").add("src/x.py").add("other/b.md").add("src/vendor/v.py").add("docs/build/out.md")
     assert tree.select(config) == ["docs/a.md", "src/x.py"]
+
+
+def test_listing_scope_is_the_include_patterns_plain_prefixes():
+    config = defaults()
+    assert listing_scope(config) is None  # "**": the whole tree
+    config["ingest"]["include"] = ["src/flask/**", "docs/**", "src/flask/*.py"]
+    assert listing_scope(config) == ["docs", "src/flask"]
+    config["ingest"]["include"] = ["src/**", "**/*.md"]
+    assert listing_scope(config) is None
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ragit.config import DEFAULTS
-from ragit.ingest.globs import GlobSet, compile_glob
+from ragit.ingest.globs import GlobSet, compile_glob, literal_prefix
 
 
 def matches(pattern: str, path: str) -> bool:
@@ -102,3 +102,22 @@ def test_globset_matches_whole_path_for_each_alternative():
 def test_invalid_range_is_literal_not_an_error():
     assert matches("[z-a].md", "[z-a].md")
     assert not matches("[z-a].md", "b.md")
+
+
+@pytest.mark.parametrize(
+    ("pattern", "prefix"),
+    [("**", None), ("**/x.py", None), ("*.md", None), ("[ab]/x", None), ("\\*/x", None), ("/src/**", None),
+     ("./src/**", None), ("src/**", "src"), ("src/flask/**", "src/flask"), ("a/b*/c", "a"), ("a/**/b", "a"),
+     ("a/b/c.py", "a/b/c.py"), ("src//x", "src"), ("a/../b", "a")],
+)
+def test_literal_prefix(pattern, prefix):
+    assert literal_prefix(pattern) == prefix
+
+
+@pytest.mark.parametrize("pattern", ["src/**", "src/flask/**", "a/b*/c", "a/**/b", "a/b/c.py", "src/*.py", "a/b/**/*.md"])
+@pytest.mark.parametrize("path", ["src", "src/a.py", "src/flask/x.py", "srcx/a.py", "a/b/c.py", "a/bx/c", "a/b/c/d/b",
+                                  "a/b/c.py/x", "ab/c.py", "a/b/x/y.md", "x/src/a.py"])
+def test_every_match_lies_at_or_below_the_literal_prefix(pattern, path):
+    prefix = literal_prefix(pattern)
+    if compile_glob(pattern).fullmatch(path):
+        assert path == prefix or path.startswith(prefix + "/")

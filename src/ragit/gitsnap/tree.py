@@ -13,16 +13,18 @@ from ragit.gitsnap.types import TreeEntry
 
 
 def list_tree(git: Git, commit: str, *, only: Collection[str] | None = None,
-              also_named: str | None = None) -> list[TreeEntry]:
+              also_named: str | None = None, within: Collection[str] | None = None) -> list[TreeEntry]:
     """Every file of ``commit`` (blobs, symlinks, submodules), recursively, sorted by path.
 
     With ``only``, just those paths plus the files named ``also_named`` in their directories
     and every directory above them (the ``.gitignore`` files that decide about them), asked for
-    by name: an incremental ingest then lists what changed, not the whole tree.
+    by name: an incremental ingest then lists what changed, not the whole tree. With ``within``
+    (paths, usually directories), every file at or below them plus those ``also_named`` files
+    above them: an ingest limited to part of a repository lists that part.
     """
-    if only is None:
+    if only is None and within is None:
         return _parse(git.run("ls-tree", "-r", "-l", "-z", "--full-tree", commit))
-    wanted = set(only)
+    wanted = set(only if only is not None else within)
     asked = set(wanted)
     if also_named:
         for path in wanted:
@@ -33,8 +35,13 @@ def list_tree(git: Git, commit: str, *, only: Collection[str] | None = None,
         return _parse(git.run("ls-tree", "-r", "-l", "-z", "--full-tree", commit))
     if not wanted:
         return []
-    listed = git.run("ls-tree", "-r", "-l", "-z", "--full-tree", commit, "--", *sorted(asked))
-    return [e for e in _parse(listed) if e.path in asked]
+    if only is not None:
+        listed = git.run("ls-tree", "-r", "-l", "-z", "--full-tree", commit, "--", *sorted(asked))
+        return [e for e in _parse(listed) if e.path in asked]
+    # literal: a directory named like a pattern (``a[1]``) is still that directory
+    listed = git.run("--literal-pathspecs", "ls-tree", "-r", "-l", "-z", "--full-tree", commit, "--", *sorted(asked))
+    under = tuple(p + "/" for p in wanted)
+    return [e for e in _parse(listed) if e.path in asked or e.path.startswith(under)]
 
 
 def _parse(out_bytes: bytes) -> list[TreeEntry]:

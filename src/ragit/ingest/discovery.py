@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from ..config import Config
 from ..gitsnap.types import TreeEntry
-from .globs import GlobSet
+from .globs import GlobSet, literal_prefix
 
 if TYPE_CHECKING:
     import pathspec
@@ -69,7 +69,9 @@ def _has_dot_segment(path: str) -> bool:
 
 
 def _kind(path: str, filters: _Filters) -> str | None:
-    if _has_dot_segment(path):
+    # include first: under an include root most of a tree's paths fail it, and the answer
+    # is None whichever test fails
+    if _has_dot_segment(path) or not filters.include.matches(path):
         return None
     if filters.docs.matches(path):
         kind = "markdown"
@@ -77,9 +79,7 @@ def _kind(path: str, filters: _Filters) -> str | None:
         kind = "code"
     else:
         return None
-    if not filters.include.matches(path) or filters.exclude.matches(path):
-        return None
-    return kind
+    return None if filters.exclude.matches(path) else kind
 
 
 def matches_filter(path: str, config: Config) -> str | None:
@@ -88,6 +88,20 @@ def matches_filter(path: str, config: Config) -> str | None:
     Used to classify dirty working-tree paths, which have no tree entry yet.
     """
     return _kind(path, _filters(config))
+
+
+def listing_scope(config: Config) -> list[str] | None:
+    """The parts of a commit's tree that can hold candidates: the plain leading directories (or
+    paths) of the ``ingest.include`` patterns, sorted; None when one of them may match anywhere
+    (the default ``**``). A listing limited to them (plus the ``.gitignore`` files above them)
+    admits exactly the candidates the whole tree does."""
+    prefixes: set[str] = set()
+    for pattern in config["ingest"]["include"]:
+        prefix = literal_prefix(pattern)
+        if prefix is None:
+            return None
+        prefixes.add(prefix)
+    return sorted(prefixes)
 
 
 def gitignore_changed(paths: Iterable[str]) -> bool:

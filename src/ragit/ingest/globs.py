@@ -109,3 +109,22 @@ class GlobSet:
 
     def __repr__(self) -> str:
         return f"GlobSet({list(self.patterns)!r})"
+
+
+
+_GLOB_SPECIALS = frozenset("*?[\\")
+
+
+def literal_prefix(pattern: str) -> str | None:
+    """The pattern's leading run of plain segments (``"src/app/**"`` → ``"src/app"``): every path
+    the pattern matches is that path or lies below it (the regex of :func:`glob_to_regex` begins
+    with them literally, then ends or goes on with ``/``). None when the first segment is a
+    wildcard, an escape, empty, ``.`` or ``..``: the pattern could match anywhere.
+
+    Lets a listing ask git for that part of the tree alone instead of the whole of it."""
+    plain: list[str] = []
+    for segment in pattern.split("/"):
+        if not segment or segment in (".", "..") or not _GLOB_SPECIALS.isdisjoint(segment):
+            break
+        plain.append(segment)
+    return "/".join(plain) if plain else None

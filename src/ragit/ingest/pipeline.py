@@ -289,7 +289,7 @@ def _ingest_commit(root: Path, git: "Git", config, request: IngestRequest, head:
     from ..embed import embedder_id_for
     from ..gitsnap.dirty import dirty_paths
     from ..gitsnap.tree import changed_paths, list_tree
-    from .discovery import GITIGNORE, gitignore_changed, matches_filter, select_candidates
+    from .discovery import GITIGNORE, gitignore_changed, listing_scope, matches_filter, select_candidates
 
     embedder_id = embedder.id if embedder is not None else embedder_id_for(config)
     params = current_params(config, embedder_id)
@@ -327,7 +327,9 @@ def _ingest_commit(root: Path, git: "Git", config, request: IngestRequest, head:
 
     # an incremental ingest lists only what changed (and the .gitignore files judging it)
     narrow = mode == "since" and not full_eval
-    entries = list_tree(git, head, only=changed, also_named=GITIGNORE) if narrow else list_tree(git, head)
+    # (a full one, the part of the tree the include patterns can reach)
+    entries = (list_tree(git, head, only=changed, also_named=GITIGNORE) if narrow
+               else list_tree(git, head, within=listing_scope(config), also_named=GITIGNORE))
     with BlobReader(git) as reader:
         candidates = select_candidates(entries, config, reader.read)
         if request.only is not None:
