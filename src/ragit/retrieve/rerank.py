@@ -472,67 +472,65 @@ def rerank_pool(question: str, inp: RerankInput, weights: RerankWeights) -> Rank
             adjusted[i] += boost
             definition[i] = boost
 
-    # every other rule is a fact about a file: the candidates of each file, in candidate order,
-    # with its summed evidence (file aggregation) and its best chunk, in one pass
-    members: dict[str, list[int]] = {}
-    sums: dict[str, list] = {}  # file → [summed evidence, best chunk, its score]
-    for i, p in enumerate(paths):
-        h = hybrid[i]
-        found = sums.get(p)
+    # every other rule is a fact about a file: per file, in one pass, its summed evidence (file
+    # aggregation), its best chunk and that chunk's score, and its candidates in candidate order
+    groups: dict[str, list] = {}
+    for i, (p, h) in enumerate(zip(paths, hybrid)):
+        found = groups.get(p)
         if found is None:
-            members[p] = [i]
-            sums[p] = [0.0 + (h if h > 0.0 else 0.0), i, h]
+            groups[p] = [0.0 + (h if h > 0.0 else 0.0), i, h, [i]]
         else:
-            members[p].append(i)
             found[0] = found[0] + (h if h > 0.0 else 0.0)
             if h > found[2]:
-                found[1], found[2] = i, h
+                found[1] = i
+                found[2] = h
+            found[3].append(i)
     # path names: a file stem equal to a named identifier (or its plural, or it the name's)
     named = {k for k in _normalised(tuple(names)) if k} if names and weights.path_name else set()
     stems = named | {k + "s" for k in named}
     words, asks = q.words, q.asks
     vendored = weights.vendored != 1.0 and "vendored" not in asks
-    facts = list(map(_path_facts, members))
+    facts = list(map(_path_facts, groups))
     sources = {f[4] for f in facts if f[5] == ".c"}  # the C/C++ source files among the candidates
-    top_sum = max(found[0] for found in sums.values()) if weights.file else 0.0
+    top_sum = max([found[0] for found in groups.values()]) if weights.file else 0.0
     header_rule = weights.header != 1.0 and bool(sources)
     roles = _role_factors(asks, weights)
     name_boost = weights.path_name * unit
     words_unit = weights.path_words * unit  # (the same products and quotients as written out per file)
     file_unit = weights.file * unit
+    file_on = top_sum > 0
+    keep_best = bool(weights.file)
     files: dict[str, _Facts] = {}
-    for (p, rows), (file_stem, stem_words, role_name, project, c_name, c_kind) in zip(members.items(), facts):
+    for (p, (total, best_row, _, rows)), (file_stem, stem_words, role_name, project, c_name, c_kind) \
+            in zip(groups.items(), facts):
         # path (+), file (+, the best chunk only), role (×), bundled copy (×), header (×): in this
         # order on each candidate (the same floats as one rule over all candidates at a time)
         path_boost = 0.0
         if named and (file_stem in stems or file_stem + "s" in named):
             path_boost = name_boost
-        elif path_words:
-            shared = len(words & stem_words)
-            if shared:
-                path_boost = words_unit * shared / len(words)
-        total, best_row, _ = sums[p]
-        file_boost = file_unit * total / top_sum if top_sum > 0 else 0.0
+        elif path_words and not words.isdisjoint(stem_words):
+            path_boost = words_unit * len(words & stem_words) / len(words)
+        file_boost = file_unit * total / top_sum if file_on else 0.0
         role = roles[role_name]
-        demote = vendored and project is not None and not (words & set(lexical_terms(project)))
+        demote = vendored and project is not None and words.isdisjoint(lexical_terms(project))
         header = header_rule and c_kind == ".h" and c_name in sources
-        files[p] = (path_boost, file_boost, best_row if weights.file else -1, role, demote, header)
-        if path_boost or role != 1.0 or demote or header:
+        files[p] = (path_boost, file_boost, best_row if keep_best else -1, role, demote, header)
+        # one rule at a time over the file's candidates: each candidate sees the same operations
+        # in the same order as one candidate at a time
+        if path_boost:
             for i in rows:
-                value = adjusted[i]
-                if path_boost:
-                    value += path_boost
-                if i == best_row and file_boost:
-                    value += file_boost
-                if role != 1.0:
-                    value *= role
-                if demote:
-                    value *= weights.vendored
-                if header:
-                    value *= weights.header
-                adjusted[i] = value
-        elif file_boost:
+                adjusted[i] += path_boost
+        if file_boost:
             adjusted[best_row] += file_boost
+        if role != 1.0:
+            for i in rows:
+                adjusted[i] *= role
+        if demote:
+            for i in rows:
+                adjusted[i] *= weights.vendored
+        if header:
+            for i in rows:
+                adjusted[i] *= weights.header
 
     # diversity: in order of the adjusted score, a file's k-th chunk is multiplied by diversity^k
     final = adjusted
@@ -541,7 +539,8 @@ def rerank_pool(question: str, inp: RerankInput, weights: RerankWeights) -> Rank
         final = list(adjusted)
         total = sum(adjusted)
         if total == total:  # no NaN: a file's chunks in the order the whole ranking gives them
-            for p, rows in members.items():
+            for p, found in groups.items():
+                rows = found[3]
                 if len(rows) > 1:
                     ranked[p] = sorted(rows, key=adjusted.__getitem__, reverse=True)
         else:  # NaN scores: sort the whole ranking, as first written

@@ -56,6 +56,7 @@ class SnapshotMatrix:
     _files_sorted: "bool | None" = None
     _file_starts: "np.ndarray | None" = None
     _paths: "RowPaths | None" = None
+    _file_index: "np.ndarray | None" = None
 
     def row_positions(self) -> "RowPositions":
         """Store row id → snapshot position (kept: a warm process restricts every question's
@@ -81,6 +82,15 @@ class SnapshotMatrix:
             f = self.files
             self._files_sorted = bool(len(f) < 2 or np.all(f[1:] >= f[:-1]))
         return self._files_sorted
+
+    def file_index(self) -> "np.ndarray":
+        """``files`` as numpy's index type (kept per snapshot: a question's file cosines gather and
+        sum by it, and an int32 index is converted on every use)."""
+        if self._file_index is None:
+            import numpy as np
+
+            self._file_index = self.files.astype(np.intp)
+        return self._file_index
 
     def file_starts(self) -> "np.ndarray":
         """Where each file's run of rows starts, and (last) the row count: file ``f``'s rows are
@@ -382,9 +392,15 @@ def vector_scores(snap: SnapshotMatrix, embedder: "Embedder", masked_question: s
     cosine = question_cosines(snap.full_matrix(), embedder, masked_question, passage_words)
     if not file_blend:
         return cosine
-    sums = np.bincount(snap.files, weights=cosine, minlength=len(snap.file_norms))
+    files = snap.file_index()
+    sums = np.bincount(files, weights=cosine, minlength=len(snap.file_norms))
     file_cos = np.divide(sums, snap.file_norms, out=np.zeros_like(sums), where=snap.normed_files())
-    return (1.0 - file_blend) * cosine + file_blend * file_cos[snap.files]
+    # (1 − blend) · cosine + blend · file cosine, with one temporary less (the same products and sum)
+    blended = cosine * (1.0 - file_blend)
+    spread = file_cos[files]
+    spread *= file_blend
+    blended += spread
+    return blended
 
 
 def keyword_raw(
