@@ -211,6 +211,29 @@ def _declares(text: str, names: Sequence[str]) -> bool:
     return False
 
 
+# The names each chunk text declares (one per declaring line), kept for a warm process: a small
+# repository's pool holds much the same chunks question after question, whatever it asks. A text
+# is read whole from its second look on; the first tests only the lines that hold the names asked
+# for (:func:`_declares`), so a one-shot query does no more work than that.
+_DECLARED_MAX = 8192
+_declared: dict[str, "frozenset[str] | None"] = {}
+
+
+def _declares_seen(text: str, names: Sequence[str], spelled: "frozenset[str]") -> bool:
+    """:func:`_declares` (``spelled``: the ``names`` longer than one character). A line declares
+    at most one name and holds the name it declares, so ``text`` declares one of ``names`` iff the
+    set of the names its lines declare meets ``spelled``."""
+    found = _declared.get(text, _declared)  # (the dict itself: never seen)
+    if found is _declared:
+        if len(_declared) >= _DECLARED_MAX:
+            _declared.clear()
+        _declared[text] = None
+        return _declares(text, names)
+    if found is None:
+        found = _declared[text] = frozenset(m.group(1) for m in _DECLARATION.finditer(text))
+    return not found.isdisjoint(spelled)
+
+
 @lru_cache(maxsize=65536)
 def _title_names(title: str) -> tuple[str, str]:
     """(defined name, owner) of a chunk title: ``method Client.send`` → (``send``, ``Client``)."""
@@ -337,6 +360,7 @@ def _definitions(titles: Sequence[str], texts: Sequence[str], names: Sequence[st
     exact = set(names)
     normalised = _normalised(tuple(names))
     spelled = [n for n in names if len(n) > 1]  # what _declares looks for
+    spelled_set = frozenset(spelled)
     out: dict[int, float] = {}
     for i, title in enumerate(titles):
         defined = _title_names(title)[0]
@@ -350,7 +374,7 @@ def _definitions(titles: Sequence[str], texts: Sequence[str], names: Sequence[st
         text = texts[i]
         for name in spelled:
             if name in text:
-                if _declares(text, names):
+                if _declares_seen(text, names, spelled_set):
                     out[i] = 1.0
                 break
     return out
