@@ -228,7 +228,7 @@ def _declares_seen(text: str, names: Sequence[str], spelled: "frozenset[str]") -
         if len(_declared) >= _DECLARED_MAX:
             _declared.clear()
         _declared[text] = None
-        return _declares(text, names)
+        return bool(spelled) and _declares(text, names)
     if found is None:
         found = _declared[text] = frozenset(m.group(1) for m in _DECLARATION.finditer(text))
     return not found.isdisjoint(spelled)
@@ -359,10 +359,9 @@ def _definitions(titles: Sequence[str], texts: Sequence[str], names: Sequence[st
     """:func:`defines` of every candidate that defines one of ``names`` (non-empty), by position."""
     exact = set(names)
     normalised = _normalised(tuple(names))
-    spelled = [n for n in names if len(n) > 1]  # what _declares looks for
-    spelled_set = frozenset(spelled)
+    spelled = frozenset(n for n in names if len(n) > 1)  # what _declares looks for
     out: dict[int, float] = {}
-    for i, title in enumerate(titles):
+    for i, (title, text) in enumerate(zip(titles, texts)):
         defined = _title_names(title)[0]
         if defined:
             if defined in exact:
@@ -371,12 +370,8 @@ def _definitions(titles: Sequence[str], texts: Sequence[str], names: Sequence[st
             if _norm(defined) in normalised:
                 out[i] = 0.5
                 continue
-        text = texts[i]
-        for name in spelled:
-            if name in text:
-                if _declares_seen(text, names, spelled_set):
-                    out[i] = 1.0
-                break
+        if _declares_seen(text, names, spelled):
+            out[i] = 1.0
     return out
 
 
