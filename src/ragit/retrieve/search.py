@@ -56,6 +56,7 @@ class SnapshotMatrix:
     _files_sorted: "bool | None" = None
     _file_starts: "np.ndarray | None" = None
     _paths: "RowPaths | None" = None
+    _path_asks: int = 0
     _file_index: "np.ndarray | None" = None
 
     def row_positions(self) -> "RowPositions":
@@ -105,11 +106,15 @@ class SnapshotMatrix:
 
     def paths(self) -> "RowPaths | None":
         """The paths of this snapshot's rows by position, as a warm process reads them (kept per
-        snapshot; None for a snapshot too large to keep them for, :data:`rowpaths.MAX_ROWS`)."""
-        from .rowpaths import MAX_ROWS, RowPaths
+        snapshot from its second question on, like :meth:`map_heap`: a one-shot query allocates
+        nothing for them; None before, and for a snapshot too large to keep them for,
+        :data:`rowpaths.MAX_ROWS`)."""
+        if self._paths is None:
+            self._path_asks += 1
+            from .rowpaths import MAX_ROWS, RowPaths
 
-        if self._paths is None and len(self.rowids) <= MAX_ROWS:
-            self._paths = RowPaths(self.rowids)
+            if self._path_asks >= 2 and len(self.rowids) <= MAX_ROWS:
+                self._paths = RowPaths(self.rowids)
         return self._paths
 
     def full_matrix(self) -> "np.ndarray":
