@@ -88,13 +88,14 @@ def cochange_raises(order: Sequence[int], scores: "Sequence[float] | dict[int, f
     window = weights.files
     raised: dict[int, float] = {}
     last = 0  # position of the last raised chunk in ``order``
-    # each of the first ``files`` files, on its best chunk: the position of each file's first
-    # chunk in ``order`` (a reversed pass leaves the first), without a Python step per chunk
-    ranked = list(map(paths.__getitem__, order))
-    firsts = dict(zip(reversed(ranked), range(len(ranked) - 1, -1, -1)))
-    for at in sorted(firsts.values())[:max(window, 0)]:
-        i = order[at]
-        f = ranked[at]
+    seen = set()
+    for at, i in enumerate(order):  # each of the first ``files`` files, on its best chunk
+        f = paths[i]
+        if f in seen:
+            continue
+        seen.add(f)
+        if len(seen) > window:
+            break
         own = scores[i]
         new = own
         for h, ceiling, partners in top:
