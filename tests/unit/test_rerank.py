@@ -15,6 +15,7 @@ from ragit.retrieve.rerank import (
     RerankInput,
     RerankWeights,
     _declares,
+    _declares_seen,
     defines,
     pool_indices,
     read_question,
@@ -82,6 +83,15 @@ def test_declares_looks_only_at_lines_naming_the_identifier_and_agrees_with_a_fu
     wanted = [n for n in names if len(n) > 1 and n in text]
     reference = any(m.group(1) in wanted for m in _DECLARATION.finditer(text)) if wanted else False
     assert _declares(text, names) == reference
+
+
+@settings(max_examples=300, deadline=None)
+@given(_LINES, st.sampled_from(["\n", "\r\n"]), st.lists(st.sampled_from(["Engine", "run", "main", "render", "x"]),
+                                                        min_size=1, max_size=3))
+def test_a_warm_process_reads_a_seen_text_whole_with_the_same_answer(lines, eol, names):
+    text = eol.join(lines) + " "  # (a text of its own: the first look is the targeted one)
+    spelled = frozenset(n for n in names if len(n) > 1)
+    assert [_declares_seen(text, names, spelled) for _ in range(3)] == [_declares(text, names)] * 3
 
 
 # ---------------------------------------------------------------- each rule

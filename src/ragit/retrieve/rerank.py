@@ -211,6 +211,29 @@ def _declares(text: str, names: Sequence[str]) -> bool:
     return False
 
 
+# The names each chunk text declares (one per declaring line), kept for a warm process: a small
+# repository's pool holds much the same chunks question after question, whatever it asks. A text
+# is read whole from its second look on; the first tests only the lines that hold the names asked
+# for (:func:`_declares`), so a one-shot query does no more work than that.
+_DECLARED_MAX = 8192
+_declared: dict[str, "frozenset[str] | None"] = {}
+
+
+def _declares_seen(text: str, names: Sequence[str], spelled: "frozenset[str]") -> bool:
+    """:func:`_declares` (``spelled``: the ``names`` longer than one character). A line declares
+    at most one name and holds the name it declares, so ``text`` declares one of ``names`` iff the
+    set of the names its lines declare meets ``spelled``."""
+    found = _declared.get(text, _declared)  # (the dict itself: never seen)
+    if found is _declared:
+        if len(_declared) >= _DECLARED_MAX:
+            _declared.clear()
+        _declared[text] = None
+        return bool(spelled) and _declares(text, names)
+    if found is None:
+        found = _declared[text] = frozenset(m.group(1) for m in _DECLARATION.finditer(text))
+    return not found.isdisjoint(spelled)
+
+
 @lru_cache(maxsize=65536)
 def _title_names(title: str) -> tuple[str, str]:
     """(defined name, owner) of a chunk title: ``method Client.send`` → (``send``, ``Client``)."""
@@ -261,19 +284,34 @@ def _top(scores, k: int, tie_order=None):
     import numpy as np
 
     finite = np.isfinite(scores)
-    idx = None if finite.all() else np.flatnonzero(finite)  # None: every row a candidate, none gathered
-    values = scores if idx is None else scores[idx]
+    if finite.all():  # every row a candidate, none gathered
+        return _top_of(scores, None, k, tie_order)
+    idx = np.flatnonzero(finite)
+    return _top_of(scores[idx], idx, k, tie_order)
+
+
+def _top_of(values, idx, k: int, tie_order=None):
+    """:func:`_top` of the candidates ``values`` (finite), at positions ``idx`` (None: 0, 1, ...)."""
+    import numpy as np
+
     if len(values) <= k:
         return np.arange(len(values)) if idx is None else idx
     kth = np.partition(values, len(values) - k)[len(values) - k]
-    above = np.flatnonzero(values > kth)
-    tied = np.flatnonzero(values == kth)
+    # the rows at or above the threshold (about k), then which of them are above it and tied:
+    # one pass over the candidates instead of two
+    reach = np.flatnonzero(values >= kth)
+    at = values[reach]
+    above, tied = reach[at > kth], reach[at == kth]
     if idx is not None:
         above, tied = idx[above], idx[tied]
     need = k - len(above)
     if tie_order is not None and len(tied) > need:
         tied = tie_order(tied)
     return np.concatenate([above, tied[:need]])
+
+
+# Below this many rows per chosen row, the pool's rows are marked in a mask instead of sorted.
+_MASK_RATIO = 64
 
 
 def pool_indices(hybrid, keyword, vector, size: int, top: int, tie_order=None):
@@ -283,10 +321,16 @@ def pool_indices(hybrid, keyword, vector, size: int, top: int, tie_order=None):
     (``-inf`` = not a candidate), a sorted int64 array out."""
     import numpy as np
 
-    keyword = np.where(keyword > 0, keyword, -np.inf)
-    chosen = np.concatenate([_top(hybrid, max(size, 2 * top), tie_order), _top(keyword, size, tie_order),
-                             _top(vector, size, tie_order)])
-    return unique_sorted(chosen).astype(np.int64)
+    matches = np.flatnonzero((keyword > 0) & (keyword < np.inf))  # the finite positive keyword scores
+    parts = (_top(hybrid, max(size, 2 * top), tie_order), _top_of(keyword[matches], matches, size, tie_order),
+             _top(vector, size, tie_order))
+    n = len(hybrid)
+    if n <= _MASK_RATIO * sum(map(len, parts)):  # a small snapshot: mark the rows, read them in order
+        chosen = np.zeros(n, dtype=bool)
+        for part in parts:
+            chosen[part] = True
+        return np.flatnonzero(chosen).astype(np.int64)
+    return unique_sorted(np.concatenate(parts)).astype(np.int64)
 
 
 _HEADERS = (".h", ".hh", ".hpp", ".hxx", ".h++")
@@ -315,9 +359,9 @@ def _definitions(titles: Sequence[str], texts: Sequence[str], names: Sequence[st
     """:func:`defines` of every candidate that defines one of ``names`` (non-empty), by position."""
     exact = set(names)
     normalised = _normalised(tuple(names))
-    spelled = [n for n in names if len(n) > 1]  # what _declares looks for
+    spelled = frozenset(n for n in names if len(n) > 1)  # what _declares looks for
     out: dict[int, float] = {}
-    for i, title in enumerate(titles):
+    for i, (title, text) in enumerate(zip(titles, texts)):
         defined = _title_names(title)[0]
         if defined:
             if defined in exact:
@@ -326,13 +370,19 @@ def _definitions(titles: Sequence[str], texts: Sequence[str], names: Sequence[st
             if _norm(defined) in normalised:
                 out[i] = 0.5
                 continue
-        text = texts[i]
-        for name in spelled:
-            if name in text:
-                if _declares(text, names):
-                    out[i] = 1.0
-                break
+        if _declares_seen(text, names, spelled):
+            out[i] = 1.0
     return out
+
+
+@lru_cache(maxsize=256)
+def _role_factors(asks: frozenset[str], weights: RerankWeights) -> dict[str, float]:
+    """:func:`_role_factor` of every role (a dict that reads a missing role as 1.0), once per
+    question kind and weights."""
+    return defaultdict(lambda: 1.0, {role: _role_factor(role, asks, weights) for role in _ROLES})
+
+
+_ROLES = ("test", "fixture", "benchmark", "example", "doc", "other", "source")
 
 
 def _role_factor(role: str, asks: frozenset[str], weights: RerankWeights) -> float:
@@ -441,68 +491,65 @@ def rerank_pool(question: str, inp: RerankInput, weights: RerankWeights) -> Rank
             adjusted[i] += boost
             definition[i] = boost
 
-    # every other rule is a fact about a file: the candidates of each file, in candidate order
-    members: dict[str, list[int]] = defaultdict(list)
-    for i, p in enumerate(paths):
-        members[p].append(i)
+    # every other rule is a fact about a file: per file, in one pass, its summed evidence (file
+    # aggregation), its best chunk and that chunk's score, and its candidates in candidate order
+    groups: dict[str, list] = {}
+    for i, (p, h) in enumerate(zip(paths, hybrid)):
+        found = groups.get(p)
+        if found is None:
+            groups[p] = [0.0 + (h if h > 0.0 else 0.0), i, h, [i]]
+        else:
+            found[0] = found[0] + (h if h > 0.0 else 0.0)
+            if h > found[2]:
+                found[1] = i
+                found[2] = h
+            found[3].append(i)
     # path names: a file stem equal to a named identifier (or its plural, or it the name's)
     named = {k for k in _normalised(tuple(names)) if k} if names and weights.path_name else set()
     stems = named | {k + "s" for k in named}
     words, asks = q.words, q.asks
     vendored = weights.vendored != 1.0 and "vendored" not in asks
-    role_factors: dict[str, float] = {}
-    sums: dict[str, tuple[float, int]] = {}  # file aggregation: each file's summed evidence, best chunk
-    sources: set[str] = set()  # the C/C++ source files among the candidates (for the header rule)
-    for p, rows in members.items():
-        total = 0.0
-        j = rows[0]
-        for i in rows:
-            h = hybrid[i]
-            total = total + (h if h > 0.0 else 0.0)
-            if h > hybrid[j]:
-                j = i
-        sums[p] = (total, j)
-        facts = _path_facts(p)
-        if facts[5] == ".c":
-            sources.add(facts[4])
-    top_sum = max(total for total, _ in sums.values()) if weights.file else 0.0
+    facts = list(map(_path_facts, groups))
+    sources = {f[4] for f in facts if f[5] == ".c"}  # the C/C++ source files among the candidates
+    top_sum = max([found[0] for found in groups.values()]) if weights.file else 0.0
     header_rule = weights.header != 1.0 and bool(sources)
+    roles = _role_factors(asks, weights)
+    name_boost = weights.path_name * unit
+    words_unit = weights.path_words * unit  # (the same products and quotients as written out per file)
+    file_unit = weights.file * unit
+    file_on = top_sum > 0
+    keep_best = bool(weights.file)
     files: dict[str, _Facts] = {}
-    for p, rows in members.items():
+    for (p, (total, best_row, _, rows)), (file_stem, stem_words, role_name, project, c_name, c_kind) \
+            in zip(groups.items(), facts):
         # path (+), file (+, the best chunk only), role (×), bundled copy (×), header (×): in this
         # order on each candidate (the same floats as one rule over all candidates at a time)
-        file_stem, stem_words, role_name, project, c_name, c_kind = _path_facts(p)
         path_boost = 0.0
         if named and (file_stem in stems or file_stem + "s" in named):
-            path_boost = weights.path_name * unit
-        elif path_words:
-            shared = len(words & stem_words)
-            if shared:
-                path_boost = weights.path_words * unit * shared / len(words)
-        total, best_row = sums[p]
-        file_boost = weights.file * unit * total / top_sum if top_sum > 0 else 0.0
-        role = role_factors.get(role_name)
-        if role is None:
-            role = role_factors[role_name] = _role_factor(role_name, asks, weights)
-        demote = vendored and project is not None and not (words & set(lexical_terms(project)))
+            path_boost = name_boost
+        elif path_words and not words.isdisjoint(stem_words):
+            path_boost = words_unit * len(words & stem_words) / len(words)
+        file_boost = file_unit * total / top_sum if file_on else 0.0
+        role = roles[role_name]
+        demote = vendored and project is not None and words.isdisjoint(lexical_terms(project))
         header = header_rule and c_kind == ".h" and c_name in sources
-        files[p] = (path_boost, file_boost, best_row if weights.file else -1, role, demote, header)
-        if path_boost or role != 1.0 or demote or header:
+        files[p] = (path_boost, file_boost, best_row if keep_best else -1, role, demote, header)
+        # one rule at a time over the file's candidates: each candidate sees the same operations
+        # in the same order as one candidate at a time
+        if path_boost:
             for i in rows:
-                value = adjusted[i]
-                if path_boost:
-                    value += path_boost
-                if i == best_row and file_boost:
-                    value += file_boost
-                if role != 1.0:
-                    value *= role
-                if demote:
-                    value *= weights.vendored
-                if header:
-                    value *= weights.header
-                adjusted[i] = value
-        elif file_boost:
+                adjusted[i] += path_boost
+        if file_boost:
             adjusted[best_row] += file_boost
+        if role != 1.0:
+            for i in rows:
+                adjusted[i] *= role
+        if demote:
+            for i in rows:
+                adjusted[i] *= weights.vendored
+        if header:
+            for i in rows:
+                adjusted[i] *= weights.header
 
     # diversity: in order of the adjusted score, a file's k-th chunk is multiplied by diversity^k
     final = adjusted
@@ -511,7 +558,8 @@ def rerank_pool(question: str, inp: RerankInput, weights: RerankWeights) -> Rank
         final = list(adjusted)
         total = sum(adjusted)
         if total == total:  # no NaN: a file's chunks in the order the whole ranking gives them
-            for p, rows in members.items():
+            for p, found in groups.items():
+                rows = found[3]
                 if len(rows) > 1:
                     ranked[p] = sorted(rows, key=adjusted.__getitem__, reverse=True)
         else:  # NaN scores: sort the whole ranking, as first written

@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..store.bm25 import RowPositions, SnapshotKeyword
     from ..store.vectorindex import HeapIndex
     from .rerank import RerankWeights
+    from .rowpaths import RowPaths
     from .sources import OverlayCandidate
 
 
@@ -54,6 +55,9 @@ class SnapshotMatrix:
     _normed: "np.ndarray | None" = None
     _files_sorted: "bool | None" = None
     _file_starts: "np.ndarray | None" = None
+    _paths: "RowPaths | None" = None
+    _path_asks: int = 0
+    _file_index: "np.ndarray | None" = None
 
     def row_positions(self) -> "RowPositions":
         """Store row id → snapshot position (kept: a warm process restricts every question's
@@ -80,6 +84,15 @@ class SnapshotMatrix:
             self._files_sorted = bool(len(f) < 2 or np.all(f[1:] >= f[:-1]))
         return self._files_sorted
 
+    def file_index(self) -> "np.ndarray":
+        """``files`` as numpy's index type (kept per snapshot: a question's file cosines gather and
+        sum by it, and an int32 index is converted on every use)."""
+        if self._file_index is None:
+            import numpy as np
+
+            self._file_index = self.files.astype(np.intp)
+        return self._file_index
+
     def file_starts(self) -> "np.ndarray":
         """Where each file's run of rows starts, and (last) the row count: file ``f``'s rows are
         ``starts[f] .. starts[f + 1] - 1`` when :meth:`files_sorted` (kept per snapshot: one pass
@@ -90,6 +103,19 @@ class SnapshotMatrix:
             counts = np.bincount(self.files, minlength=len(self.file_norms))
             self._file_starts = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
         return self._file_starts
+
+    def paths(self) -> "RowPaths | None":
+        """The paths of this snapshot's rows by position, as a warm process reads them (kept per
+        snapshot from its second question on, like :meth:`map_heap`: a one-shot query allocates
+        nothing for them; None before, and for a snapshot too large to keep them for,
+        :data:`rowpaths.MAX_ROWS`)."""
+        if self._paths is None:
+            self._path_asks += 1
+            from .rowpaths import MAX_ROWS, RowPaths
+
+            if self._path_asks >= 2 and len(self.rowids) <= MAX_ROWS:
+                self._paths = RowPaths(self.rowids)
+        return self._paths
 
     def full_matrix(self) -> "np.ndarray":
         """Every row's vector (gathered from the heap on the approximate path: exact search)."""
@@ -341,6 +367,7 @@ class SnapshotScores:
     raw_keyword: "np.ndarray | None" = None  # float64 bm25 per row, 0 where the row does not match
     extra_raw: list[float] = field(default_factory=list)  # bm25 of the extra (overlay) documents
     keyword: "SnapshotKeyword | None" = None  # the on-demand scorer when raw_keyword is None
+    paths: "RowPaths | None" = None  # a warm process's paths of these rows by position (rowpaths)
 
     def raw(self) -> "np.ndarray":
         """The whole raw keyword array (computed from ``keyword`` when not given; zeros without
@@ -370,9 +397,15 @@ def vector_scores(snap: SnapshotMatrix, embedder: "Embedder", masked_question: s
     cosine = question_cosines(snap.full_matrix(), embedder, masked_question, passage_words)
     if not file_blend:
         return cosine
-    sums = np.bincount(snap.files, weights=cosine, minlength=len(snap.file_norms))
+    files = snap.file_index()
+    sums = np.bincount(files, weights=cosine, minlength=len(snap.file_norms))
     file_cos = np.divide(sums, snap.file_norms, out=np.zeros_like(sums), where=snap.normed_files())
-    return (1.0 - file_blend) * cosine + file_blend * file_cos[snap.files]
+    # (1 − blend) · cosine + blend · file cosine, with one temporary less (the same products and sum)
+    blended = cosine * (1.0 - file_blend)
+    spread = file_cos[files]
+    spread *= file_blend
+    blended += spread
+    return blended
 
 
 def keyword_raw(
@@ -669,9 +702,11 @@ def score_snapshot(
             if scorer is not None:
                 scorer.release()
     vector = vector_scores(snap, embedder, masked_question, params.file_blend, params.passage_words)
+    paths = snap.paths() if cache is not None else None  # (one-shot: nothing to keep them for)
     if scorer is None:
-        return SnapshotScores(snap.rowids, vector, np.zeros(len(snap.rowids), dtype=np.float64), extra_raw)
-    return SnapshotScores(snap.rowids, vector, None, extra_raw, keyword=scorer)
+        return SnapshotScores(snap.rowids, vector, np.zeros(len(snap.rowids), dtype=np.float64), extra_raw,
+                              paths=paths)
+    return SnapshotScores(snap.rowids, vector, None, extra_raw, keyword=scorer, paths=paths)
 
 
 @dataclass(frozen=True)
@@ -769,14 +804,15 @@ class _Column(abc.Sequence):
         return map(self._field, self._chunk)
 
 
-def _reranked(question: str, pool: "np.ndarray", rows: "dict[int, ChunkRow]", source: "_PoolRows",
-              wanted: list[int], snapshot: SnapshotScores, keyword: "np.ndarray", retrieval: "np.ndarray",
+def _reranked(question: str, pool: "np.ndarray", rows: "dict[int, ChunkRow] | None", pool_paths: list[str] | None,
+              source: "_PoolRows", wanted: list[int], snapshot: SnapshotScores, keyword: "np.ndarray", retrieval: "np.ndarray",
               alpha: float, params: RetrievalParams, top_k: int, cochange: "CoChange | None") -> list[tuple]:
     """The pool re-ranked (and raised by co-change), then the rows whose final score can make the
     first ``top_k``, sorted: ``(sort key, snapshot row, (re-ranked score, factors))`` each.
 
     ``rows`` may hold light rows (path and chunk id: all the re-rank reads of a question naming no
-    identifier); the whole rows of the few that need more (the tie-break of equal scores, the
+    identifier), or be None with the pool's paths given instead (``pool_paths``, in pool order); the
+    whole rows of the few that need more (the tie-break of equal scores, the
     possible hits) come from ``source``. The final scores of the whole pool are computed in numpy
     with exactly ``final_score``'s operations in its order (IEEE float64 either way, so the same
     bits); only the few rows that reach the ``top_k``-th best get their factors and the exact
@@ -789,12 +825,16 @@ def _reranked(question: str, pool: "np.ndarray", rows: "dict[int, ChunkRow]", so
     order = _pool_order(retrieval[pool], lambda: list(map(source.full(wanted).__getitem__, wanted)))
     pool = pool[order]
     ids = list(map(wanted.__getitem__, order))
-    chunk = list(map(rows.__getitem__, ids))
-    paths = list(map(_PATH, chunk))
     hybrid = retrieval[pool]
-    # titles and texts are read only for a question that names identifiers: listed on demand
-    ranking = rerank_pool(question, RerankInput(hybrid=hybrid, paths=paths, titles=_Column(chunk, _TITLE),
-                                                texts=_Column(chunk, _TEXT)), params.rerank_weights)
+    if rows is None:  # a question naming no identifier: the re-rank reads no title or text
+        paths = list(map(pool_paths.__getitem__, order))
+        inp = RerankInput(hybrid=hybrid, paths=paths, titles=(), texts=())
+    else:
+        chunk = list(map(rows.__getitem__, ids))
+        paths = list(map(_PATH, chunk))
+        # titles and texts are read only for a question that names identifiers: listed on demand
+        inp = RerankInput(hybrid=hybrid, paths=paths, titles=_Column(chunk, _TITLE), texts=_Column(chunk, _TEXT))
+    ranking = rerank_pool(question, inp, params.rerank_weights)
     scores = ranking.scores
     raised: dict[int, float] = {}
     if cochange is not None and params.cochange:
@@ -985,12 +1025,16 @@ def rank_hits(
         # the re-rank reads titles and texts only for a question that names identifiers: else the
         # pool's paths and chunk ids are enough, and whole rows are read for its possible hits only
         light = params.rerank and len(pool) and not _names_in(question)
-        rows = source.light(wanted) if light else source.full(wanted)
+        if light and snapshot.paths is not None:  # a warm process: the paths by position
+            rows, pool_paths = None, snapshot.paths.of(pool, store, sha)
+        else:
+            rows = source.light(wanted) if light else source.full(wanted)
+            pool_paths = None
         from ..ingest.ids import masking_of
 
         if params.rerank and len(pool):
-            ranked = _reranked(question, pool, rows, source, wanted, snapshot, keyword, retrieval, alpha, params,
-                               top_k, cochange)
+            ranked = _reranked(question, pool, rows, pool_paths, source, wanted, snapshot, keyword, retrieval,
+                               alpha, params, top_k, cochange)
         else:
             ranked = []
             for i in _contenders(pool, snapshot.vector, keyword, alpha, top_k):

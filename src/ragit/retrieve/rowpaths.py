@@ -1,0 +1,50 @@
+"""The paths of a snapshot's rows, by position, kept by a warm process.
+
+A question that names no identifier re-ranks its pool by paths alone (ragit.retrieve.rerank), and a
+small repository's pool is much the same rows question after question. Kept in an object array
+indexed by snapshot position, the pool's paths are one gather instead of a dictionary look-up per
+row (and no row object is touched: after the question's pass over the vector matrix, each such
+touch is a cache miss).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+    from ..store.base import Store
+
+# Snapshots up to this many rows keep their paths by position (8 bytes a row, plus the paths
+# read); larger ones are the approximate path's, whose scores cover other positions.
+MAX_ROWS = 200_000
+
+
+class RowPaths:
+    """Path of each row of one snapshot (``rowids``, ascending), read from the store on first use."""
+
+    def __init__(self, rowids: "np.ndarray") -> None:
+        import numpy as np
+
+        self.rowids = rowids
+        self._paths = np.empty(len(rowids), dtype=object)
+        self._known = np.zeros(len(rowids), dtype=bool)
+
+    def of(self, positions: "np.ndarray", store: "Store", sha: str) -> list[str]:
+        """The paths of the rows at ``positions``; a row the store cannot give fails the query
+        (a damaged store never answers with silently fewer hits)."""
+        known = self._known[positions]
+        if not known.all():
+            missing = positions[~known]
+            ids = self.rowids[missing].tolist()
+            keys = store.row_keys(ids)
+            if not all(map(keys.__contains__, ids)):
+                from .readiness import store_unavailable
+
+                lost = sum(1 for r in ids if r not in keys)
+                raise store_unavailable(sha, "store_unreadable",
+                                        f"the store cannot serve snapshot {sha}: {lost} of its chunks are missing")
+            self._paths[missing] = [keys[r][0] for r in ids]
+            self._known[missing] = True
+        return self._paths[positions].tolist()

@@ -1,0 +1,35 @@
+"""A warm process's paths of a snapshot's rows by position (ragit.retrieve.rowpaths): the store
+is asked once per row, and a row it cannot give fails the query."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ragit.errors import RagitError
+from ragit.retrieve.rowpaths import RowPaths
+
+
+class _Store:
+    def __init__(self, keys: dict[int, tuple[str, str]]) -> None:
+        self.keys, self.asked = keys, []
+
+    def row_keys(self, rowids):
+        self.asked.append(list(rowids))
+        return {r: self.keys[r] for r in rowids if r in self.keys}
+
+
+def test_paths_come_by_position_and_each_row_is_read_once():
+    store = _Store({10: ("a.py", "c1"), 20: ("b/c.go", "c2"), 30: ("a.py", "c3"), 40: ("d.md", "c4")})
+    paths = RowPaths(np.array([10, 20, 30, 40], dtype=np.int64))
+    assert paths.of(np.array([1, 3]), store, "sha") == ["b/c.go", "d.md"]
+    assert paths.of(np.array([0, 1, 2]), store, "sha") == ["a.py", "b/c.go", "a.py"]
+    assert paths.of(np.array([3]), store, "sha") == ["d.md"]
+    assert store.asked == [[20, 40], [10, 30]]
+
+
+def test_a_row_the_store_lost_fails_the_query():
+    paths = RowPaths(np.array([10, 20], dtype=np.int64))
+    with pytest.raises(RagitError) as err:
+        paths.of(np.array([0, 1]), _Store({10: ("a.py", "c1")}), "abc123")
+    assert err.value.code == "SNAPSHOT_STORE_UNAVAILABLE" and "1 of its chunks are missing" in err.value.message
