@@ -164,26 +164,17 @@ MAX_RESTRICTED_TERMS = 4096  # terms whose snapshot positions a warm snapshot ke
 BOUND_MARGIN = 1.0 + 1e-9  # relative slack on every upper bound: covers the rounding of a few float ops
 
 
-def _length_total(positions: "RowPositions | None", lengths: "np.ndarray") -> float:
-    """Σ of the snapshot's row lengths (an exact integer sum), kept by a warm snapshot's positions."""
-    memo = positions.length_total if positions is not None else None
+def _length_stat(positions: "RowPositions | None", lengths: "np.ndarray", kind: str) -> float:
+    """The snapshot's row lengths' ``"total"`` (an exact integer sum) or ``"min"``, kept by a warm
+    snapshot's positions (``length_total`` / ``length_min``) while its lengths array stays the same."""
+    attr = "length_" + kind
+    memo = getattr(positions, attr) if positions is not None else None
     if memo is not None and memo[0] is lengths:
         return memo[1]
-    total = float(lengths.sum())
+    value = float(lengths.sum() if kind == "total" else lengths.min())
     if positions is not None:
-        positions.length_total = (lengths, total)
-    return total
-
-
-def _shortest(positions: "RowPositions | None", lengths: "np.ndarray") -> float:
-    """The snapshot's shortest row length (kept by a warm snapshot's positions, as the total)."""
-    memo = positions.length_min if positions is not None else None
-    if memo is not None and memo[0] is lengths:
-        return memo[1]
-    shortest = float(lengths.min())
-    if positions is not None:
-        positions.length_min = (lengths, shortest)
-    return shortest
+        setattr(positions, attr, (lengths, value))
+    return value
 
 
 def _norms(positions: "RowPositions | None", lengths: "np.ndarray", avgdl: float) -> "np.ndarray | None":
@@ -233,7 +224,7 @@ class SnapshotKeyword:
         self._norm_table: "np.ndarray | None" = None
         if not terms or not n_rows:
             return
-        total = _length_total(positions, lengths) + float(sum(length for _, length in extra))
+        total = _length_stat(positions, lengths, "total") + float(sum(length for _, length in extra))
         self.avgdl = avgdl = total / n_rows if total > 0 else 1.0
         self._norm_table = _norms(positions, lengths, avgdl) if n else None
         if positions is None and n:
@@ -455,7 +446,7 @@ class SnapshotKeyword:
         :data:`BOUND_MARGIN` for rounding."""
         if not self.sequence:
             return {}
-        shortest = _shortest(self._positions, self.lengths)
+        shortest = _length_stat(self._positions, self.lengths, "min")
         norm_min = K1 * (1.0 - B + B * shortest / self.avgdl)
         repeats: dict[str, int] = {}
         for term in self.sequence:
