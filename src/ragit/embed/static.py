@@ -53,8 +53,10 @@ PACKED_ENCODE_MAX_CHARS = 131072
 # Texts encoded per ``tokenizers`` call: its Encoding objects hold strings and offsets per
 # token, so encoding a whole ingest batch at once would cost ~100 bytes per token.
 ENCODE_BATCH = 256
-# Once an instance has pooled this many tokens, a float16 matrix is converted to float32 in
-# memory (~32 MB for WordLlama, ~20 ms), which halves the cost of every later row lookup.
+# Once an instance has pooled this many tokens, the rows of a float16 matrix are gathered from a
+# float32 copy, which halves the cost of every later row lookup. Each row is copied when first
+# gathered: a repository's text uses a fraction of a 30k-row vocabulary, and converting the
+# whole matrix (~32 MB, 15-35 ms) was a large part of a small repository's first index.
 WIDEN_AFTER_TOKENS = 65536
 # ``embed_packed`` pools in plain Python up to this many tokens in all: ~15 µs a token in a fresh
 # process against ~0.08 s for importing numpy and pooling there (measured: 3,300 tokens 62 vs 90 ms,
@@ -99,6 +101,8 @@ class StaticEmbedder:
         self._mapped, self._dtype, self._shape, self._offset = self._map_matrix(Path(matrix_path), tensor_key)
         self.dimensions: int = self._shape[1]
         self._array: numpy.ndarray | None = None  # numpy view of the mapping, made on first need
+        self._wide: numpy.ndarray | None = None  # float32 rows of a float16 matrix, copied as needed
+        self._widened: numpy.ndarray | None = None  # which rows of ``_wide`` are copied
         self._hf: Any = None
         self._py: WordPieceEncoder | None = None
         self._pieces: Any = None  # ragit.embed.pieces.PieceTokenizer, made on first batch
@@ -182,8 +186,10 @@ class StaticEmbedder:
         ends = [size // itemsize for size in accumulate(map(len, out))]  # type: ignore[arg-type]
         return np.frombuffer(b"".join(out), dtype=np.intc), ends  # type: ignore[arg-type]
 
-    def _matrix(self) -> numpy.ndarray:
-        """The matrix as a numpy array: a view of the mapping, widened to float32 once busy."""
+    def _matrix(self, ids: numpy.ndarray | None = None) -> numpy.ndarray:
+        """The matrix as a numpy array to gather ``ids`` (valid row numbers) from: a view of the
+        mapping, or once busy a float32 copy of a float16 matrix holding at least those rows
+        (exact: float16 ⊂ float32)."""
         import numpy as np
 
         if self._array is None:
@@ -191,9 +197,18 @@ class StaticEmbedder:
             rows, dims = self._shape
             self._array = np.frombuffer(self._mapped, dtype=dtype, count=rows * dims,
                                         offset=self._offset).reshape(rows, dims)
-        if self._array.dtype.itemsize < 4 and self._tokens_seen > WIDEN_AFTER_TOKENS:
-            self._array = np.ascontiguousarray(self._array, dtype=np.float32)  # exact: float16 ⊂ float32
-        return self._array
+        if self._array.dtype.itemsize >= 4 or self._tokens_seen <= WIDEN_AFTER_TOKENS:
+            return self._array
+        if self._wide is None or self._widened is None:
+            self._wide = np.zeros(self._shape, dtype=np.float32)  # pages untouched until a row is copied
+            self._widened = np.zeros(self._shape[0], dtype=bool)
+        if ids is not None:
+            fresh = ids[~self._widened[ids]]
+            if fresh.size:
+                fresh = np.unique(fresh)
+                self._wide[fresh] = self._array[fresh]
+                self._widened[fresh] = True
+        return self._wide
 
     def _pool_batches(self, batches: Iterable[FlatIds], count: int) -> numpy.ndarray:
         """The unit vectors of ``count`` texts given as batches of token ids."""
@@ -212,14 +227,14 @@ class StaticEmbedder:
 
         total = ends[-1] if ends else 0
         self._tokens_seen += total
-        matrix = self._matrix()
         sums = np.zeros((len(ends), self.dimensions), dtype=np.float64)
         # The batch's ids clipped once (like WordLlama: ids past the matrix use its last row);
         # then one text at a time: a text's vector does not depend on its batch, and memory stays
         # bounded by the longest text. ``add.reduce`` is what ``ndarray.sum`` calls; ``take``
         # gathers the same rows as indexing, with less overhead per call.
         ids = np.maximum(flat, 0, dtype=np.intp)
-        np.minimum(ids, matrix.shape[0] - 1, out=ids)  # np.clip, without its wrapper
+        np.minimum(ids, self._shape[0] - 1, out=ids)  # np.clip, without its wrapper
+        matrix = self._matrix(ids)
         add, take, f64 = np.add.reduce, matrix.take, np.float64
         start = 0
         for row, end in enumerate(ends):
