@@ -58,6 +58,9 @@ _MAX_FLAT_ID = 1 << 24
 # The only separators that are separators in every text: other Unicode spaces are left inside the
 # piece, where the fallback tokeniser treats them exactly as it would in the whole text.
 _ASCII_SPACE = re.compile(r"[ \t\n\r]+")
+# A batch bringing this many new pieces (an ingest's, not a question's) has the vocabulary's dict
+# built at once (~3 ms) rather than after ~1,000 binary searches (~4 µs each).
+DICT_PIECES = 256
 # Pieces remembered at most; past it the cache starts again (memory stays bounded on huge repositories).
 MAX_PIECES = 400_000
 
@@ -113,6 +116,8 @@ class PieceTokenizer:
             # a membership test per distinct piece (``set.difference`` with a dict subclass
             # would walk the whole cache instead)
             new = list(filterfalse(cache.__contains__, set(chain.from_iterable(p for p in split if p is not None))))
+            if len(new) >= DICT_PIECES:
+                self._encoder.use_dict()
             cache.update(zip(new, self._ascii_ids(new)))
         return [self._ids(text, pieces) for text, pieces in zip(texts, split)]
 

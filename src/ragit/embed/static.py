@@ -53,11 +53,12 @@ PACKED_ENCODE_MAX_CHARS = 131072
 # Texts encoded per ``tokenizers`` call: its Encoding objects hold strings and offsets per
 # token, so encoding a whole ingest batch at once would cost ~100 bytes per token.
 ENCODE_BATCH = 256
-# Once an instance has pooled this many tokens, the rows of a float16 matrix are gathered from a
-# float32 copy, which halves the cost of every later row lookup. Each row is copied when first
-# gathered: a repository's text uses a fraction of a 30k-row vocabulary, and converting the
-# whole matrix (~32 MB, 15-35 ms) was a large part of a small repository's first index.
-WIDEN_AFTER_TOKENS = 65536
+# Once an instance has pooled this many tokens (an ingest's first batch; not a question), the
+# rows of a float16 matrix are gathered from a float32 copy, which halves the cost of every later
+# row lookup. Each row is copied when first gathered: a repository's text uses a fraction of a
+# 30k-row vocabulary, and converting the whole matrix (~32 MB, 15-35 ms) was a large part of a
+# small repository's first index (measured: flask's pooling 26 -> 21 ms, gson's 120 -> 114 ms).
+WIDEN_AFTER_TOKENS = 4096
 # ``embed_packed`` pools in plain Python up to this many tokens in all: ~15 µs a token in a fresh
 # process against ~0.08 s for importing numpy and pooling there (measured: 3,300 tokens 62 vs 90 ms,
 # 6,550 tokens 111 vs 81 ms).
@@ -205,7 +206,9 @@ class StaticEmbedder:
         if ids is not None:
             fresh = ids[~self._widened[ids]]
             if fresh.size:
-                fresh = np.unique(fresh)
+                marks = np.zeros(self._shape[0], dtype=bool)  # each fresh row once (np.unique sorts)
+                marks[fresh] = True
+                fresh = np.flatnonzero(marks)
                 self._wide[fresh] = self._array[fresh]
                 self._widened[fresh] = True
         return self._wide

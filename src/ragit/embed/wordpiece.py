@@ -182,6 +182,12 @@ class WordPieceEncoder:
             start += stop - skip
         out.extend(pieces)
 
+    def use_dict(self) -> None:
+        """Look every word up in a dict from now on (a caller about to tokenise many words)."""
+        if isinstance(self.vocab, vocabfile.SortedVocab):
+            self.vocab.as_dict()
+            self._lookup()
+
     def _lookup(self) -> Any:
         """The vocabulary's lookup: ``dict.get`` (kept) once a ``SortedVocab`` has its dict,
         else the ``SortedVocab``'s own (which counts lookups and builds the dict after many)."""
