@@ -190,7 +190,7 @@ class StaticEmbedder:
     def _matrix(self, ids: numpy.ndarray | None = None) -> numpy.ndarray:
         """The matrix as a numpy array to gather ``ids`` (valid row numbers) from: a view of the
         mapping, or once busy a float32 copy of a float16 matrix holding at least those rows
-        (exact: float16 ⊂ float32)."""
+        (exact: float16 ⊂ float32; without ``ids``, only the rows gathered before are filled)."""
         import numpy as np
 
         if self._array is None:
