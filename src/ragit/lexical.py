@@ -88,7 +88,13 @@ class _ByteWordTerms(dict):
     def __missing__(self, word: bytes) -> tuple[str, ...]:
         if len(self) >= MAX_BYTE_WORDS:
             self.clear()
-        value = self[word] = word_terms(word.decode("ascii"))
+        text = word.decode("ascii")
+        if (word.isalpha() and word.islower()) or word.isdigit():
+            # one part, already lower-case (most new words of code): word_terms' result without
+            # its splitting, ~1 µs less per word of a first index (issue 15)
+            value = self[word] = (stem(text),) if len(text) > 1 and text not in STOPWORDS else ()
+        else:
+            value = self[word] = word_terms(text)
         return value
 
 

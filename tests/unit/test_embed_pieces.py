@@ -107,6 +107,26 @@ def test_batches_fill_the_cache_as_single_texts_do():
         assert all(batched._pieces[p] == ids for p, ids in one_by_one._pieces.items())
 
 
+def test_one_pass_over_new_pieces_gives_each_piece_its_ids(monkeypatch):
+    """A batch's new pieces are split into words in one pass, a sentinel between pieces: each
+    piece gets the ids it gets alone, also when a word's id is too large for the sentinel (the
+    pass is then turned off and the pieces are split one by one), and with empty pieces (only
+    control characters, dropped) anywhere in the batch."""
+    tok_path = CODE_DIR / "tokenizer.json"
+    tok = Tokenizer.from_file(str(tok_path))
+    texts = [code_words(t) for t in _real_code(60)] + ["a \x01 b", "\x01\x02", "x.y \x03", "\x04 z"]
+    alone = _pieces_for(tok_path, tok)
+    expected = [alone.ids(text) for text in texts]
+    batched = _pieces_for(tok_path, tok)
+    assert batched.ids_many(texts) == expected and batched._flat
+    monkeypatch.setattr(pieces, "_MAX_FLAT_ID", 2000)  # common words' ids are larger
+    capped = _pieces_for(tok_path, tok)
+    assert capped.ids_many(texts) == expected and not capped._flat
+    for text, ids in zip(texts, expected):
+        if ids is not None:
+            assert Counter(_unpacked(ids)) == Counter(tok.encode(text, add_special_tokens=False).ids)
+
+
 def _assert_embedded_without_tokenizers(texts: list[str]) -> None:
     """The code embedder embeds ``texts`` without loading ``tokenizers``, and its vectors equal
     the pooled ids that ``tokenizers`` gives, bit for bit."""

@@ -136,7 +136,8 @@ def test_float16_matrix_widened_or_not_gives_identical_vectors(tiny, tmp_path, m
     monkeypatch.setattr(static, "WIDEN_AFTER_TOKENS", 0)
     widened_embedder = StaticEmbedder("t", tok_path, half)
     widened = widened_embedder.embed(texts)
-    assert widened_embedder._matrix().dtype == np.float32
+    assert widened_embedder._wide is not None and widened_embedder._wide.dtype == np.float32
+    assert 0 < widened_embedder._wide_rows == int((widened_embedder._slots >= 0).sum())
     assert np.array_equal(mapped, widened)
     expected = _expected(Tokenizer.from_file(str(tok_path)), matrix.astype(np.float16).astype(np.float32), texts)
     np.testing.assert_allclose(mapped, expected, atol=1e-6)

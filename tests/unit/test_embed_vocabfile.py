@@ -72,3 +72,33 @@ def test_punctuation_is_string_punctuation() -> None:
     from ragit.embed.wordpiece import _PUNCTUATION
 
     assert _PUNCTUATION == frozenset(string.punctuation)
+
+
+@pytest.mark.parametrize("built", [False, True])
+def test_wordpiece_of_hard_words_is_tokenizers(built: bool) -> None:
+    """Greedy longest-match on the words that cost most (long lower-cased compounds, hex and
+    base64-like runs, words no entry starts, words of up to ``max_chars`` and one past it) gives
+    ``tokenizers``' ids, searching the binary file or its dict (bounded by the longest
+    continuation entry)."""
+    from tokenizers import Tokenizer
+
+    path = CODE_DIR / "tokenizer.json"
+    tokenizer = Tokenizer.from_file(str(path))
+    encoder = load_wordpiece(path)
+    assert isinstance(encoder.vocab, vocabfile.SortedVocab)
+    if built:
+        encoder.vocab.as_dict()
+    rng = random.Random(11)
+    entries = [t for t in _from_json(path).vocab if t.isascii() and t.isalnum()]
+    pieces = entries + [t[2:] for t in _from_json(path).vocab if t.startswith("##") and t[2:].isalnum()]
+    words = ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 8))).lower() for _ in range(1500)]
+    words += ["".join(rng.choice("0123456789abcdef") for _ in range(rng.randint(1, 64))) for _ in range(300)]
+    words += ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(rng.randint(1, 40)))
+              for _ in range(300)]
+    words += ["a", "x" * 100, "x" * 101, "q" * 30, "zzzzzzzzzz", "1", "unbelievablyjunkword"]
+    words = [w for w in words if w.isalnum() and w.isascii() and w]
+    expected = [e.ids for e in tokenizer.encode_batch(words, add_special_tokens=False)]
+    assert [encoder.word_ids(w) for w in words] == expected
+    assert encoder.vocab.built() is True  # thousands of lookups: the dict was built on the way
+    assert encoder._get is not None and encoder._longest_next == encoder.vocab.longest_after("##")
+    assert encoder.vocab.longest_after("##") == max(len(t) - 2 for t in _from_json(path).vocab if t.startswith("##"))

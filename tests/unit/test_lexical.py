@@ -116,3 +116,14 @@ def test_term_cache_of_ascii_words_is_bounded(monkeypatch):
     for text in ("alpha beta", "gamma delta epsilon", "alpha zeta", "sendFile eta theta iota"):
         assert list(term_counts(text).items()) == _counts_reference(text)
         assert len(lexical._BYTE_TERMS) <= 3
+
+
+@given(st.lists(st.sampled_from(["", "a", "b", "the", "is", "x1", "7", "123", "0042", "send", "sending", "redirects",
+                                 "Send", "SEND", "_", "__init__", "http2", "HTTPServer", "ab_", "sendFile"]),
+                min_size=1, max_size=4).map("".join))
+def test_new_ascii_words_get_word_terms(word):
+    """A word new to the bytes cache (a one-part word by the short way) gets word_terms' terms."""
+    from ragit.lexical import _ByteWordTerms, word_terms
+
+    if word:
+        assert _ByteWordTerms()[word.encode("ascii")] == word_terms(word)

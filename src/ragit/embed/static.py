@@ -53,9 +53,13 @@ PACKED_ENCODE_MAX_CHARS = 131072
 # Texts encoded per ``tokenizers`` call: its Encoding objects hold strings and offsets per
 # token, so encoding a whole ingest batch at once would cost ~100 bytes per token.
 ENCODE_BATCH = 256
-# Once an instance has pooled this many tokens, a float16 matrix is converted to float32 in
-# memory (~32 MB for WordLlama, ~20 ms), which halves the cost of every later row lookup.
-WIDEN_AFTER_TOKENS = 65536
+# Once an instance has pooled this many tokens (an ingest's first batch; not a question), the
+# rows of a float16 matrix are gathered from float32 copies, which halves the cost of every later
+# row lookup. Each row is copied when first gathered, next to the rows copied before: a
+# repository's text uses a fraction of a 30k-row vocabulary, and converting the whole matrix
+# (~32 MB, 15-35 ms of page faults and copying) was a large part of a small repository's first
+# index (measured: flask's pooling 26 -> 21 ms, gson's 120 -> 114 ms).
+WIDEN_AFTER_TOKENS = 4096
 # ``embed_packed`` pools in plain Python up to this many tokens in all: ~15 µs a token in a fresh
 # process against ~0.08 s for importing numpy and pooling there (measured: 3,300 tokens 62 vs 90 ms,
 # 6,550 tokens 111 vs 81 ms).
@@ -99,6 +103,11 @@ class StaticEmbedder:
         self._mapped, self._dtype, self._shape, self._offset = self._map_matrix(Path(matrix_path), tensor_key)
         self.dimensions: int = self._shape[1]
         self._array: numpy.ndarray | None = None  # numpy view of the mapping, made on first need
+        # float32 copies of a float16 matrix's rows, in the order first gathered (capacity: every
+        # row; only the pages written are ever touched), their number, and each row's slot (-1: none)
+        self._wide: numpy.ndarray | None = None
+        self._wide_rows = 0
+        self._slots: numpy.ndarray | None = None
         self._hf: Any = None
         self._py: WordPieceEncoder | None = None
         self._pieces: Any = None  # ragit.embed.pieces.PieceTokenizer, made on first batch
@@ -183,7 +192,7 @@ class StaticEmbedder:
         return np.frombuffer(b"".join(out), dtype=np.intc), ends  # type: ignore[arg-type]
 
     def _matrix(self) -> numpy.ndarray:
-        """The matrix as a numpy array: a view of the mapping, widened to float32 once busy."""
+        """The matrix as a numpy array: a view of the mapping."""
         import numpy as np
 
         if self._array is None:
@@ -191,9 +200,31 @@ class StaticEmbedder:
             rows, dims = self._shape
             self._array = np.frombuffer(self._mapped, dtype=dtype, count=rows * dims,
                                         offset=self._offset).reshape(rows, dims)
-        if self._array.dtype.itemsize < 4 and self._tokens_seen > WIDEN_AFTER_TOKENS:
-            self._array = np.ascontiguousarray(self._array, dtype=np.float32)  # exact: float16 ⊂ float32
         return self._array
+
+    def _gather_from(self, ids: numpy.ndarray) -> tuple[numpy.ndarray, numpy.ndarray]:
+        """(matrix, row numbers in it) to gather the rows of ``ids`` (valid row numbers) from: the
+        mapping and ``ids``, or once busy, for a float16 matrix, the float32 copies (exact:
+        float16 ⊂ float32) and their slots, copying the rows not copied before."""
+        import numpy as np
+
+        matrix = self._matrix()
+        if matrix.dtype.itemsize >= 4 or self._tokens_seen <= WIDEN_AFTER_TOKENS:
+            return matrix, ids
+        if self._wide is None or self._slots is None:
+            self._wide = np.empty(self._shape, dtype=np.float32)
+            self._slots = np.full(self._shape[0], -1, dtype=np.intp)
+        slots = self._slots[ids]
+        if (slots < 0).any():
+            marks = np.zeros(self._shape[0], dtype=bool)  # each new row once (np.unique sorts)
+            marks[ids[slots < 0]] = True
+            fresh = np.flatnonzero(marks)
+            start, end = self._wide_rows, self._wide_rows + len(fresh)
+            self._wide[start:end] = matrix[fresh]
+            self._slots[fresh] = np.arange(start, end)
+            self._wide_rows = end
+            slots = self._slots[ids]
+        return self._wide, slots
 
     def _pool_batches(self, batches: Iterable[FlatIds], count: int) -> numpy.ndarray:
         """The unit vectors of ``count`` texts given as batches of token ids."""
@@ -212,14 +243,14 @@ class StaticEmbedder:
 
         total = ends[-1] if ends else 0
         self._tokens_seen += total
-        matrix = self._matrix()
         sums = np.zeros((len(ends), self.dimensions), dtype=np.float64)
         # The batch's ids clipped once (like WordLlama: ids past the matrix use its last row);
         # then one text at a time: a text's vector does not depend on its batch, and memory stays
         # bounded by the longest text. ``add.reduce`` is what ``ndarray.sum`` calls; ``take``
         # gathers the same rows as indexing, with less overhead per call.
         ids = np.maximum(flat, 0, dtype=np.intp)
-        np.minimum(ids, matrix.shape[0] - 1, out=ids)  # np.clip, without its wrapper
+        np.minimum(ids, self._shape[0] - 1, out=ids)  # np.clip, without its wrapper
+        matrix, ids = self._gather_from(ids)
         add, take, f64 = np.add.reduce, matrix.take, np.float64
         start = 0
         for row, end in enumerate(ends):

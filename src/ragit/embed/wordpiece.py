@@ -44,6 +44,11 @@ class WordPieceEncoder:
         # added tokens, matched in raw text before normalisation: text holding one is left to ``tokenizers``
         self.specials = tuple(dict.fromkeys((*_SPECIALS, *specials)))
         self._longest: int | None = longest  # no entry is longer (characters, counting its prefix)
+        # ``vocab``'s lookup as a C-level ``dict.get`` once there is a dict (a ``SortedVocab``
+        # builds one after many lookups), and the longest continuation entry (characters after
+        # the prefix) known with it: a word's later pieces are searched from there down
+        self._get: Any = vocab.get if isinstance(vocab, dict) else None
+        self._longest_next: int | None = None
 
     @classmethod
     def from_tokenizer_json(cls, data: dict) -> "WordPieceEncoder | None":
@@ -131,33 +136,84 @@ class WordPieceEncoder:
         return out
 
     def _wordpiece(self, word: str, out: list[int]) -> None:
-        if len(word) > self.max_chars:
-            out.append(self.unk_id)
+        """Greedy longest-match-first WordPiece of ``word`` (ids appended to ``out``). A match
+        is searched from the longest slice an entry could be down: the whole word (or its first
+        ``longest`` characters) first, then each continuation with the prefix in front of the
+        rest, bounded by the longest continuation entry, so each try is one slice and one
+        lookup (a new word of code costs a few µs: issue 15's first index)."""
+        size = len(word)
+        if size > self.max_chars or not size:
+            if size:
+                out.append(self.unk_id)
             return
-        vocab = self.vocab
+        get = self._get or self._lookup()
         longest = self._longest
         if longest is None:
-            # No vocabulary entry is longer, so a longer slice is never looked up (a bound, not
-            # the exact longest piece: a slice past the real one just misses, and one C-level
-            # pass over 30k keys beats stripping each one's prefix in Python by ~5 ms)
-            longest = self._longest = max(map(len, vocab), default=0)  # type: ignore[arg-type]
-        pieces: list[int] = []
-        start = 0
-        while start < len(word):
-            end = min(len(word), start + longest)
-            found = None
-            while start < end:
-                piece = word[start:end] if start == 0 else self.prefix + word[start:end]
-                found = vocab.get(piece)
+            longest = self._set_longest()
+        end = size if size <= longest else longest
+        while end:
+            found = get(word[:end] if end < size else word)
+            if found is not None:
+                break
+            end -= 1
+        else:
+            out.append(self.unk_id)
+            return
+        if end == size:  # the whole word is an entry: the common case
+            out.append(found)
+            return
+        pieces = [found]
+        prefix = self.prefix
+        skip = len(prefix)
+        bound = self._longest_next or longest
+        start = end
+        while start < size:
+            rest = prefix + word[start:start + bound]  # every continuation tried from here
+            stop = len(rest)
+            while stop > skip:
+                found = get(rest[:stop] if stop < len(rest) else rest)
                 if found is not None:
                     break
-                end -= 1
-            if found is None:
+                stop -= 1
+            else:
                 out.append(self.unk_id)
                 return
             pieces.append(found)
-            start = end
+            start += stop - skip
         out.extend(pieces)
+
+    def use_dict(self) -> None:
+        """Look every word up in a dict from now on (a caller about to tokenise many words)."""
+        if isinstance(self.vocab, vocabfile.SortedVocab):
+            self.vocab.as_dict()
+            self._lookup()
+
+    def _lookup(self) -> Any:
+        """The vocabulary's lookup: ``dict.get`` (kept) once a ``SortedVocab`` has its dict,
+        else the ``SortedVocab``'s own (which counts lookups and builds the dict after many)."""
+        vocab = self.vocab
+        if isinstance(vocab, vocabfile.SortedVocab) and vocab.built():
+            self._longest_next = vocab.longest_after(self.prefix)
+            self._get = vocab.as_dict().get
+            return self._get
+        return vocab.get
+
+    def _set_longest(self) -> int:
+        # No vocabulary entry is longer, so a longer slice is never looked up (a bound, not
+        # the exact longest piece: a slice past the real one just misses, and one C-level
+        # pass over 30k keys beats stripping each one's prefix in Python by ~5 ms)
+        self._longest = max(map(len, self.vocab), default=0)  # type: ignore[arg-type]
+        if isinstance(self.vocab, dict):
+            self._longest_next = _longest_after(self.vocab, self.prefix)
+        return self._longest
+
+
+def _longest_after(vocab: dict[str, int], prefix: str) -> int | None:
+    """Characters after ``prefix`` of the longest entry that starts with it (None: none does)."""
+    if not prefix:
+        return None
+    lengths = [len(token) for token in vocab if token.startswith(prefix)]
+    return max(lengths) - len(prefix) if lengths else None
 
 
 # The code point ranges BERT treats as Chinese characters (padded with spaces): left to ``tokenizers``.
