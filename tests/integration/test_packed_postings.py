@@ -57,6 +57,15 @@ def _all_terms(store) -> list[str]:
     return [t for (t,) in store.conn.execute("SELECT DISTINCT term FROM chunks_vocab")]
 
 
+def _check_postings(root) -> None:
+    """:func:`_same_postings` on the store of the repository at ``root``."""
+    store = _store(root)
+    try:
+        _same_postings(store)
+    finally:
+        store.close()
+
+
 def _same_postings(store) -> None:
     """Every term of the index reads the same (ids, weighted counts), dtype and bits, both ways."""
     packed = store.postings()
@@ -81,11 +90,7 @@ def _answers(root) -> list:
 
 def test_built_at_ingest_with_fts5vocabs_pairs(repo):
     assert packedpostings.file_path(repo.root / ".ragit" / "store").is_file()
-    store = _store(repo.root)
-    try:
-        _same_postings(store)
-    finally:
-        store.close()
+    _check_postings(repo.root)
 
 
 def test_answers_are_identical_with_and_without_the_file(repo):
@@ -131,11 +136,7 @@ def test_refresh_extends_rather_than_rebuilds(repo, monkeypatch):
     repo.commit("one file", {"docs/new.md": "# New\n\nsignal thread graph\n"})
     Repo.open(repo.root).ingest()
     assert calls == []
-    store = _store(repo.root)
-    try:
-        _same_postings(store)
-    finally:
-        store.close()
+    _check_postings(repo.root)
 
 
 def test_stale_file_is_ignored(repo, tmp_path):
@@ -175,11 +176,7 @@ def test_damaged_file_is_ignored_and_rebuilt(repo):
         assert writer.refresh_keyword_postings() == "built"
     finally:
         writer.close()
-    store = _store(repo.root)
-    try:
-        _same_postings(store)
-    finally:
-        store.close()
+    _check_postings(repo.root)
 
 
 def test_small_store_keeps_no_file(git_repo, monkeypatch):
@@ -267,11 +264,7 @@ def test_a_file_of_the_old_layout_reads_and_extends_as_the_new(repo):
         ALTER TABLE old RENAME TO postings;
     """)
     conn.close()
-    store = _store(repo.root)
-    try:
-        _same_postings(store)
-    finally:
-        store.close()
+    _check_postings(repo.root)
     repo.commit("more", _docs(2, seed=11, prefix="m"))
     Repo.open(repo.root).ingest()
     store = _store(repo.root)
