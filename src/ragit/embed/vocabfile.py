@@ -20,7 +20,6 @@ import hashlib
 import json
 import sys
 from array import array
-from bisect import bisect_left
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +39,7 @@ class SortedVocab:
     """``token -> id`` for :class:`WordPieceEncoder` (``get`` only), by binary search until
     ``DICT_AFTER`` lookups, then by a dict built from the same blob."""
 
-    __slots__ = ("_blob", "_ids", "_offsets", "_size", "_lookups", "_dict", "_tokens")
+    __slots__ = ("_blob", "_ids", "_offsets", "_size", "_lookups", "_dict")
 
     def __init__(self, blob: bytes, ids: array, offsets: array) -> None:
         self._blob = blob
@@ -49,7 +48,6 @@ class SortedVocab:
         self._size = len(ids)
         self._lookups = 0
         self._dict: dict[str, int] | None = None
-        self._tokens: list[str] = []  # the sorted tokens, once the dict is built
 
     def get(self, token: str, default: Any = None) -> Any:
         """The id of ``token``, else ``default`` (as ``dict.get``)."""
@@ -74,23 +72,13 @@ class SortedVocab:
     def as_dict(self) -> dict[str, int]:
         """The whole vocabulary as a dict (built once)."""
         if self._dict is None:
-            self._tokens = self._blob.decode("utf-8").split("\n")
-            self._dict = dict(zip(self._tokens, self._ids))
+            tokens = self._blob.decode("utf-8").split("\n")
+            self._dict = dict(zip(tokens, self._ids))
         return self._dict
 
     def built(self) -> bool:
         """Whether the dict is built (its ``get`` may then be used directly)."""
         return self._dict is not None
-
-    def longest_after(self, prefix: str) -> int | None:
-        """Characters after ``prefix`` of the longest token that starts with it (None: none
-        does, or no prefix), from the sorted tokens: those with the prefix are one run."""
-        if not prefix:
-            return None
-        tokens = self._tokens if self._dict is not None else self._blob.decode("utf-8").split("\n")
-        lo = bisect_left(tokens, prefix, 0, self._size)  # (the split's last item is the blob's end)
-        hi = bisect_left(tokens, prefix[:-1] + chr(ord(prefix[-1]) + 1), lo, self._size)
-        return max(map(len, tokens[lo:hi])) - len(prefix) if hi > lo else None
 
 
 def read(path: Path) -> tuple[dict[str, Any], SortedVocab] | None:
