@@ -68,7 +68,12 @@ def word_terms(word: str) -> tuple[str, ...]:
         pieces = ["".join(parts), *parts]
     else:
         pieces = parts
-    return tuple(stem(p) for p in pieces if len(p) > 1 and p not in STOPWORDS)
+    return tuple(stem(p) for p in pieces if is_term(p))
+
+
+def is_term(part: str) -> bool:
+    """Whether a lower-case word part is indexed: not a stop word nor a single character."""
+    return len(part) > 1 and part not in STOPWORDS
 
 
 # ``\w+`` on ASCII text: every other ASCII character made a space, then one C-level ``split``
@@ -92,7 +97,7 @@ class _ByteWordTerms(dict):
         if (word.isalpha() and word.islower()) or word.isdigit():
             # one part, already lower-case (most new words of code): word_terms' result without
             # its splitting, ~1 µs less per word of a first index (issue 15)
-            value = self[word] = (stem(text),) if len(text) > 1 and text not in STOPWORDS else ()
+            value = self[word] = (stem(text),) if is_term(text) else ()
         else:
             value = self[word] = word_terms(text)
         return value
