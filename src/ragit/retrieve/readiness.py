@@ -20,6 +20,15 @@ def store_unavailable(sha: str, reason: str, message: str) -> RagitError:
     return RagitError("SNAPSHOT_STORE_UNAVAILABLE", message, {"resolvedSha": sha, "reason": reason}, recovery)
 
 
+def require_rows(sha: str, ids: list[int], found: "dict") -> None:
+    """Fail the read when the store gave no row for some of ``ids`` (keys of ``found``): a
+    damaged store never answers with silently fewer hits."""
+    if not all(map(found.__contains__, ids)):
+        lost = sum(1 for r in ids if r not in found)
+        raise store_unavailable(sha, "store_unreadable",
+                                f"the store cannot serve snapshot {sha}: {lost} of its chunks are missing")
+
+
 def open_checked_store(root: Path, config, loaded: "LoadedManifest", embedder_id: str,
                        store: "Store | None" = None) -> "Store":
     """Open the store read-only (or take ``store``) and verify schema, embedder and that it

@@ -39,12 +39,9 @@ class RowPaths:
             missing = positions[~known]
             ids = self.rowids[missing].tolist()
             keys = store.row_keys(ids)
-            if not all(map(keys.__contains__, ids)):
-                from .readiness import store_unavailable
+            from .readiness import require_rows
 
-                lost = sum(1 for r in ids if r not in keys)
-                raise store_unavailable(sha, "store_unreadable",
-                                        f"the store cannot serve snapshot {sha}: {lost} of its chunks are missing")
+            require_rows(sha, ids, keys)
             self._paths[missing] = [keys[r][0] for r in ids]
             self._known[missing] = True
         return self._paths[positions].tolist()

@@ -903,12 +903,9 @@ class _PoolRows:
         return out
 
     def _check(self, ids: list[int], found: dict) -> None:
-        if not all(map(found.__contains__, ids)):  # rows the store no longer has: a damaged store
-            from .readiness import store_unavailable
+        from .readiness import require_rows
 
-            lost = sum(1 for r in ids if r not in found)
-            raise store_unavailable(self.sha, "store_unreadable",
-                                    f"the store cannot serve snapshot {self.sha}: {lost} of its chunks are missing")
+        require_rows(self.sha, ids, found)
 
 
 def _content_order(store: "Store", rowids: "np.ndarray"):
