@@ -28,7 +28,6 @@ Every weight below was kept only where it earned its place on the development se
 from __future__ import annotations
 
 import re
-from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Sequence
@@ -375,14 +374,20 @@ def _definitions(titles: Sequence[str], texts: Sequence[str], names: Sequence[st
     return out
 
 
-@lru_cache(maxsize=256)
-def _role_factors(asks: frozenset[str], weights: RerankWeights) -> dict[str, float]:
-    """:func:`_role_factor` of every role (a dict that reads a missing role as 1.0), once per
-    question kind and weights."""
-    return defaultdict(lambda: 1.0, {role: _role_factor(role, asks, weights) for role in _ROLES})
+class _RoleFactors(dict):
+    """Role → :func:`_role_factor` for one question kind and weights, each role's computed on
+    first use (kept across questions by :func:`_role_factors`)."""
+
+    def __init__(self, asks: frozenset[str], weights: RerankWeights) -> None:
+        super().__init__()
+        self.asks, self.weights = asks, weights
+
+    def __missing__(self, role: str) -> float:
+        value = self[role] = _role_factor(role, self.asks, self.weights)
+        return value
 
 
-_ROLES = ("test", "fixture", "benchmark", "example", "doc", "other", "source")
+_role_factors = lru_cache(maxsize=256)(_RoleFactors)
 
 
 def _role_factor(role: str, asks: frozenset[str], weights: RerankWeights) -> float:
