@@ -177,6 +177,12 @@ def _length_stat(positions: "RowPositions | None", lengths: "np.ndarray", kind: 
     return value
 
 
+def length_norm(length, avgdl: float):
+    """BM25's length normalisation k1 (1 − b + b·D/avgdl) of a row length or an array of them:
+    every path computes it here, so a kept table and an on-demand value are the same floats."""
+    return K1 * (1.0 - B + B * length / avgdl)
+
+
 def _norms(positions: "RowPositions | None", lengths: "np.ndarray", avgdl: float) -> "np.ndarray | None":
     """Every snapshot row's length normalisation k1 (1 − b + b·D/avgdl), kept by a warm snapshot's
     positions from its second question with the same ``avgdl`` on (a one-shot query computes it
@@ -187,7 +193,7 @@ def _norms(positions: "RowPositions | None", lengths: "np.ndarray", avgdl: float
     memo = positions.norms
     if memo is not None and memo[0] is lengths and memo[1] == avgdl:
         if memo[2] is None:
-            positions.norms = memo = (lengths, avgdl, K1 * (1.0 - B + B * lengths / avgdl))
+            positions.norms = memo = (lengths, avgdl, length_norm(lengths, avgdl))
         return memo[2]
     positions.norms = (lengths, avgdl, None)
     return None
@@ -247,7 +253,7 @@ class SnapshotKeyword:
                 self.terms[term] = (pos, tf, weight)
             for i, f in enumerate(extra_tf):
                 if f > 0:
-                    doc_norm = K1 * (1.0 - B + B * extra[i][1] / avgdl)
+                    doc_norm = length_norm(extra[i][1], avgdl)
                     self.extra_score[i] += weight * ((f * (K1 + 1.0)) / (f + doc_norm))
 
     def full(self) -> "np.ndarray":
@@ -282,7 +288,7 @@ class SnapshotKeyword:
         where needed: the same operations per element wherever it is computed)."""
         if self._norm_table is not None:
             return self._norm_table[pos]
-        return K1 * (1.0 - B + B * self.lengths[pos] / self.avgdl)
+        return length_norm(self.lengths[pos], self.avgdl)
 
     def exact(self, rows: "np.ndarray") -> "np.ndarray":
         """Raw BM25 of the snapshot rows at positions ``rows`` (ascending, distinct): the values
@@ -447,7 +453,7 @@ class SnapshotKeyword:
         if not self.sequence:
             return {}
         shortest = _length_stat(self._positions, self.lengths, "min")
-        norm_min = K1 * (1.0 - B + B * shortest / self.avgdl)
+        norm_min = length_norm(shortest, self.avgdl)
         repeats: dict[str, int] = {}
         for term in self.sequence:
             repeats[term] = repeats.get(term, 0) + 1
