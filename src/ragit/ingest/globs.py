@@ -111,7 +111,6 @@ class GlobSet:
         return f"GlobSet({list(self.patterns)!r})"
 
 
-
 _GLOB_SPECIALS = frozenset("*?[\\")
 
 
