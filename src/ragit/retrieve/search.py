@@ -52,6 +52,7 @@ class SnapshotMatrix:
     mapped: bool = False  # the heap is read through a memory mapping (map_heap)
     _slots_ascending: "bool | None" = None
     _slot_rows: "np.ndarray | None" = None  # row of each indexed slot (index_rows, slots not ascending)
+    _tail_rows: "np.ndarray | None" = None
     _row_positions: "RowPositions | None" = None
     _normed: "np.ndarray | None" = None
     _files_sorted: "bool | None" = None
@@ -175,12 +176,16 @@ class SnapshotMatrix:
         return np.where(covered, self._slot_rows[np.clip(keys, 0, self.index.rows - 1)], -1)
 
     def tail_rows(self) -> "np.ndarray":
-        """The rows whose slots the index does not cover yet (scored exactly), ascending."""
-        import numpy as np
+        """The rows whose slots the index does not cover yet (scored exactly), ascending (kept
+        per snapshot)."""
+        if self._tail_rows is None:
+            import numpy as np
 
-        if self.slots_ascending():
-            return np.arange(int(np.searchsorted(self.slots, self.index.rows)), len(self.slots))
-        return np.nonzero(self.slots >= self.index.rows)[0]
+            if self.slots_ascending():
+                self._tail_rows = np.arange(int(np.searchsorted(self.slots, self.index.rows)), len(self.slots))
+            else:
+                self._tail_rows = np.nonzero(self.slots >= self.index.rows)[0]
+        return self._tail_rows
 
 
 MAX_CACHED_ROWS = 20_000
