@@ -91,3 +91,22 @@ def test_reader_within_is_the_doclist_cut_to_the_range():
             assert got_ids.tolist() == ids[inside].tolist() and got_tf.tolist() == tf[inside].tolist()
     ids, tf = reader("token")
     assert len(ids) == 60 and len(set(tf.tolist())) > 3  # repeated occurrences and weighted fields count
+
+
+def test_a_whole_index_read_gives_each_terms_own_postings():
+    rows = [(f"parse the token {'token ' * (i % 4)} value {i} word{i % 7}", "parse_token" if i % 3 == 0 else "other",
+             f"src/token_{i % 5}.py") for i in range(80)]
+    conn = _fts(rows)
+    terms = [t for (t,) in conn.execute("SELECT DISTINCT term FROM chunks_vocab")]
+    single = PostingsReader(conn, "chunks_vocab", "chunks_fts_data")
+    whole = PostingsReader(conn, "chunks_vocab", "chunks_fts_data", cache=True)
+    whole.load_whole()
+    reads = []
+    whole._fetch = lambda term: reads.append(term)  # a loaded reader reads nothing more
+    assert len(terms) > 20
+    for term in terms + ["absent"]:
+        ids, tf = single(term)
+        got_ids, got_tf = whole(term)
+        assert got_ids.dtype == ids.dtype and got_tf.dtype == tf.dtype
+        assert got_ids.tobytes() == ids.tobytes() and got_tf.tobytes() == tf.tobytes()
+    assert whole("token") is whole("token") and not reads
