@@ -26,6 +26,16 @@ def test_paths_come_by_position_and_each_row_is_read_once():
     assert paths.of(np.array([0, 1, 2]), store, "sha") == ["a.py", "b/c.go", "a.py"]
     assert paths.of(np.array([3]), store, "sha") == ["d.md"]
     assert store.asked == [[20, 40], [10, 30]]
+    assert paths.keys(np.array([2, 0, 3]), store, "sha") == [("a.py", "c3"), ("a.py", "c1"), ("d.md", "c4")]
+    assert store.asked == [[20, 40], [10, 30]]  # keys came with the paths
+
+
+def test_keys_read_what_paths_did_not():
+    store = _Store({10: ("a.py", "c1"), 20: ("b/c.go", "c2")})
+    paths = RowPaths(np.array([10, 20], dtype=np.int64))
+    assert paths.keys(np.array([1]), store, "sha") == [("b/c.go", "c2")]
+    assert paths.of(np.array([0, 1]), store, "sha") == ["a.py", "b/c.go"]
+    assert store.asked == [[20], [10]]
 
 
 def test_a_row_the_store_lost_fails_the_query():

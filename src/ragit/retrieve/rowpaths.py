@@ -22,18 +22,30 @@ MAX_ROWS = 200_000
 
 
 class RowPaths:
-    """Path of each row of one snapshot (``rowids``, ascending), read from the store on first use."""
+    """Path and chunk id of each row of one snapshot (``rowids``, ascending), read from the store on
+    first use."""
 
     def __init__(self, rowids: "np.ndarray") -> None:
         import numpy as np
 
         self.rowids = rowids
         self._paths = np.empty(len(rowids), dtype=object)
+        self._keys = np.empty(len(rowids), dtype=object)  # (path, chunk id) of each row
         self._known = np.zeros(len(rowids), dtype=bool)
 
     def of(self, positions: "np.ndarray", store: "Store", sha: str) -> list[str]:
         """The paths of the rows at ``positions``; a row the store cannot give fails the query
         (a damaged store never answers with silently fewer hits)."""
+        self._read(positions, store, sha)
+        return self._paths[positions].tolist()
+
+    def keys(self, positions: "np.ndarray", store: "Store", sha: str) -> list[tuple[str, str]]:
+        """``(path, chunk id)`` of the rows at ``positions`` (``Store.row_keys``: the content
+        order a re-rank pool settles its ties by), read as :meth:`of` reads."""
+        self._read(positions, store, sha)
+        return self._keys[positions].tolist()
+
+    def _read(self, positions: "np.ndarray", store: "Store", sha: str) -> None:
         known = self._known[positions]
         if not known.all():
             missing = positions[~known]
@@ -42,6 +54,9 @@ class RowPaths:
             from .readiness import require_rows
 
             require_rows(sha, ids, keys)
-            self._paths[missing] = [keys[r][0] for r in ids]
+            found = [keys[r] for r in ids]
+            self._paths[missing] = [key[0] for key in found]
+            keys_at = self._keys
+            for at, key in zip(missing.tolist(), found):  # (a tuple each: no broadcast)
+                keys_at[at] = key
             self._known[missing] = True
-        return self._paths[positions].tolist()
