@@ -41,6 +41,8 @@ STAGES = (
     ("ragit.retrieve.rerank", "pool_indices", "pool_indices"),
     ("ragit.retrieve.search", "_reranked", "_reranked"),
     ("ragit.retrieve.search", "_pool_order", "_pool_order"),
+    ("ragit.retrieve.rowpaths", "RowPaths.of", "pool paths (RowPaths.of)"),
+    ("ragit.retrieve.search", "_PoolRows.full", "whole rows (_PoolRows.full)"),
     ("ragit.retrieve.rerank", "rerank_pool", "rerank_pool"),
     ("ragit.retrieve.rerank", "_definitions", "rerank definitions"),
     ("ragit.retrieve.cochange_boost", "cochange_raises", "cochange_raises"),
@@ -55,7 +57,9 @@ def instrument(spent: dict[str, int]) -> None:
 
     for module_name, attr, label in STAGES:
         module = importlib.import_module(module_name)
-        inner = getattr(module, attr)
+        owner_name, _, attr = attr.rpartition(".")  # ("Class.method": the class's attribute)
+        owner = getattr(module, owner_name) if owner_name else module
+        inner = getattr(owner, attr)
 
         @functools.wraps(inner)
         def timed(*args, _inner=inner, _label=label, **kwargs):
@@ -65,7 +69,7 @@ def instrument(spent: dict[str, int]) -> None:
             finally:
                 spent[_label] += time.thread_time_ns() - started
 
-        setattr(module, attr, timed)
+        setattr(owner, attr, timed)
 
 
 def main() -> None:

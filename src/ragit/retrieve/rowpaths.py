@@ -19,6 +19,10 @@ if TYPE_CHECKING:  # pragma: no cover
 # Snapshots up to this many rows keep their paths by position (8 bytes a row, plus the paths
 # read); larger ones are the approximate path's, whose scores cover other positions.
 MAX_ROWS = 200_000
+# Snapshots up to this many rows read every row's keys at their first miss: one read (~6 ms at
+# 6k rows) instead of one per question for the pool rows it sees first (~80 µs of a new
+# question's look at 6k chunks).
+WHOLE_ROWS = 10_000
 
 
 class RowPaths:
@@ -46,17 +50,23 @@ class RowPaths:
         return self._keys[positions].tolist()
 
     def _read(self, positions: "np.ndarray", store: "Store", sha: str) -> None:
+        import numpy as np
+
         known = self._known[positions]
-        if not known.all():
-            missing = positions[~known]
-            ids = self.rowids[missing].tolist()
-            keys = store.row_keys(ids)
+        if known.all():
+            return
+        asked = positions[~known]
+        missing = np.flatnonzero(~self._known) if len(self.rowids) <= WHOLE_ROWS else asked
+        ids = self.rowids[missing].tolist()
+        keys = store.row_keys(ids)
+        have = [at for at, r in zip(missing.tolist(), ids) if r in keys]
+        found = [keys[r] for r in ids if r in keys]
+        self._paths[have] = [key[0] for key in found]
+        keys_at = self._keys
+        for at, key in zip(have, found):  # (a tuple each: no broadcast)
+            keys_at[at] = key
+        self._known[have] = True
+        if len(have) < len(ids):  # only the rows asked for must be there
             from .readiness import require_rows
 
-            require_rows(sha, ids, keys)
-            found = [keys[r] for r in ids]
-            self._paths[missing] = [key[0] for key in found]
-            keys_at = self._keys
-            for at, key in zip(missing.tolist(), found):  # (a tuple each: no broadcast)
-                keys_at[at] = key
-            self._known[missing] = True
+            require_rows(sha, self.rowids[asked].tolist(), keys)
