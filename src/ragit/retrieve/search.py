@@ -837,7 +837,7 @@ def _reranked(question: str, pool: "np.ndarray", rows: "dict[int, ChunkRow] | No
     ranking = rerank_pool(question, inp, params.rerank_weights)
     scores = ranking.scores
     raised: dict[int, float] = {}
-    if cochange is not None and params.cochange:
+    if cochange is not None and params.cochange and cochange.shared:  # (no pairs: nothing to raise)
         from .cochange_boost import cochange_raises
 
         raised = cochange_raises(ranking.order, scores, paths, cochange)[0]
