@@ -21,8 +21,9 @@ if TYPE_CHECKING:  # pragma: no cover
 MAX_ROWS = 200_000
 # Snapshots up to this many rows read every row's keys at their first miss: one read (~6 ms at
 # 6k rows) instead of one per question for the pool rows it sees first (~80 µs of a new
-# question's look at 6k chunks); the re-rank's facts about each file are computed then too
-# (rerank.remember_paths, ~8 ms for 1,000 files, ~75 µs of a new question's look).
+# question's look at 6k chunks); the re-rank's facts about each file and its masked path are
+# computed then too (rerank.remember_paths, remask.remember_paths: ~20 ms for 1,000 files, once;
+# ~150 µs of a new question's look).
 WHOLE_ROWS = 10_000
 
 
@@ -67,10 +68,12 @@ class RowPaths:
         for at, key in zip(have, found):  # (a tuple each: no broadcast)
             keys_at[at] = key
         self._known[have] = True
-        if len(missing) > len(asked):  # the whole snapshot: its files' re-rank facts now too
-            from .rerank import remember_paths
+        if len(missing) > len(asked):  # the whole snapshot: what is computed per file, now too
+            from . import remask, rerank
 
-            remember_paths(set(self._paths[have].tolist()))
+            files = set(self._paths[have].tolist())
+            rerank.remember_paths(files)
+            remask.remember_paths(files)
         if len(have) < len(ids):  # only the rows asked for must be there
             from .readiness import require_rows
 
