@@ -110,3 +110,14 @@ def test_a_whole_index_read_gives_each_terms_own_postings():
         assert got_ids.dtype == ids.dtype and got_tf.dtype == tf.dtype
         assert got_ids.tobytes() == ids.tobytes() and got_tf.tobytes() == tf.tobytes()
     assert whole("token") is whole("token") and not reads
+
+
+def test_doclists_decoded_together_equal_each_decoded_alone():
+    texts = ["0,1,2,3,5,9", None, "30", "7,4,15,16,17", "12,13,14,12", ""]  # in order, empty, out of order
+    for batch in (texts, [t for t in texts if t != "7,4,15,16,17"], [None], []):
+        together = PostingsReader._decode_many(batch)
+        assert len(together) == len(batch)
+        for text, (ids, tf) in zip(batch, together):
+            one_ids, one_tf = PostingsReader._decode(text)
+            assert ids.dtype == one_ids.dtype and tf.dtype == one_tf.dtype
+            assert ids.tolist() == one_ids.tolist() and tf.tobytes() == one_tf.tobytes()
