@@ -91,3 +91,33 @@ def test_reader_within_is_the_doclist_cut_to_the_range():
             assert got_ids.tolist() == ids[inside].tolist() and got_tf.tolist() == tf[inside].tolist()
     ids, tf = reader("token")
     assert len(ids) == 60 and len(set(tf.tolist())) > 3  # repeated occurrences and weighted fields count
+
+
+def test_a_whole_index_read_gives_each_terms_own_postings():
+    rows = [(f"parse the token {'token ' * (i % 4)} value {i} word{i % 7}", "parse_token" if i % 3 == 0 else "other",
+             f"src/token_{i % 5}.py") for i in range(80)]
+    conn = _fts(rows)
+    terms = [t for (t,) in conn.execute("SELECT DISTINCT term FROM chunks_vocab")]
+    single = PostingsReader(conn, "chunks_vocab", "chunks_fts_data")
+    whole = PostingsReader(conn, "chunks_vocab", "chunks_fts_data", cache=True)
+    whole.load_whole()
+    reads = []
+    whole._fetch = lambda term: reads.append(term)  # a loaded reader reads nothing more
+    assert len(terms) > 20
+    for term in terms + ["absent"]:
+        ids, tf = single(term)
+        got_ids, got_tf = whole(term)
+        assert got_ids.dtype == ids.dtype and got_tf.dtype == tf.dtype
+        assert got_ids.tobytes() == ids.tobytes() and got_tf.tobytes() == tf.tobytes()
+    assert whole("token") is whole("token") and not reads
+
+
+def test_doclists_decoded_together_equal_each_decoded_alone():
+    texts = ["0,1,2,3,5,9", None, "30", "7,4,15,16,17", "12,13,14,12", ""]  # in order, empty, out of order
+    for batch in (texts, [t for t in texts if t != "7,4,15,16,17"], [None], []):
+        together = PostingsReader._decode_many(batch)
+        assert len(together) == len(batch)
+        for text, (ids, tf) in zip(batch, together):
+            one_ids, one_tf = PostingsReader._decode(text)
+            assert ids.dtype == one_ids.dtype and tf.dtype == one_tf.dtype
+            assert ids.tolist() == one_ids.tolist() and tf.tobytes() == one_tf.tobytes()

@@ -57,3 +57,17 @@ def test_paths_and_titles_are_always_masked_even_for_stored_text():
     again = hit("plain", masked_with=MASKING_VERSION, path=f"keys/{SECRET}.md", title=f"key {SECRET}")
     remask_hits([again])  # the cached masking of names counts the same on every call
     assert again.masked_fields == {"path": 1, "sectionTitle": 1}
+
+
+def test_paths_remembered_ahead_are_the_masks_a_hit_gets():
+    from ragit.retrieve import remask
+
+    path = f"config/{SECRET}/settings.py"
+    remask._mask_name.cache_clear()
+    remask.remember_paths([path, "src/app.py"])
+    kept = remask._mask_name.cache_info().currsize
+    assert kept == 4  # plain and code mode each (.py is code)
+    h = hit("text", masked_with=MASKING_VERSION, path=path)
+    remask_hits([h])
+    assert h.path == mask_text(path).text and SECRET not in h.path and h.masked_fields["path"] == 1
+    assert remask._mask_name.cache_info().currsize == kept + 1  # the title only

@@ -9,7 +9,7 @@ store or masked by an older rule set.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Sequence
+from typing import Iterable, Sequence
 
 from .hits import Hit
 
@@ -28,6 +28,16 @@ def _code_mode(path: str, kind: str) -> bool:
     from ..security.masking import code_mode
 
     return code_mode(path, kind)
+
+
+def remember_paths(paths: Iterable[str]) -> None:
+    """Mask ``paths`` now, as :func:`remask_hits` masks a hit's path (a warm process's small
+    snapshot, whole: its questions then find them kept): plain, and in code mode where a code
+    document of that name would be masked in it."""
+    for path in paths:
+        _mask_name(path, False)
+        if _code_mode(path, "code"):
+            _mask_name(path, True)
 
 
 def remask_hits(hits: Sequence[Hit]) -> None:

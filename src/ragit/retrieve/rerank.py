@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Sequence
+from typing import Iterable, Sequence
 
 from ..lexical import identifier_parts, stem, terms as lexical_terms, title_name
 from ..pathroles import bundled_project, path_role
@@ -352,6 +352,13 @@ def _path_facts(path: str) -> tuple[str, frozenset[str], str, str | None, str, s
     name, ext = _split_ext(path)
     kind = ".c" if ext in _SOURCES else ".h" if ext in _HEADERS else ""
     return file_stem, words, path_role(path), bundled_project(path), name, kind
+
+
+def remember_paths(paths: "Iterable[str]") -> None:
+    """Compute :func:`_path_facts` of ``paths`` now (a warm process's small snapshot, whole:
+    its questions then find every file's facts kept)."""
+    for path in paths:
+        _path_facts(path)
 
 
 def _definitions(titles: Sequence[str], texts: Sequence[str], names: Sequence[str]) -> dict[int, float]:

@@ -19,29 +19,62 @@ if TYPE_CHECKING:  # pragma: no cover
 # Snapshots up to this many rows keep their paths by position (8 bytes a row, plus the paths
 # read); larger ones are the approximate path's, whose scores cover other positions.
 MAX_ROWS = 200_000
+# Snapshots up to this many rows read every row's keys at their first miss: one read (~6 ms at
+# 6k rows) instead of one per question for the pool rows it sees first (~80 µs of a new
+# question's look at 6k chunks); the re-rank's facts about each file and its masked path are
+# computed then too (rerank.remember_paths, remask.remember_paths: ~20 ms for 1,000 files, once;
+# ~150 µs of a new question's look).
+WHOLE_ROWS = 10_000
 
 
 class RowPaths:
-    """Path of each row of one snapshot (``rowids``, ascending), read from the store on first use."""
+    """Path and chunk id of each row of one snapshot (``rowids``, ascending), read from the store on
+    first use."""
 
     def __init__(self, rowids: "np.ndarray") -> None:
         import numpy as np
 
         self.rowids = rowids
         self._paths = np.empty(len(rowids), dtype=object)
+        self._keys = np.empty(len(rowids), dtype=object)  # (path, chunk id) of each row
         self._known = np.zeros(len(rowids), dtype=bool)
 
     def of(self, positions: "np.ndarray", store: "Store", sha: str) -> list[str]:
         """The paths of the rows at ``positions``; a row the store cannot give fails the query
         (a damaged store never answers with silently fewer hits)."""
+        self._read(positions, store, sha)
+        return self._paths[positions].tolist()
+
+    def keys(self, positions: "np.ndarray", store: "Store", sha: str) -> list[tuple[str, str]]:
+        """``(path, chunk id)`` of the rows at ``positions`` (``Store.row_keys``: the content
+        order a re-rank pool settles its ties by), read as :meth:`of` reads."""
+        self._read(positions, store, sha)
+        return self._keys[positions].tolist()
+
+    def _read(self, positions: "np.ndarray", store: "Store", sha: str) -> None:
+        import numpy as np
+
         known = self._known[positions]
-        if not known.all():
-            missing = positions[~known]
-            ids = self.rowids[missing].tolist()
-            keys = store.row_keys(ids)
+        if known.all():
+            return
+        asked = positions[~known]
+        missing = np.flatnonzero(~self._known) if len(self.rowids) <= WHOLE_ROWS else asked
+        ids = self.rowids[missing].tolist()
+        keys = store.row_keys(ids)
+        have = [at for at, r in zip(missing.tolist(), ids) if r in keys]
+        found = [keys[r] for r in ids if r in keys]
+        self._paths[have] = [key[0] for key in found]
+        keys_at = self._keys
+        for at, key in zip(have, found):  # (a tuple each: no broadcast)
+            keys_at[at] = key
+        self._known[have] = True
+        if len(missing) > len(asked):  # the whole snapshot: what is computed per file, now too
+            from . import remask, rerank
+
+            files = set(self._paths[have].tolist())
+            rerank.remember_paths(files)
+            remask.remember_paths(files)
+        if len(have) < len(ids):  # only the rows asked for must be there
             from .readiness import require_rows
 
-            require_rows(sha, ids, keys)
-            self._paths[missing] = [keys[r][0] for r in ids]
-            self._known[missing] = True
-        return self._paths[positions].tolist()
+            require_rows(sha, self.rowids[asked].tolist(), keys)

@@ -871,7 +871,7 @@ def _reranked(question: str, pool: "np.ndarray", rows: "dict[int, ChunkRow] | No
     ranking = rerank_pool(question, inp, params.rerank_weights)
     scores = ranking.scores
     raised: dict[int, float] = {}
-    if cochange is not None and params.cochange:
+    if cochange is not None and params.cochange and cochange.shared:  # (no pairs: nothing to raise)
         from .cochange_boost import cochange_raises
 
         raised = cochange_raises(ranking.order, scores, paths, cochange)[0]
@@ -942,10 +942,14 @@ class _PoolRows:
         require_rows(self.sha, ids, found)
 
 
-def _content_order(store: "Store", rowids: "np.ndarray"):
+def _content_order(store: "Store", rowids: "np.ndarray", paths: "RowPaths | None" = None, sha: str = ""):
     """Order positions of the snapshot's rows by (path, chunk id): how the re-rank pool settles a
-    tie it must cut, the same whichever row ids the store gave the rows (cli-contract §9)."""
+    tie it must cut, the same whichever row ids the store gave the rows (cli-contract §9). A warm
+    process's ``paths`` (of these ``rowids``) keep the keys once read."""
     def order(positions: "np.ndarray") -> "np.ndarray":
+        if paths is not None:
+            found = paths.keys(positions, store, sha)
+            return positions[sorted(range(len(found)), key=found.__getitem__)]
         ids = rowids[positions].tolist()
         keys = store.row_keys(ids)
         return positions[sorted(range(len(ids)), key=lambda j: keys[ids[j]])]
@@ -1043,7 +1047,8 @@ def rank_hits(
             whole = bool(candidate.all())  # (no filter: every row is a candidate)
             pool = pool_indices(retrieval, keyword if whole else np.where(candidate, keyword, -np.inf),
                                 snapshot.vector if whole else np.where(candidate, snapshot.vector, -np.inf),
-                                params.rerank_weights.pool, top_k, _content_order(store, snapshot.rowids))
+                                params.rerank_weights.pool, top_k,
+                                _content_order(store, snapshot.rowids, snapshot.paths, sha))
         else:
             final = RETRIEVAL_WEIGHT * retrieval + AUTHORITY_WEIGHT * 1.0 + RECENCY_WEIGHT * 1.0
             k = min(top_k, n)

@@ -815,6 +815,27 @@ _NEEDLE_GATE = {n: _gate_word(n) for i, rule in enumerate(RULES)
                 if i not in _RUN_GATED and rule.family != "keyed" and not rule.exact_case
                 for n in rule.needles}
 
+
+
+def _screens() -> tuple[tuple[int, str, "frozenset[str] | None"], ...]:
+    """(row, ``requires``, gate words or None) of each row outside the run gate, in table order:
+    a row whose ``requires`` the lowered text lacks, or that holds none of its needles' gate words
+    (what :meth:`_Gate.has` looks for), has no match (:func:`_rule_matches` returns None). Keyed
+    rows and rows without needles have no word screen."""
+    out = []
+    for i in _UNGATED:
+        rule = RULES[i]
+        words = None
+        if rule.family != "keyed" and rule.needles:
+            lowered = [n.lower() if rule.exact_case else n for n in rule.needles]
+            words = frozenset(_NEEDLE_GATE.get(n, n) for n in lowered)
+        out.append((i, rule.requires, words))
+    return tuple(out)
+
+
+_SCREENS = _screens()
+_SCREEN_WORDS = tuple(sorted({w for _, _, words in _SCREENS if words for w in words}))
+
 _KEYED_MIN = 14  # the shortest provider value shape (tests/unit/test_masking.py checks it)
 # The keyed pre-scan works on a byte map of the text: "v" value characters, "o" characters
 # that are operators or value characters (= : |), "c" comma, "g" greater-than, "s" blanks and
@@ -1054,13 +1075,22 @@ def _mask_pass(text: str, code: bool, trace: list[tuple[str, int, str]] | None) 
 
 
 def _active(gate: _Gate) -> list[int]:
-    """Indices of the rows that may match, in table order: every row outside the run gate,
-    and the run-gated rows whose needles the runs hold."""
+    """Indices of the rows that may match, in table order: the rows outside the run gate that
+    pass their word screen (:data:`_SCREENS`), and the run-gated rows whose needles the runs
+    hold. Screening the gate words in one pass here costs a fraction of asking every row."""
+    lowered, words = gate.lowered, gate._words
+    present = set()
+    for word in _SCREEN_WORDS:
+        found = words[word] = word in lowered  # (what has() would find: kept for the rows that run)
+        if found:
+            present.add(word)
+    ungated = [i for i, requires, need in _SCREENS
+               if (not requires or requires in lowered) and (need is None or not present.isdisjoint(need))]
     runs = gate.runs()
     if not runs.spans:
-        return list(_UNGATED)
+        return ungated
     hit = {i for n in runs.present for i in _RUN_RULES_BY_NEEDLE[n]}
-    return sorted(hit.union(_UNGATED, _RUN_NEEDLELESS))
+    return sorted(hit.union(ungated, _RUN_NEEDLELESS))
 
 
 def _rule_matches(i: int, rule: MaskRule, variant: bool, gate: _Gate) -> Iterable[re.Match[str]] | None:
