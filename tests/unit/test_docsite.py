@@ -76,7 +76,8 @@ def test_a_raise_only():
 
 def test_a_file_outside_the_ranking_is_raised():
     paths = PATHS + ["website/docusaurus.config.js"]
-    raised = site_raises("Add a page", ORDER, SCORES, paths, {"website/sidebars.js": 4, "website/docusaurus.config.js": 6})
+    site = {"website/sidebars.js": 4, "website/docusaurus.config.js": 6}
+    raised = site_raises("Add a page", ORDER, SCORES, paths, site)
     assert set(raised) == {4, 6} and raised[4] == raised[6]  # ties: the engine sorts them by path
 
 
