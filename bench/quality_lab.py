@@ -10,6 +10,7 @@ of ragit.
     python bench/quality_lab.py codesearch --cwd /tmp/evalroot          # every repository mirror
     python bench/quality_lab.py hist_flask --ablate                        # one row per rule switched off
     python bench/quality_lab.py hist_flask --cochange --cwd /tmp/evalcode  # + the co-change boost, paired CIs
+    python bench/quality_lab.py hist_redux --cochange --docsite --cwd /tmp/evalcode  # + the docs-site stage
 
 Task sets are named by their file in ../shared/bench/tasks/; repositories are found under
 /work/.mirror (any directory of bare clones works: --mirrors). The first run indexes the task
@@ -19,7 +20,8 @@ commits into <cwd>/.ragit/cache/eval (as `ragit eval run` does) and writes <cwd>
 mined by ragit.gitsnap.cochange from the history reachable from each task's commit (the snapshot's
 own past: never the fix commit or anything after it), and prints each row's paired bootstrap 95 %
 interval of the per-task difference against `default`. Mined change lists are cached under
---cochange-cache (one directory per repository).
+--cochange-cache (one directory per repository). `--docsite` adds a row with the docs-site stage
+(ragit.retrieve.docsite; after co-change with `--cochange`), compared with the row without it.
 """
 
 from __future__ import annotations
@@ -124,6 +126,18 @@ class Variant:
     use_rerank: bool = True
     top: int = 100
     cochange: dict | None = None  # CochangeWeights overrides (+ "limit", "max_files"); None = no co-change stage
+    docsite: dict | None = None  # DocsiteWeights overrides; None = no docs-site stage
+
+
+class LabRows:
+    """The store side of ragit.retrieve.docsite for one lab snapshot: its rows by file name."""
+
+    def __init__(self, paths: list[str], rows: np.ndarray):
+        self.paths, self.rows = paths, rows
+
+    def rows_named(self, sha, names) -> dict[int, str]:
+        wanted = set(names)
+        return {int(r): self.paths[r] for r in self.rows if self.paths[r].rpartition("/")[2] in wanted}
 
 
 class History:
@@ -244,16 +258,32 @@ class Lab:
             hybrid=hybrid[pool], paths=[st.paths[r] for r in rows], titles=[st.titles[r] for r in rows],
             texts=[st.texts[r] for r in rows],
         )
-        if v.cochange is None:
+        if v.cochange is None and v.docsite is None:
             result = rerank(q, inp, weights, v.top)
             return pool[np.array(result.order, dtype=np.int64)], hybrid
-        from ragit.gitsnap.cochange import DEFAULT_LIMIT, MAX_FILES
-        from ragit.retrieve.cochange_boost import CochangeWeights, apply_cochange
+        result = rerank(q, inp, weights, len(pool))
+        if v.cochange is not None:
+            from ragit.gitsnap.cochange import DEFAULT_LIMIT, MAX_FILES
+            from ragit.retrieve.cochange_boost import CochangeWeights, apply_cochange
 
-        opts = dict(v.cochange)
-        stats = self.history.get(task, opts.pop("limit", DEFAULT_LIMIT), opts.pop("max_files", MAX_FILES))
-        result = apply_cochange(rerank(q, inp, weights, len(pool)), inp.paths, stats, CochangeWeights(**opts))
-        return pool[np.array(result.order[: v.top], dtype=np.int64)], hybrid
+            opts = dict(v.cochange)
+            stats = self.history.get(task, opts.pop("limit", DEFAULT_LIMIT), opts.pop("max_files", MAX_FILES))
+            result = apply_cochange(result, inp.paths, stats, CochangeWeights(**opts))
+        if v.docsite is None:
+            return pool[np.array(result.order[: v.top], dtype=np.int64)], hybrid
+        from ragit.retrieve.docsite import DocsiteWeights, pool_site_raises
+
+        adjusted = [result.scores[i] for i in range(len(pool))]
+        added, _, raised = pool_site_raises(q, inp.paths, adjusted, LabRows(st.paths, task.rows), "", task.rows,
+                                            hybrid, DocsiteWeights(**v.docsite))
+        # ``task.rows`` holds store rows; the added rows are snapshot positions, as ``pool``'s
+        positions = np.concatenate([pool, np.array(added, dtype=np.int64)])
+        scores = adjusted + [float(hybrid[p]) for p in added]
+        for j, value in raised.items():
+            scores[j] = value
+        # raises only move candidates up: a stable sort keeps every other tie as the stages left it
+        order = sorted(list(result.order) + list(range(len(pool), len(scores))), key=scores.__getitem__, reverse=True)
+        return positions[np.array(order[: v.top], dtype=np.int64)], hybrid
 
 
 # ---------------------------------------------------------------- metrics
@@ -321,6 +351,12 @@ def summarize(per: list[dict]) -> dict:
 # ---------------------------------------------------------------- command line
 
 
+def _base(v: Variant, per: dict) -> str:
+    """The row a variant is compared with: the same without the docs-site stage (``cochange``
+    when that row was scored), else ``default``."""
+    return "cochange" if v.docsite is not None and v.cochange is not None and "cochange" in per else "default"
+
+
 def task_set(name: str) -> Path:
     return Path(name) if name.endswith(".jsonl") else TASKS_DIR / f"{name}.jsonl"
 
@@ -339,6 +375,9 @@ def main() -> None:
     ap.add_argument("--variants", default=None, help="python file defining VARIANTS = [Variant(...), ...]")
     ap.add_argument("--cochange", action="store_true",
                     help="also score the co-change boost; print paired bootstrap CIs against default")
+    ap.add_argument("--docsite", action="store_true",
+                    help="also score the docs-site stage (after co-change with --cochange); paired CIs against the"
+                         " row without it")
     ap.add_argument("--cochange-cache", type=Path, default=Path("/tmp/ragit-lab-cochange"),
                     help="where mined change lists are cached (one directory per repository)")
     args = ap.parse_args()
@@ -355,6 +394,8 @@ def main() -> None:
         variants += [Variant(f"without {name}", rerank=dict(off)) for name, off in ABLATIONS.items()]
     if args.cochange:
         variants += [Variant("cochange", cochange={})]
+    if args.docsite:
+        variants += [Variant("docsite", cochange={} if args.cochange else None, docsite={})]
     if args.variants:
         scope = {"Variant": Variant}
         exec(Path(args.variants).read_text(), scope)
@@ -380,14 +421,15 @@ def main() -> None:
             results[path.stem][v.name] = {k: r[k] for k in r if k != "per"}
             print(f"| {v.name} | {r['ndcg']:.3f} | {r['r1']:.3f} | {r['r5']:.3f} | {r['r10']:.3f} | {r['mrr']:.3f}"
                   f" | {r['distinct10']:.1f} |")
-        if history is not None and "default" in per:
-            print(f"\nco-change statistics: {len(history.stats)} snapshots in {history.seconds:.1f} s")
-            print("| variant − default | NDCG@10 | R@5 | R@10 | MRR |")
+        if (history is not None or args.docsite) and "default" in per:
+            if history is not None:
+                print(f"\nco-change statistics: {len(history.stats)} snapshots in {history.seconds:.1f} s")
+            print("| variant − its base | NDCG@10 | R@5 | R@10 | MRR |")
             print("|---|---|---|---|---|")
             for v in variants:
-                if v.cochange is None:
+                if v.cochange is None and v.docsite is None:
                     continue
-                cis = {k: paired_ci(per["default"], per[v.name], k) for k in ("ndcg", "r5", "r10", "mrr")}
+                cis = {k: paired_ci(per[_base(v, per)], per[v.name], k) for k in ("ndcg", "r5", "r10", "mrr")}
                 results[path.stem][v.name]["vs_default"] = cis
                 print(f"| {v.name} | " + " | ".join(f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}]" for d, lo, hi in cis.values())
                       + " |")
@@ -395,13 +437,14 @@ def main() -> None:
             base = results[path.stem]["default" if args.ablate or args.cochange else variants[-1].name]
             print("\n" + "  ".join(f"{k} {v:.3f}" for k, v in base["category"].items()))
             print("  ".join(f"{k} {v:.3f}" for k, v in base["language"].items()))
-    if len(args.sets) > 1 and "default" in pooled and any(v.cochange is not None for v in variants):
+    if len(args.sets) > 1 and "default" in pooled and any(v.cochange is not None or v.docsite is not None
+                                                          for v in variants):
         print(f"\n## pooled over {', '.join(results)} ({len(pooled['default'])} tasks, per-task means)")
-        print("| variant − default | NDCG@10 | R@5 | R@10 | MRR |")
+        print("| variant − its base | NDCG@10 | R@5 | R@10 | MRR |")
         print("|---|---|---|---|---|")
         for v in variants:
-            if v.cochange is not None:
-                cis = {k: paired_ci(pooled["default"], pooled[v.name], k) for k in ("ndcg", "r5", "r10", "mrr")}
+            if v.cochange is not None or v.docsite is not None:
+                cis = {k: paired_ci(pooled[_base(v, pooled)], pooled[v.name], k) for k in ("ndcg", "r5", "r10", "mrr")}
                 results.setdefault("pooled", {})[v.name] = {"vs_default": cis}
                 print(f"| {v.name} | " + " | ".join(f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}]" for d, lo, hi in cis.values())
                       + " |")

@@ -60,7 +60,7 @@ def check_breakdown(hit: dict) -> None:
     rerank = r.get("rerank", {"contribution": 0.0, "factors": {}})
     assert list(r)[-1] == ("rerank" if "rerank" in r else "inputs")  # the re-rank follows the inputs
     assert abs(r["score"] - (v["contribution"] + k["contribution"] + rerank["contribution"])) <= 3e-6
-    assert set(rerank["factors"]) <= {"definition", "path", "file", "role", "diversity", "cochange"}
+    assert set(rerank["factors"]) <= {"definition", "path", "file", "role", "diversity", "cochange", "docsite"}
     total = r["contribution"] + b["authority"]["contribution"] + b["recency"]["contribution"]
     assert abs(b["final"] - total) <= 3e-6
     assert b["final"] == hit["scoreFinal"]

@@ -128,6 +128,7 @@ _ASKS = {
     "doc": ("doc", "docs", "documentation", "readme", "guide", "changelog", "document", "documented", "manual"),
     "benchmark": ("benchmark", "benchmarks", "bench", "perf"),
     "vendored": ("vendor", "vendored", "vendoring", "bundled", "bundle"),
+    "site": ("page", "pages", "sidebar"),  # a docs site's pages: read by ragit.retrieve.docsite only
 }
 
 

@@ -364,6 +364,7 @@ class RetrievalParams:
     rerank: bool = True
     rerank_weights: "RerankWeights" = field(default_factory=lambda: _default_weights())
     cochange: bool = True  # the co-change stage after the re-rank (ragit.retrieve.cochange_boost)
+    docsite: bool = True  # docs-site configuration next to the docs, with the re-rank (ragit.retrieve.docsite)
 
     @classmethod
     def from_config(cls, config, alpha: float | None = None) -> "RetrievalParams":
@@ -878,6 +879,21 @@ def _reranked(question: str, pool: "np.ndarray", rows: "dict[int, ChunkRow] | No
     adjusted = list(scores)
     for j, value in raised.items():
         adjusted[j] = value
+    site: dict[int, float] = {}
+    if params.docsite:  # docs-site configuration files next to the docs (ragit.retrieve.docsite)
+        from .docsite import pool_site_raises
+
+        added, added_paths, site = pool_site_raises(question, paths, adjusted, source.store, source.sha,
+                                                    snapshot.rowids, retrieval)
+        if added:  # rows from outside the pool, numbered after it
+            pool = np.concatenate([pool, np.array(added, dtype=pool.dtype)])
+            ids = ids + snapshot.rowids[added].tolist()
+            hybrid = retrieval[pool]
+            paths = list(paths) + added_paths
+            adjusted += retrieval[added].tolist()
+    site_base = {j: adjusted[j] for j in site}  # (what --explain's factor adds to)
+    for j, value in site.items():
+        adjusted[j] = value
     n = len(pool)
     if n > top_k:
         fused = hybrid  # alpha · vector + (1 − alpha) · keyword of each pool row, as final_score computes it
@@ -889,9 +905,11 @@ def _reranked(question: str, pool: "np.ndarray", rows: "dict[int, ChunkRow] | No
     out = []
     for j in picks:
         i = at[j]
-        factors = ranking.factors(j)
+        factors = ranking.factors(j) if j < len(scores) else {}
         if j in raised:
             factors = {**factors, "cochange": raised[j] - scores[j]}
+        if j in site:
+            factors = {**factors, "docsite": site[j] - site_base[j]}
         change = (adjusted[j], factors)
         row = whole[ids[j]]
         final = final_score("hybrid", float(snapshot.vector[i]), float(keyword[i]), alpha, 1.0, 1.0, change)

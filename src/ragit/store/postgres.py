@@ -425,6 +425,15 @@ class PostgresStore:
     def row_paths(self, rowids: Sequence[int]) -> dict[int, str]:
         return {rowid: path for rowid, path in self._keyword_rows(rowids, "path")}
 
+    def rows_named(self, commit_sha: str, names: Sequence[str]) -> dict[int, str]:
+        with self._faults():
+            return dict(self.conn.execute(
+                "SELECT r.row_id, d.path FROM snapshot_docs d"
+                " JOIN chunks c ON c.blob_id = d.blob_id AND c.chunker_key = d.chunker_key"
+                " JOIN keyword_rows r ON r.path = d.path AND r.chunk_id = c.chunk_id"
+                " WHERE d.repo_id = %s AND d.commit_sha = %s AND reverse(split_part(reverse(d.path), '/', 1)) = ANY(%s)",
+                (self.repo_id, commit_sha, list(names))).fetchall())
+
     def row_keys(self, rowids: Sequence[int]) -> dict[int, tuple[str, str]]:
         return {rowid: (path, chunk_id) for rowid, path, chunk_id in self._keyword_rows(rowids, "path, chunk_id")}
 

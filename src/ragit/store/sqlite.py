@@ -930,6 +930,17 @@ class SqliteStore:
         """The path of each keyword row (for query-time path filters)."""
         return {rowid: path for rowid, path in self._keyword_rows(rowids, "r.path")}
 
+    def rows_named(self, commit_sha: str, names: Sequence[str]) -> dict[int, str]:
+        """Row id → path of the snapshot's keyword rows whose file name is one of ``names`` (one
+        pass over the snapshot's documents; names hold no GLOB wildcard)."""
+        return dict(self.conn.execute(
+            "SELECT r.rowid, d.path FROM snapshot_docs d"
+            " JOIN chunks c ON c.blob_id = d.blob_id AND c.chunker_key = d.chunker_key"
+            " JOIN fts_rows r ON r.path = d.path AND r.chunk_id = c.chunk_id"
+            " WHERE d.commit_sha = ? AND EXISTS (SELECT 1 FROM json_each(?) q"
+            " WHERE d.path = q.value OR d.path GLOB '*/' || q.value)",
+            (commit_sha, json.dumps([n for n in names if not any(ch in n for ch in "*?[")]))).fetchall())
+
     def row_keys(self, rowids: Sequence[int]) -> dict[int, tuple[str, str]]:
         """``(path, chunk id)`` of each keyword row: a content order that does not depend on the
         row ids (which follow the order the store ingested its commits)."""
