@@ -19,8 +19,7 @@ from __future__ import annotations
 import re
 from collections import _count_elements  # Counter's C counting loop, into a plain dict
 from functools import lru_cache
-from itertools import chain, repeat
-from operator import add, mul
+from itertools import chain
 
 _PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
@@ -131,12 +130,13 @@ def term_counts(text: str) -> dict[str, int]:
 
 def field_text(counts: dict[str, int], total: int | None = None) -> str:
     """The keyword index's field text of ``counts``: each term repeated as often as it occurs,
-    in first-seen order, separated by spaces (built in C: ``"term "`` times its count, joined,
-    the last space cut). ``total``: the sum of the counts, when the caller has it (equal to the
-    number of terms: every term once, joined as is)."""
+    in first-seen order, separated by spaces. ``total``: the sum of the counts, when the caller
+    has it (equal to the number of terms: every term once, joined as is). Most terms of a row
+    occur once, so only a repeated one builds a string of its own (half the cost of building
+    ``"term " * count`` for every term, issue 15)."""
     if total is not None and total == len(counts):
         return " ".join(counts)
-    return "".join(map(mul, map(add, counts, repeat(" ")), counts.values()))[:-1]
+    return " ".join([term if n == 1 else (term + " ") * (n - 1) + term for term, n in counts.items()])
 
 
 def terms(text: str) -> list[str]:

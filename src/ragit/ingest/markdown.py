@@ -50,6 +50,11 @@ def _is_fence_close(line: str, marker: str) -> bool:
 def split_sections(text: str, front: FrontMatter | None = None) -> list[Section]:
     """Sections of an LF-normalised Markdown file; never empty for a non-blank body.
     ``front`` is ``parse_front_matter(text)`` when the caller has it already."""
+    return [section for section, _ in _sections(text, front)]
+
+
+def _sections(text: str, front: FrontMatter | None) -> list[tuple[Section, str]]:
+    """:func:`split_sections` with each section's ``content`` (the chunker needs it: made once)."""
     if front is None:
         front = parse_front_matter(text)
     body_lines = list(enumerate(front.body.split("\n"), start=front.body_start_line))
@@ -74,11 +79,12 @@ def split_sections(text: str, front: FrontMatter | None = None) -> list[Section]
                         continue
         current.append((number, line))
     sections.append(Section(title, level, tuple(current)))
-    kept = [section for section in sections if section.content]
+    kept = [(section, content) for section in sections if (content := section.content)]
     if kept:
         return kept
     body = Section("Body", 1, tuple(body_lines))
-    return [body] if body.content else []
+    content = body.content
+    return [(body, content)] if content else []
 
 
 def _trim_blank(lines: list[Line]) -> list[Line]:
@@ -132,9 +138,8 @@ def _window_chunks(title: str, pieces: list[Line]) -> list[tuple[str, int, int, 
 def chunk_markdown(text: str, front: FrontMatter | None = None) -> list[Chunk]:
     """Chunks of a masked, LF-normalised Markdown file; titles are the section titles."""
     raw: list[tuple[str, int, int, str]] = []
-    for section in split_sections(text, front):
+    for section, content in _sections(text, front):
         lines = _trim_blank(list(section.lines))
-        content = section.content
         if len(content) <= MAX_CHARS:
             raw.append((section.title, lines[0][0], lines[-1][0], content))
         else:

@@ -571,7 +571,6 @@ def _evaluate(candidates, config, params: ManifestParams, store: "Store | None",
     from .batches import RowSink
     from ..security.masking import code_mode, mask_text
     from ..store.base import BlobRecord, NewChunk, StoredChunk
-    from .code import chunk_code
     from .doctypes import TypeHints, resolve_doc_type, type_hints
     from .frontmatter import parse_front_matter
     from .markdown import chunk_markdown
@@ -682,6 +681,8 @@ def _evaluate(candidates, config, params: ManifestParams, store: "Store | None",
                     masked = mask_text(text, code=code_mode(c.path, c.kind)) if masking_on else None
                     masked_text = masked.text if masked else text
                     if c.kind == "code":
+                        from .code import chunk_code  # its language table only when a code file comes
+
                         chunker, chunks = chunk_code(c.path, text, masked_text, params.chunker_version)
                         fm_type = heading_type = None
                     else:

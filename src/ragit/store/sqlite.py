@@ -516,14 +516,7 @@ class SqliteStore:
                 for b in blobs
             ],
         )
-        cur.executemany(
-            "INSERT OR IGNORE INTO chunks VALUES(?,?,?,?,?,?,?,?,?,?)",
-            [
-                (c.chunk_id, c.blob_id, c.chunker_key, c.ordinal, c.title, c.start_line, c.end_line,
-                 c.text, c.token_count, c.citation_id)
-                for c in chunks
-            ],
-        )
+        cur.executemany("INSERT OR IGNORE INTO chunks VALUES(?,?,?,?,?,?,?,?,?,?)", chunks)  # NewChunk: the columns in order
         if vectors is not None and vector_ids:
             first = self._append_heap(cur, embedder_id, vectors, dims)
             cur.executemany(
