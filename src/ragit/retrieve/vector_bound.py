@@ -1,0 +1,225 @@
+"""The vector scores a warm query needs, and no more: exact cosines for the rows that can reach a
+pool, found through an int8 sketch of the snapshot's matrix.
+
+Exact search reads every row's float32 vector (100 MB at 100k chunks of 256 dimensions: ~8 ms of
+a warm query, most of it memory traffic), yet the answer reads the vector score of a few hundred
+rows only: those of the re-rank pool (``rerank.pool_indices``). A warm process keeps an int8 copy
+of the matrix (:class:`Sketch`, a quarter of the bytes) whose integer dot products with an int8
+copy of the question give each row's cosine to within a bound known per row; :func:`bounded_scores`
+scores exactly (the same ``question_cosines`` floats, and BM25 of ``SnapshotKeyword.exact``) a set
+of rows that provably holds every row of every pool, and ``rank_hits`` ranks that set alone, as it
+does the approximate path's rows, with the same hits, scores and breakdowns, bit for bit, as on the
+whole snapshot.
+
+The bound
+---------
+For a row ``x`` (float32) with scale ``s = max|x| / 127`` and codes ``ξ = round(x / s)``, and a
+question vector ``q`` with ``σ``, ``ζ`` likewise, write ``e = x − s·ξ`` and ``ε = q − σ·ζ``. Then,
+in real numbers, ``q·x = s·σ·(ζ·ξ) + s·(ε·ξ) + q·e``, so by Cauchy-Schwarz
+``|q·x − s·σ·(ζ·ξ)| ≤ ‖ε‖·(s‖ξ‖) + ‖q‖·‖e‖``. ``ζ·ξ`` is an exact integer (int32 sums of int8
+products). The float32 ``einsum`` the score uses differs from ``q·x`` by at most
+``γ·‖q‖·‖x‖`` (``γ = (d + 2)·2⁻²⁴``, any order of summation), which the per-row term adds, with a
+relative pad far above the float64 rounding of the bound's own few operations. So
+:meth:`Sketch.upper` is at least every row's computed cosine (the best passage's: the maximum of
+the passages' bounds), and with a file blend, ``Σ upper / ‖Σ x‖`` at least each file's cosine
+(a sum of the file's cosines divided by the same stored norm), hence ``(1 − β)·upper + β·file
+upper`` at least each row's vector score.
+
+Why a row outside the scored set can never change the output
+-------------------------------------------------------------
+Write ``S`` for the scored rows (exact vector and raw keyword scores), ``u`` for a row's upper
+bound and ``R, b`` for :meth:`~ragit.store.bm25.SnapshotKeyword.top`'s rows and bound (every row
+outside ``R`` has raw BM25 ``≤ b``; ``R ⊆ S``). ``rank_hits`` ranks ``S`` alone.
+
+1. *The normaliser*: the best match is in ``R`` (``top``'s contract), so ``best`` is the same.
+2. *The keyword pool*: as in ``keyword_bound`` (step 2), checked on ``S``: its K-th best
+   normalised keyword exceeds ``b / best``, so every row scoring at or above the cut is in ``R``.
+3. *The vector pool*: ``V``, the K-th best vector score of ``S``, is at most the K-th best of all
+   rows; every row with ``u ≥ V`` is in ``S``, so every row at or above the true cut (ties
+   included) is, with its exact score, and ``_top`` picks the same rows.
+4. *The fused pool*: ``L``, the M-th best hybrid of ``S``, is at most the true M-th best. A row
+   outside ``S`` is outside ``R`` (keyword ``≤ b / best``) and has ``u < (L − (1 − α)·b / best)
+   / α``, so its hybrid ``< L``: every row at or above the true cut is in ``S``.
+5. Everything after the pools reads pool rows and ``best`` only (``keyword_bound``, step 5).
+
+The slack of each comparison is far above the rounding of the comparison's own operations.
+When a check fails (or the question has many passages), the caller scores every row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Sequence
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+    from ..embed.base import Embedder
+    from ..store.bm25 import SnapshotKeyword
+    from .search import FusedCut, SnapshotMatrix
+
+# Below this many rows every row is scored (the sketch's bookkeeping costs more than it saves).
+SKETCH_MIN_ROWS = 20_000
+# A question of more passages than this is scored whole (each passage is one more sketch scan).
+MAX_SKETCH_PASSAGES = 4
+# Rows quantised at a time while building a sketch (bounds the float64 temporaries).
+_BUILD_BLOCK = 8192
+# Relative pad on every bound term, far above float64 rounding of the bound's few operations.
+_PAD = 1.0 + 1e-9
+
+
+@dataclass(frozen=True)
+class Sketch:
+    """An int8 copy of a snapshot's matrix with what bounds each row's cosine."""
+
+    codes: "np.ndarray"  # int8 [rows, d]: round(x / scale)
+    scale: "np.ndarray"  # float64 per row: max |x| / 127 (1 for a zero row)
+    spread: "np.ndarray"  # float64 per row: scale · ‖codes‖, padded
+    error: "np.ndarray"  # float64 per row: ‖x − scale·codes‖ + γ·‖x‖, padded
+
+    @classmethod
+    def of(cls, matrix: "np.ndarray") -> "Sketch":
+        """The sketch of a float32 matrix."""
+        import numpy as np
+
+        rows, dims = matrix.shape
+        gamma = (dims + 2) * 2.0**-24
+        codes = np.empty((rows, dims), dtype=np.int8)
+        scale = np.empty(rows, dtype=np.float64)
+        spread = np.empty(rows, dtype=np.float64)
+        error = np.empty(rows, dtype=np.float64)
+        for lo in range(0, rows, _BUILD_BLOCK):
+            block = matrix[lo : lo + _BUILD_BLOCK].astype(np.float64)
+            top = np.abs(block).max(axis=1) / 127.0
+            top[top == 0] = 1.0
+            q = np.clip(np.rint(block / top[:, None]), -127, 127)
+            codes[lo : lo + len(block)] = q
+            rest = block - top[:, None] * q
+            scale[lo : lo + len(block)] = top
+            spread[lo : lo + len(block)] = top * np.sqrt(np.einsum("ij,ij->i", q, q)) * _PAD
+            norm = np.sqrt(np.einsum("ij,ij->i", block, block))
+            error[lo : lo + len(block)] = (np.sqrt(np.einsum("ij,ij->i", rest, rest)) + gamma * norm) * _PAD + 1e-12
+        return cls(codes, scale, spread, error)
+
+    def upper(self, qvecs: "np.ndarray") -> "np.ndarray":
+        """Per row, at least its ``question_cosines`` value for the question's passage vectors
+        ``qvecs`` (float32 [passages, d]); see the module's bound."""
+        import numpy as np
+        import numkong
+
+        q = qvecs.astype(np.float64)
+        top = np.abs(q).max(axis=1) / 127.0
+        top[top == 0] = 1.0
+        zeta = np.clip(np.rint(q / top[:, None]), -127, 127)
+        eps = np.sqrt(np.einsum("ij,ij->i", q - top[:, None] * zeta, q - top[:, None] * zeta)) * _PAD
+        qnorm = np.sqrt(np.einsum("ij,ij->i", q, q)) * _PAD
+        dots = np.asarray(numkong.cdist(zeta.astype(np.int8), self.codes, metric="dot", dtype="int8"))
+        out = None
+        for p in range(len(q)):
+            bound = dots[p] * self.scale
+            bound *= top[p]
+            bound += eps[p] * self.spread
+            bound += qnorm[p] * self.error
+            out = bound if out is None else np.maximum(out, bound, out=out)
+        return out
+
+
+def upper_vector(snap: "SnapshotMatrix", upper: "np.ndarray", file_blend: float) -> "np.ndarray":
+    """At least each row's vector score (``vector_scores``), from its cosine bounds ``upper``:
+    the blend of its own bound and its file's (the file's bounds summed over its norm)."""
+    import numpy as np
+
+    if not file_blend:
+        return upper
+    files = snap.file_index()
+    sums = np.bincount(files, weights=upper, minlength=len(snap.file_norms))
+    file_up = np.divide(sums, snap.file_norms, out=np.zeros_like(sums), where=snap.normed_files())
+    out = upper * (1.0 - file_blend)
+    spread = file_up[files]
+    spread *= file_blend
+    out += spread
+    return out
+
+
+def _kth(values: "np.ndarray", k: int) -> float:
+    """The k-th largest of ``values``; −inf when there are fewer."""
+    import numpy as np
+
+    if k <= 0 or len(values) < k:
+        return -np.inf
+    return float(np.partition(values, len(values) - k)[len(values) - k])
+
+
+def bounded_scores(snap: "SnapshotMatrix", sketch: Sketch, embedder: "Embedder", masked_question: str,
+                   file_blend: float, passage_words: int, scorer: "SnapshotKeyword | None",
+                   cut: "FusedCut") -> "tuple[np.ndarray, np.ndarray, np.ndarray] | None":
+    """(rows ascending, exact vector score, exact raw BM25) of a set of snapshot rows that holds
+    every row of the re-rank's pools (the module's proof), or None when a check fails and every
+    row must be scored. ``cut`` gives the pools (the re-rank's: ``pool_k > 0``)."""
+    import numpy as np
+
+    from ..arrays import unique_sorted
+    from .search import _file_rows, _question_vectors, _scored_rows
+
+    qvecs = _question_vectors(embedder, masked_question, passage_words)
+    alpha, k, fused_k = cut.alpha, max(cut.pool_k, 1), cut.fused_k
+    if len(qvecs) > MAX_SKETCH_PASSAGES or not 0.0 < alpha <= 1.0 or cut.pool_k <= 0:
+        return None
+    n = len(snap.rowids)
+    upper = upper_vector(snap, sketch.upper(qvecs), file_blend)
+    if scorer is not None:
+        kw_rows, kw_raw, bound = scorer.top(k)
+    else:
+        kw_rows, kw_raw, bound = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64), 0.0
+    best = max([float(kw_raw.max()) if len(kw_raw) else 0.0, *cut.extra_raw])
+    outside = bound / best if best > 0 and bound > 0 else 0.0  # any keyword outside kw_rows
+
+    def exact(picked: "np.ndarray") -> "tuple[np.ndarray, np.ndarray]":
+        """Exact vector and raw keyword scores of ``picked`` (whole files with a blend)."""
+        vector = _scored_rows(snap, picked, embedder, masked_question, file_blend, passage_words)[0]
+        raw = scorer.exact(picked) if scorer is not None else np.zeros(len(picked), dtype=np.float64)
+        return vector, raw
+
+    def hybrid(vector: "np.ndarray", raw: "np.ndarray") -> "np.ndarray":
+        keyword = np.where(raw > 0, raw / best, 0.0) if best > 0 else np.zeros(len(raw))
+        return alpha * vector + (1.0 - alpha) * keyword
+
+    first = max(k, fused_k)
+    pool_kw = kw_rows[kw_raw >= _kth(kw_raw, k)] if len(kw_raw) > k else kw_rows  # the keyword pool, ties kept
+    seed = unique_sorted(np.concatenate([pool_kw, np.flatnonzero(upper >= _kth(upper, first))]).astype(np.int64))
+    rows = _file_rows(snap, seed) if file_blend else seed
+    vector, raw = exact(rows)
+    level_v, level_f = _kth(vector, k), _kth(hybrid(vector, raw), fused_k)
+    if level_v == -np.inf or level_f == -np.inf:
+        return None
+    slack = 1e-9 * (1.0 + abs(level_v) + abs(level_f) + outside / alpha)
+    inside = np.zeros(n, dtype=bool)
+    inside[rows] = True
+    # a row can reach the fused pool only with a vector bound of at least this (keyword ≤ outside)
+    near = np.flatnonzero((upper >= min(level_v, (level_f - (1.0 - alpha) * outside) / alpha) - slack) & ~inside)
+    if len(near):
+        sure = upper[near] >= level_v - slack  # the vector pool's reach
+        maybe = near[~sure]  # only the fused pool's: decided by the row's exact keyword score
+        if len(maybe):
+            near_raw = scorer.exact(maybe) if scorer is not None else np.zeros(len(maybe), dtype=np.float64)
+            maybe = maybe[hybrid(upper[maybe], near_raw) >= level_f - slack]
+        late = np.concatenate([near[sure], maybe])
+    else:
+        late = near
+    # top()'s other rows may score above ``outside``: their exact keyword scores are known
+    kw_left = ~inside[kw_rows]
+    kw_late = kw_rows[kw_left][hybrid(upper[kw_rows[kw_left]], kw_raw[kw_left]) >= level_f - slack]
+    late = unique_sorted(np.concatenate([late, kw_late]).astype(np.int64))
+    if len(late):
+        more = _file_rows(snap, late) if file_blend else late
+        more = more[~inside[more]]  # (whole files: the scored rows are whole files)
+        more_vector, more_raw = exact(more)
+        order = np.argsort(np.concatenate([rows, more]), kind="stable")
+        rows = np.concatenate([rows, more])[order]
+        vector = np.concatenate([vector, more_vector])[order]
+        raw = np.concatenate([raw, more_raw])[order]
+    if bound > 0:  # keyword_bound's step 2: the keyword pool's cut above every row left out
+        matched = raw[raw > 0] / best
+        if len(matched) < k or not _kth(matched, k) > outside:
+            return None
+    return rows, vector, raw
