@@ -123,12 +123,13 @@ class SnapshotMatrix:
     def sketch(self) -> "Sketch | None":
         """The int8 sketch of the exact path's matrix (ragit.retrieve.vector_bound), built on
         this snapshot's second question, as :meth:`paths`: a one-shot query builds none; None
-        before, on the approximate path and below :data:`vector_bound.SKETCH_MIN_ROWS` rows."""
+        before, on the approximate path, below :data:`vector_bound.SKETCH_MIN_ROWS` rows and above
+        :data:`vector_bound.MAX_SKETCH_DIMS` dimensions."""
         if self._sketch is None and self.matrix is not None and self.index is None:
-            from .vector_bound import SKETCH_MIN_ROWS, Sketch
+            from .vector_bound import MAX_SKETCH_DIMS, SKETCH_MIN_ROWS, Sketch
 
             self._sketch_asks += 1
-            if self._sketch_asks >= 2 and len(self.rowids) >= SKETCH_MIN_ROWS:
+            if self._sketch_asks >= 2 and len(self.rowids) >= SKETCH_MIN_ROWS and self.matrix.shape[1] <= MAX_SKETCH_DIMS:
                 self._sketch = Sketch.of(self.matrix)
         return self._sketch
 
@@ -728,8 +729,12 @@ def score_snapshot(
     if sketch is not None:  # a warm process: only the rows that can reach a pool are scored
         from .vector_bound import bounded_scores
 
-        found = bounded_scores(snap, sketch, embedder, masked_question, params.file_blend, params.passage_words,
-                               scorer, FusedCut.of(params, top_k, extra_raw))
+        try:
+            found = bounded_scores(snap, sketch, embedder, masked_question, params.file_blend, params.passage_words,
+                                   scorer, FusedCut.of(params, top_k, extra_raw))
+        finally:
+            if scorer is not None:
+                scorer.release()
         if found is not None:
             rows, vector, raw = found
             return SnapshotScores(snap.rowids[rows], vector, raw, extra_raw,

@@ -60,8 +60,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
 # Below this many rows every row is scored (the sketch's bookkeeping costs more than it saves).
 SKETCH_MIN_ROWS = 20_000
-# A question of more passages than this is scored whole (each passage is one more sketch scan).
-MAX_SKETCH_PASSAGES = 4
+# A question of more passages than this is scored whole (each passage adds a pass over the bounds).
+MAX_SKETCH_PASSAGES = 8
+# Wider vectors are scored whole: ζ·ξ must stay an exact int32 (|ζ·ξ| ≤ d·127³ < 2³¹).
+MAX_SKETCH_DIMS = 1000
 # Rows quantised at a time while building a sketch (bounds the float64 temporaries).
 _BUILD_BLOCK = 8192
 # Relative pad on every bound term, far above float64 rounding of the bound's few operations.
@@ -70,24 +72,26 @@ _PAD = 1.0 + 1e-9
 
 @dataclass(frozen=True)
 class Sketch:
-    """An int8 copy of a snapshot's matrix with what bounds each row's cosine."""
+    """An int8 copy of a snapshot's matrix (packed for numkong's integer dot products) with what
+    bounds each row's cosine."""
 
-    codes: "np.ndarray"  # int8 [rows, d]: round(x / scale)
+    packed: object  # numkong.PackedMatrix of the int8 codes round(x / scale), [rows, d]
     scale: "np.ndarray"  # float64 per row: max |x| / 127 (1 for a zero row)
-    spread: "np.ndarray"  # float64 per row: scale · ‖codes‖, padded
+    spread: float  # the largest scale · ‖codes‖ (≈ ‖x‖ ≤ 1 for every row), padded
     error: "np.ndarray"  # float64 per row: ‖x − scale·codes‖ + γ·‖x‖, padded
 
     @classmethod
     def of(cls, matrix: "np.ndarray") -> "Sketch":
         """The sketch of a float32 matrix."""
+        import numkong
         import numpy as np
 
         rows, dims = matrix.shape
         gamma = (dims + 2) * 2.0**-24
         codes = np.empty((rows, dims), dtype=np.int8)
         scale = np.empty(rows, dtype=np.float64)
-        spread = np.empty(rows, dtype=np.float64)
         error = np.empty(rows, dtype=np.float64)
+        spread = 0.0
         for lo in range(0, rows, _BUILD_BLOCK):
             block = matrix[lo : lo + _BUILD_BLOCK].astype(np.float64)
             top = np.abs(block).max(axis=1) / 127.0
@@ -96,30 +100,43 @@ class Sketch:
             codes[lo : lo + len(block)] = q
             rest = block - top[:, None] * q
             scale[lo : lo + len(block)] = top
-            spread[lo : lo + len(block)] = top * np.sqrt(np.einsum("ij,ij->i", q, q)) * _PAD
+            if len(block):
+                spread = max(spread, float((top * np.sqrt(np.einsum("ij,ij->i", q, q))).max()) * _PAD)
             norm = np.sqrt(np.einsum("ij,ij->i", block, block))
             error[lo : lo + len(block)] = (np.sqrt(np.einsum("ij,ij->i", rest, rest)) + gamma * norm) * _PAD + 1e-12
-        return cls(codes, scale, spread, error)
+        return cls(numkong.dots_pack(codes), scale, spread, error)
 
     def upper(self, qvecs: "np.ndarray") -> "np.ndarray":
         """Per row, at least its ``question_cosines`` value for the question's passage vectors
-        ``qvecs`` (float32 [passages, d]); see the module's bound."""
-        import numpy as np
+        ``qvecs`` (float32 [passages, d]); see the module's bound. The question is quantised
+        to 14 bits, ``ζ = 127·ζ₁ + ζ₂`` with int8 halves (so ``ε`` is negligible: the row's own
+        error is the bound's width), and ``‖ε‖·s‖ξ‖`` taken at the largest ``s‖ξ‖`` (every
+        row's is about its norm)."""
         import numkong
+        import numpy as np
 
         q = qvecs.astype(np.float64)
-        top = np.abs(q).max(axis=1) / 127.0
-        top[top == 0] = 1.0
-        zeta = np.clip(np.rint(q / top[:, None]), -127, 127)
-        eps = np.sqrt(np.einsum("ij,ij->i", q - top[:, None] * zeta, q - top[:, None] * zeta)) * _PAD
+        step = np.abs(q).max(axis=1) / (127.0 * 127.0)
+        step[step == 0] = 1.0
+        zeta = np.rint(q / step[:, None])
+        high = np.rint(zeta / 127.0)
+        low = zeta - 127.0 * high  # in [−64, 64]: |ζ| ≤ 127², so |ζ₁| ≤ 127
+        rest = q - step[:, None] * zeta
+        eps = np.sqrt(np.einsum("ij,ij->i", rest, rest)) * _PAD
         qnorm = np.sqrt(np.einsum("ij,ij->i", q, q)) * _PAD
-        dots = np.asarray(numkong.cdist(zeta.astype(np.int8), self.codes, metric="dot", dtype="int8"))
+        halves = np.concatenate([high, low]).astype(np.int8)
+        dots = np.asarray(numkong.dots_packed(halves, self.packed))  # exact int32 [2·passages, rows]
         out = None
-        for p in range(len(q)):
-            bound = dots[p] * self.scale
-            bound *= top[p]
-            bound += eps[p] * self.spread
-            bound += qnorm[p] * self.error
+        passages = len(q)
+        for p in range(passages):
+            whole = dots[p]
+            whole *= 127
+            whole += dots[passages + p]  # ζ·ξ, exactly (|ζ·ξ| ≤ d·127³ < 2³¹)
+            bound = np.multiply(whole, self.scale)
+            bound *= step[p]
+            slack = self.error * qnorm[p]
+            slack += eps[p] * self.spread
+            bound += slack
             out = bound if out is None else np.maximum(out, bound, out=out)
         return out
 
@@ -168,6 +185,7 @@ def bounded_scores(snap: "SnapshotMatrix", sketch: Sketch, embedder: "Embedder",
     n = len(snap.rowids)
     upper = upper_vector(snap, sketch.upper(qvecs), file_blend)
     if scorer is not None:
+        scorer.hold()  # (released by the caller) the later exact reads are gathers
         kw_rows, kw_raw, bound = scorer.top(k)
     else:
         kw_rows, kw_raw, bound = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64), 0.0
