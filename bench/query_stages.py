@@ -36,7 +36,8 @@ STAGES = (
     ("ragit.retrieve.search", "_question_vectors", "question_vectors (embed)"),
     ("ragit.retrieve.search", "keyword_scorer", "keyword_scorer"),
     ("ragit.retrieve.vector_bound", "bounded_scores", "bounded_scores (warm, ≥ 20k rows)"),
-    ("ragit.retrieve.vector_bound", "upper_vector", "upper_vector"),
+    ("ragit.retrieve.vector_bound", "Sketch.upper", "Sketch.upper (row bounds)"),
+    ("ragit.retrieve.vector_bound", "upper_vector", "upper_vector (bounds with the file blend)"),
     ("ragit.retrieve.search", "_scored_rows", "_scored_rows"),
     ("ragit.retrieve.query", "rank_hits", "rank_hits"),
     ("ragit.retrieve.keyword_bound", "pool_raw", "pool_raw"),
@@ -57,7 +58,10 @@ def instrument(spent: dict[str, int]) -> None:
 
     for module_name, attr, label in STAGES:
         module = importlib.import_module(module_name)
-        inner = getattr(module, attr)
+        owner_name, _, attr = attr.rpartition(".")  # "Class.method": wrap the class's attribute
+        owner = getattr(module, owner_name) if owner_name else module
+        bound = isinstance(owner.__dict__.get(attr), classmethod)
+        inner = owner.__dict__[attr].__func__ if bound else getattr(owner, attr)
 
         @functools.wraps(inner)
         def timed(*args, _inner=inner, _label=label, **kwargs):
@@ -67,7 +71,7 @@ def instrument(spent: dict[str, int]) -> None:
             finally:
                 spent[_label] += time.thread_time_ns() - started
 
-        setattr(module, attr, timed)
+        setattr(owner, attr, classmethod(timed) if bound else timed)
 
 
 def main() -> None:
