@@ -1,49 +1,59 @@
 """The vector scores a warm query needs, and no more: exact cosines for the rows that can reach a
 pool, found through an int8 sketch of the snapshot's matrix.
 
-Exact search reads every row's float32 vector (100 MB at 100k chunks of 256 dimensions: ~8 ms of
+Exact search reads every row's float32 vector (100 MB at 100k chunks of 256 dimensions: ~7 ms of
 a warm query, most of it memory traffic), yet the answer reads the vector score of a few hundred
 rows only: those of the re-rank pool (``rerank.pool_indices``). A warm process keeps an int8 copy
-of the matrix (:class:`Sketch`, a quarter of the bytes) whose integer dot products with an int8
-copy of the question give each row's cosine to within a bound known per row; :func:`bounded_scores`
-scores exactly (the same ``question_cosines`` floats, and BM25 of ``SnapshotKeyword.exact``) a set
-of rows that provably holds every row of every pool, and ``rank_hits`` ranks that set alone, as it
-does the approximate path's rows, with the same hits, scores and breakdowns, bit for bit, as on the
-whole snapshot.
+of the matrix (:class:`Sketch`, a quarter of the bytes) whose integer dot products with the
+question give each row's cosine to within a bound known per row; :func:`bounded_scores` scores
+exactly (the same ``question_cosines`` floats, and BM25 of ``SnapshotKeyword.exact``) a set of
+rows that provably holds every row of every pool, and ``rank_hits`` ranks that set alone, as it
+does the approximate path's rows, with the same hits, scores and breakdowns, bit for bit, as on
+the whole snapshot (bench/README.md: at 100k chunks ~2k rows are scored instead of 100k).
 
 The bound
 ---------
-For a row ``x`` (float32) with scale ``s = max|x| / 127`` and codes ``ξ = round(x / s)``, and a
-question vector ``q`` with ``σ``, ``ζ`` likewise, write ``e = x − s·ξ`` and ``ε = q − σ·ζ``. Then,
-in real numbers, ``q·x = s·σ·(ζ·ξ) + s·(ε·ξ) + q·e``, so by Cauchy-Schwarz
-``|q·x − s·σ·(ζ·ξ)| ≤ ‖ε‖·(s‖ξ‖) + ‖q‖·‖e‖``. ``ζ·ξ`` is an exact integer (int32 sums of int8
-products). The float32 ``einsum`` the score uses differs from ``q·x`` by at most
-``γ·‖q‖·‖x‖`` (``γ = (d + 2)·2⁻²⁴``, any order of summation), which the per-row term adds, with a
-relative pad far above the float64 rounding of the bound's own few operations. So
-:meth:`Sketch.upper` is at least every row's computed cosine (the best passage's: the maximum of
-the passages' bounds), and with a file blend, ``Σ upper / ‖Σ x‖`` at least each file's cosine
-(a sum of the file's cosines divided by the same stored norm), hence ``(1 − β)·upper + β·file
-upper`` at least each row's vector score.
+Write ``μ`` for the mean row. For a row ``x`` (float32) let ``y = x − μ``, with scale
+``s = max|y| / 127``, codes ``ξ = round(y / s)`` and error ``e = y − s·ξ``; for a question vector
+``q`` let ``ζ = round(q / σ)`` (14 bits: two int8 halves, ``ζ = 127·ζ₁ + ζ₂``) and
+``ε = q − σ·ζ``. Then, in real numbers, ``q·x = q·μ + s·σ·(ζ·ξ) + s·(ε·ξ) + q·e``, so by
+Cauchy-Schwarz ``|q·x − q·μ − s·σ·(ζ·ξ)| ≤ ‖ε‖·(s‖ξ‖) + ‖q‖·‖e‖``. ``ζ·ξ`` is an exact integer
+(int32 sums of int8 products), ``‖ε‖`` negligible, and the rows of an embedding share a large
+common direction (``‖μ‖ ≈ 0.7`` on the bench corpus) that the codes need not carry: ``‖e‖`` is
+~2.6× smaller for ``y`` than it would be for ``x``. The float32 ``einsum`` the score uses differs
+from ``q·x`` by at most ``γ·‖q‖·‖x‖`` (``γ = (d + 2)·2⁻²⁴``, any order of summation), which the
+per-row term adds, with a relative pad far above the float64 rounding of the bound's own few
+operations. So :meth:`Sketch.upper` is at least every row's computed cosine (the best passage's:
+the maximum of the passages' bounds), and with a file blend, ``Σ upper / ‖Σ x‖`` at least each
+file's cosine (a sum of the file's cosines divided by the same stored norm), hence
+``u = (1 − β)·upper + β·file upper`` at least each row's vector score (:func:`upper_vector`).
 
 Why a row outside the scored set can never change the output
 -------------------------------------------------------------
-Write ``S`` for the scored rows (exact vector and raw keyword scores), ``u`` for a row's upper
-bound and ``R, b`` for :meth:`~ragit.store.bm25.SnapshotKeyword.top`'s rows and bound (every row
-outside ``R`` has raw BM25 ``≤ b``; ``R ⊆ S``). ``rank_hits`` ranks ``S`` alone.
+Write ``S`` for the scored rows (exact vector and raw keyword scores; whole files with a blend)
+and ``R, b`` for :meth:`~ragit.store.bm25.SnapshotKeyword.top`'s rows and bound (every row
+outside ``R`` has raw BM25 ``≤ b``; at least K rows of ``R`` score more when ``b > 0``; every
+match is in ``R`` when ``b = 0``). ``rank_hits`` ranks ``S`` alone.
 
-1. *The normaliser*: the best match is in ``R`` (``top``'s contract), so ``best`` is the same.
-2. *The keyword pool*: as in ``keyword_bound`` (step 2), checked on ``S``: its K-th best
-   normalised keyword exceeds ``b / best``, so every row scoring at or above the cut is in ``R``.
-3. *The vector pool*: ``V``, the K-th best vector score of ``S``, is at most the K-th best of all
-   rows; every row with ``u ≥ V`` is in ``S``, so every row at or above the true cut (ties
-   included) is, with its exact score, and ``_top`` picks the same rows.
+1. *The normaliser*: the best match is in ``R`` and scores at least R's K-th best, so ``S``
+   (which holds those) has it, and ``best`` is the same.
+2. *The keyword pool*: R's K-th best is the true K-th best, and every row tied with it is in
+   ``R`` (the others score ``≤ b`` below it); ``S`` holds them. As in ``keyword_bound`` (step
+   2) it is checked on ``S`` that the K-th best *normalised* keyword still exceeds ``b / best``
+   (rounding could merge them), so no row left out ties with the cut.
+3. *The vector pool*: ``V``, the K-th best vector score of ``S``, is at most the true K-th best;
+   every row with ``u ≥ V`` is in ``S``, so every row at or above the true cut (ties included)
+   is, with its exact score, and ``_top`` picks the same rows.
 4. *The fused pool*: ``L``, the M-th best hybrid of ``S``, is at most the true M-th best. A row
-   outside ``S`` is outside ``R`` (keyword ``≤ b / best``) and has ``u < (L − (1 − α)·b / best)
-   / α``, so its hybrid ``< L``: every row at or above the true cut is in ``S``.
+   of ``R`` outside ``S`` has ``α·u + (1 − α)·kw < L`` with its exact keyword; a row outside
+   ``R`` has keyword ``≤ b / best`` and either ``u < (L − (1 − α)·b / best) / α`` or, tested
+   with its exact keyword, ``α·u + (1 − α)·kw < L``. Either way its hybrid is below ``L``.
 5. Everything after the pools reads pool rows and ``best`` only (``keyword_bound``, step 5).
 
 The slack of each comparison is far above the rounding of the comparison's own operations.
-When a check fails (or the question has many passages), the caller scores every row.
+When a check fails (or the question has many passages), the caller scores every row. Only a
+query ranked once with every row admitted and the re-rank on (``top_k`` given to
+``score_snapshot``) takes this path.
 """
 
 from __future__ import annotations
