@@ -78,6 +78,10 @@ MAX_SKETCH_DIMS = 1000
 _BUILD_BLOCK = 8192
 # Relative pad on every bound term, far above float64 rounding of the bound's few operations.
 _PAD = 1.0 + 1e-9
+# The bounds are float32 arrays (half the memory traffic of float64 over every row): each of the
+# few float32 operations on values of magnitude ≤ ~2 rounds by at most 2⁻²³, and this absolute
+# pad, added once to every bound, is far above their sum.
+_F32_PAD = 1e-5
 
 
 @dataclass(frozen=True)
@@ -90,9 +94,9 @@ class Sketch:
 
     packed: object  # numkong.PackedMatrix of the int8 codes round((x − μ) / scale), [rows, d]
     mean: "np.ndarray"  # float64 [d]: μ, the mean row
-    scale: "np.ndarray"  # float64 per row: max |x − μ| / 127 (1 for a row equal to μ)
+    scale: "np.ndarray"  # float32 per row: max |x − μ| / 127 (1 for a row equal to μ)
     spread: float  # the largest scale · ‖codes‖, padded
-    error: "np.ndarray"  # float64 per row: ‖(x − μ) − scale·codes‖ + γ·‖x‖, padded
+    error: "np.ndarray"  # float32 per row: ‖(x − μ) − scale·codes‖ + γ·‖x‖, padded
 
     @classmethod
     def of(cls, matrix: "np.ndarray") -> "Sketch":
@@ -120,7 +124,7 @@ class Sketch:
             if len(block):
                 spread = max(spread, float((top * np.sqrt(np.einsum("ij,ij->i", q, q))).max()) * _PAD)
             error[lo : lo + len(block)] = (np.sqrt(np.einsum("ij,ij->i", rest, rest)) + gamma * norm) * _PAD + 1e-12
-        return cls(numkong.dots_pack(codes), mean, scale, spread, error)
+        return cls(numkong.dots_pack(codes), mean, scale.astype(np.float32), spread, error.astype(np.float32))
 
     def upper(self, qvecs: "np.ndarray") -> "np.ndarray":
         """Per row, at least its ``question_cosines`` value for the question's passage vectors
@@ -149,11 +153,13 @@ class Sketch:
             whole = dots[p]
             whole *= 127
             whole += dots[passages + p]  # ζ·ξ, exactly (|ζ·ξ| ≤ d·127³ < 2³¹)
-            bound = np.multiply(whole, self.scale)
-            bound *= step[p]
-            slack = self.error * qnorm[p]
-            # q·μ, with far more than its float64 rounding, and the question's own rounding
-            slack += eps[p] * self.spread + float(shared[p]) + 1e-9 * (1.0 + abs(float(shared[p])))
+            bound = np.multiply(whole, self.scale, dtype=np.float32)
+            bound *= np.float32(step[p])
+            slack = self.error * np.float32(qnorm[p])
+            # q·μ (with far more than its float64 rounding), the question's own rounding and the
+            # float32 pad
+            slack += np.float32(eps[p] * self.spread + float(shared[p]) + 1e-9 * (1.0 + abs(float(shared[p])))
+                                + _F32_PAD)
             bound += slack
             out = bound if out is None else np.maximum(out, bound, out=out)
         return out
@@ -169,10 +175,10 @@ def upper_vector(snap: "SnapshotMatrix", upper: "np.ndarray", file_blend: float)
     files = snap.file_index()
     sums = np.bincount(files, weights=upper, minlength=len(snap.file_norms))
     file_up = np.divide(sums, snap.file_norms, out=np.zeros_like(sums), where=snap.normed_files())
-    out = upper * (1.0 - file_blend)
-    spread = file_up[files]
-    spread *= file_blend
-    out += spread
+    file_up *= file_blend
+    file_up += _F32_PAD  # (the float32 rounding of the blend below)
+    out = upper * np.float32(1.0 - file_blend)
+    out += file_up.astype(np.float32)[files]
     return out
 
 
