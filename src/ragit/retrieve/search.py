@@ -2,7 +2,9 @@
 
 Every snapshot chunk gets a vector score (exact search over a contiguous float32 matrix), so no
 lexical match is ever dropped by a pre-filter (knowledge §11.4). A long-lived process keeps the
-matrix of a snapshot in a :class:`VectorCache`, which is what makes warm API queries fast.
+matrix of a snapshot in a :class:`VectorCache`, which is what makes warm API queries fast; from
+its second question on it scores only the rows that provably can reach the answer's pools
+(ragit.retrieve.vector_bound: the same hits, bit for bit).
 """
 
 from __future__ import annotations
