@@ -793,6 +793,9 @@ class _SubsetPaths:
     def of(self, positions: "np.ndarray", store: "Store", sha: str) -> list[str]:
         return self._paths.of(self._rows[positions], store, sha)
 
+    def keys(self, positions: "np.ndarray", store: "Store", sha: str) -> list[tuple[str, str]]:
+        return self._paths.keys(self._rows[positions], store, sha)
+
 
 @dataclass(frozen=True)
 class RowFilter:
