@@ -138,7 +138,8 @@ class SnapshotMatrix:
             from .vector_bound import MAX_SKETCH_DIMS, SKETCH_MIN_ROWS, Sketch
 
             self._sketch_asks += 1
-            if self._sketch_asks >= 2 and len(self.rowids) >= SKETCH_MIN_ROWS and self.matrix.shape[1] <= MAX_SKETCH_DIMS:
+            rows, dims = self.matrix.shape
+            if self._sketch_asks >= 2 and rows >= SKETCH_MIN_ROWS and dims <= MAX_SKETCH_DIMS:
                 self._sketch = Sketch.of(self.matrix)
         return self._sketch
 

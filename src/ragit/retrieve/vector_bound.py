@@ -59,7 +59,7 @@ query ranked once with every row admitted and the re-rank on (``top_k`` given to
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
