@@ -2,7 +2,9 @@
 
 Every snapshot chunk gets a vector score (exact search over a contiguous float32 matrix), so no
 lexical match is ever dropped by a pre-filter (knowledge §11.4). A long-lived process keeps the
-matrix of a snapshot in a :class:`VectorCache`, which is what makes warm API queries fast.
+matrix of a snapshot in a :class:`VectorCache`, which is what makes warm API queries fast; from
+its second question on it scores only the rows that provably can reach the answer's pools
+(ragit.retrieve.vector_bound: the same hits, bit for bit).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .rerank import RerankWeights
     from .rowpaths import RowPaths
     from .sources import OverlayCandidate
+    from .vector_bound import Sketch
 
 
 @dataclass
@@ -60,6 +63,8 @@ class SnapshotMatrix:
     _paths: "RowPaths | None" = None
     _path_asks: int = 0
     _file_index: "np.ndarray | None" = None
+    _sketch: "Sketch | None" = None
+    _sketch_asks: int = 0
 
     def row_positions(self) -> "RowPositions":
         """Store row id → snapshot position (kept: a warm process restricts every question's
@@ -123,6 +128,27 @@ class SnapshotMatrix:
             if self._path_asks >= 2 and len(self.rowids) <= MAX_ROWS:
                 self._paths = RowPaths(self.rowids)
         return self._paths
+
+    def sketch(self) -> "Sketch | None":
+        """The int8 sketch of the exact path's matrix (ragit.retrieve.vector_bound), built on
+        this snapshot's second question, as :meth:`paths`: a one-shot query builds none; None
+        before, on the approximate path, below :data:`vector_bound.SKETCH_MIN_ROWS` rows and above
+        :data:`vector_bound.MAX_SKETCH_DIMS` dimensions."""
+        if self._sketch is None and self.matrix is not None and self.index is None:
+            from .vector_bound import MAX_SKETCH_DIMS, SKETCH_MIN_ROWS, Sketch
+
+            self._sketch_asks += 1
+            rows, dims = self.matrix.shape
+            if self._sketch_asks >= 2 and rows >= SKETCH_MIN_ROWS and dims <= MAX_SKETCH_DIMS:
+                self._sketch = Sketch.of(self.matrix)
+        return self._sketch
+
+    def vectors(self, rows: "np.ndarray") -> "np.ndarray":
+        """The float32 vectors of the rows at positions ``rows``: from the matrix when gathered,
+        else read from the heap (the approximate path)."""
+        if self.matrix is not None:
+            return self.matrix[rows]
+        return self.heap[self.slots[rows]]
 
     def full_matrix(self) -> "np.ndarray":
         """Every row's vector (gathered from the heap on the approximate path: exact search)."""
@@ -561,13 +587,13 @@ def _row_cosines(snap: SnapshotMatrix, rows: "np.ndarray", embedder: "Embedder",
     import numpy as np
 
     if known is None or not len(known[0]) or not len(rows):
-        return question_cosines(snap.heap[snap.slots[rows]], embedder, masked_question, passage_words)
+        return question_cosines(snap.vectors(rows), embedder, masked_question, passage_words)
     have, at = members(rows, known[0])
     cosine = np.empty(len(rows), dtype=np.float64)
     cosine[have] = known[1][at[have]]
     need = ~have
     if need.any():
-        cosine[need] = question_cosines(snap.heap[snap.slots[rows[need]]], embedder, masked_question, passage_words)
+        cosine[need] = question_cosines(snap.vectors(rows[need]), embedder, masked_question, passage_words)
     return cosine
 
 
@@ -674,7 +700,7 @@ def _with_reaching(snap: SnapshotMatrix, picked: "np.ndarray", vector: "np.ndarr
     if not len(rest_rows):
         return picked, vector, raw
     # each candidate's own cosine, with the best file cosine found standing for its file's
-    cosine = question_cosines(snap.heap[snap.slots[rest_rows]], embedder, masked_question, passage_words)
+    cosine = question_cosines(snap.vectors(rest_rows), embedder, masked_question, passage_words)
     vector_reach = (1.0 - file_blend) * cosine + file_blend * file_best
     joins = alpha * vector_reach + (1.0 - alpha) * rest_keyword >= level - REACH_SLACK
     if cut.pool_k:  # the vector pool (the re-rank's) takes the pool_k best vector scores
@@ -736,12 +762,40 @@ def score_snapshot(
         finally:  # the keyword candidates held the question's scores (keyword_candidates)
             if scorer is not None:
                 scorer.release()
-    vector = vector_scores(snap, embedder, masked_question, params.file_blend, params.passage_words)
     paths = snap.paths() if cache is not None else None  # (one-shot: nothing to keep them for)
+    sketch = snap.sketch() if cache is not None and top_k is not None and params.rerank else None
+    if sketch is not None:  # a warm process: only the rows that can reach a pool are scored
+        from .vector_bound import bounded_scores
+
+        try:
+            found = bounded_scores(snap, sketch, embedder, masked_question, params.file_blend, params.passage_words,
+                                   scorer, FusedCut.of(params, top_k, extra_raw))
+        finally:
+            if scorer is not None:
+                scorer.release()
+        if found is not None:
+            rows, vector, raw = found
+            return SnapshotScores(snap.rowids[rows], vector, raw, extra_raw,
+                                  paths=_SubsetPaths(paths, rows) if paths is not None else None)
+    vector = vector_scores(snap, embedder, masked_question, params.file_blend, params.passage_words)
     if scorer is None:
         return SnapshotScores(snap.rowids, vector, np.zeros(len(snap.rowids), dtype=np.float64), extra_raw,
                               paths=paths)
     return SnapshotScores(snap.rowids, vector, None, extra_raw, keyword=scorer, paths=paths)
+
+
+class _SubsetPaths:
+    """A snapshot's :class:`RowPaths` read through the positions of a subset of its rows (the
+    scored rows of :func:`vector_bound.bounded_scores`)."""
+
+    def __init__(self, paths: "RowPaths", rows: "np.ndarray"):
+        self._paths, self._rows = paths, rows
+
+    def of(self, positions: "np.ndarray", store: "Store", sha: str) -> list[str]:
+        return self._paths.of(self._rows[positions], store, sha)
+
+    def keys(self, positions: "np.ndarray", store: "Store", sha: str) -> list[tuple[str, str]]:
+        return self._paths.keys(self._rows[positions], store, sha)
 
 
 @dataclass(frozen=True)

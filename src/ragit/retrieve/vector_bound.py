@@ -1,0 +1,267 @@
+"""The vector scores a warm query needs, and no more: exact cosines for the rows that can reach a
+pool, found through an int8 sketch of the snapshot's matrix.
+
+Exact search reads every row's float32 vector (100 MB at 100k chunks of 256 dimensions: ~7 ms of
+a warm query, most of it memory traffic), yet the answer reads the vector score of a few hundred
+rows only: those of the re-rank pool (``rerank.pool_indices``). A warm process keeps an int8 copy
+of the matrix (:class:`Sketch`, a quarter of the bytes) whose integer dot products with the
+question give each row's cosine to within a bound known per row; :func:`bounded_scores` scores
+exactly (the same ``question_cosines`` floats, and BM25 of ``SnapshotKeyword.exact``) a set of
+rows that provably holds every row of every pool, and ``rank_hits`` ranks that set alone, as it
+does the approximate path's rows, with the same hits, scores and breakdowns, bit for bit, as on
+the whole snapshot (bench/README.md: at 100k chunks ~2k rows are scored instead of 100k).
+
+The bound
+---------
+Write ``μ`` for the mean row. For a row ``x`` (float32) let ``y = x − μ``, with scale
+``s = max|y| / 127``, codes ``ξ = round(y / s)`` and error ``e = y − s·ξ``; for a question vector
+``q`` let ``ζ = round(q / σ)`` (14 bits: two int8 halves, ``ζ = 127·ζ₁ + ζ₂``) and
+``ε = q − σ·ζ``. Then, in real numbers, ``q·x = q·μ + s·σ·(ζ·ξ) + s·(ε·ξ) + q·e``, so by
+Cauchy-Schwarz ``|q·x − q·μ − s·σ·(ζ·ξ)| ≤ ‖ε‖·(s‖ξ‖) + ‖q‖·‖e‖``. ``ζ·ξ`` is an exact integer
+(int32 sums of int8 products), ``‖ε‖`` negligible, and the rows of an embedding share a large
+common direction (``‖μ‖ ≈ 0.7`` on the bench corpus) that the codes need not carry: ``‖e‖`` is
+~2.6× smaller for ``y`` than it would be for ``x``. The float32 ``einsum`` the score uses differs
+from ``q·x`` by at most ``γ·‖q‖·‖x‖`` (``γ = (d + 2)·2⁻²⁴``, any order of summation), which the
+per-row term adds, with a relative pad far above the float64 rounding of the bound's own few
+operations. So :meth:`Sketch.upper` is at least every row's computed cosine (the best passage's:
+the maximum of the passages' bounds), and with a file blend, ``Σ upper / ‖Σ x‖`` at least each
+file's cosine (a sum of the file's cosines divided by the same stored norm), hence
+``u = (1 − β)·upper + β·file upper`` at least each row's vector score (:func:`upper_vector`).
+
+Why a row outside the scored set can never change the output
+-------------------------------------------------------------
+Write ``S`` for the scored rows (exact vector and raw keyword scores; whole files with a blend)
+and ``R, b`` for :meth:`~ragit.store.bm25.SnapshotKeyword.top`'s rows and bound (every row
+outside ``R`` has raw BM25 ``≤ b``; at least K rows of ``R`` score more when ``b > 0``; every
+match is in ``R`` when ``b = 0``). ``rank_hits`` ranks ``S`` alone.
+
+1. *The normaliser*: the best match is in ``R`` and scores at least R's K-th best, so ``S``
+   (which holds those) has it, and ``best`` is the same.
+2. *The keyword pool*: R's K-th best is the true K-th best, and every row tied with it is in
+   ``R`` (the others score ``≤ b`` below it); ``S`` holds them. As in ``keyword_bound`` (step
+   2) it is checked on ``S`` that the K-th best *normalised* keyword still exceeds ``b / best``
+   (rounding could merge them), so no row left out ties with the cut.
+3. *The vector pool*: ``V``, the K-th best vector score of ``S``, is at most the true K-th best;
+   every row with ``u ≥ V`` is in ``S``, so every row at or above the true cut (ties included)
+   is, with its exact score, and ``_top`` picks the same rows.
+4. *The fused pool*: ``L``, the M-th best hybrid of ``S``, is at most the true M-th best. A row
+   of ``R`` outside ``S`` has ``α·u + (1 − α)·kw < L`` with its exact keyword; a row outside
+   ``R`` has keyword ``≤ b / best`` and either ``u < (L − (1 − α)·b / best) / α`` or, tested
+   with its exact keyword, ``α·u + (1 − α)·kw < L``. Either way its hybrid is below ``L``.
+5. Everything after the pools reads pool rows and ``best`` only (``keyword_bound``, step 5).
+
+The slack of each comparison is far above the rounding of the comparison's own operations.
+When a check fails (or the question has many passages), the caller scores every row. Only a
+query ranked once with every row admitted and the re-rank on (``top_k`` given to
+``score_snapshot``) takes this path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+    from ..embed.base import Embedder
+    from ..store.bm25 import SnapshotKeyword
+    from .search import FusedCut, SnapshotMatrix
+
+# Below this many rows every row is scored (the sketch's bookkeeping costs more than it saves).
+SKETCH_MIN_ROWS = 20_000
+# A question of more passages than this is scored whole (each passage adds a pass over the bounds).
+MAX_SKETCH_PASSAGES = 8
+# Wider vectors are scored whole: ζ·ξ must stay an exact int32 (|ζ·ξ| ≤ d·127³ < 2³¹).
+MAX_SKETCH_DIMS = 1000
+# Rows quantised at a time while building a sketch (bounds the float64 temporaries).
+_BUILD_BLOCK = 8192
+# Relative pad on every bound term, far above float64 rounding of the bound's few operations.
+_PAD = 1.0 + 1e-9
+# The bounds are float32 arrays (half the memory traffic of float64 over every row): each of the
+# few float32 operations on values of magnitude ≤ ~2 rounds by at most 2⁻²³, and this absolute
+# pad, added once to every bound, is far above their sum.
+_F32_PAD = 1e-5
+
+
+@dataclass(frozen=True)
+class Sketch:
+    """An int8 copy of a snapshot's matrix less its mean row (packed for numkong's integer dot
+    products) with what bounds each row's cosine. The rows of an embedding share a large
+    common direction (the mean row's norm is ~0.7 on the bench corpus), which the codes need
+    not carry: ``q·x = q·μ + q·(x − μ)``, and the quantisation error of ``x − μ`` is ~2.6×
+    smaller than that of ``x``."""
+
+    packed: object  # numkong.PackedMatrix of the int8 codes round((x − μ) / scale), [rows, d]
+    mean: "np.ndarray"  # float64 [d]: μ, the mean row
+    scale: "np.ndarray"  # float32 per row: max |x − μ| / 127 (1 for a row equal to μ)
+    spread: float  # the largest scale · ‖codes‖, padded
+    error: "np.ndarray"  # float32 per row: ‖(x − μ) − scale·codes‖ + γ·‖x‖, padded
+
+    @classmethod
+    def of(cls, matrix: "np.ndarray") -> "Sketch":
+        """The sketch of a float32 matrix."""
+        import numkong
+        import numpy as np
+
+        rows, dims = matrix.shape
+        gamma = (dims + 2) * 2.0**-24
+        mean = matrix.mean(axis=0, dtype=np.float64) if rows else np.zeros(dims, dtype=np.float64)
+        codes = np.empty((rows, dims), dtype=np.int8)
+        scale = np.empty(rows, dtype=np.float64)
+        error = np.empty(rows, dtype=np.float64)
+        spread = 0.0
+        for lo in range(0, rows, _BUILD_BLOCK):
+            block = matrix[lo : lo + _BUILD_BLOCK].astype(np.float64)
+            norm = np.sqrt(np.einsum("ij,ij->i", block, block))
+            block -= mean
+            top = np.abs(block).max(axis=1) / 127.0
+            top[top == 0] = 1.0
+            q = np.clip(np.rint(block / top[:, None]), -127, 127)
+            codes[lo : lo + len(block)] = q
+            rest = block - top[:, None] * q
+            scale[lo : lo + len(block)] = top
+            if len(block):
+                spread = max(spread, float((top * np.sqrt(np.einsum("ij,ij->i", q, q))).max()) * _PAD)
+            error[lo : lo + len(block)] = (np.sqrt(np.einsum("ij,ij->i", rest, rest)) + gamma * norm) * _PAD + 1e-12
+        return cls(numkong.dots_pack(codes), mean, scale.astype(np.float32), spread, error.astype(np.float32))
+
+    def upper(self, qvecs: "np.ndarray") -> "np.ndarray":
+        """Per row, at least its ``question_cosines`` value for the question's passage vectors
+        ``qvecs`` (float32 [passages, d]); see the module's bound, applied to ``x − μ`` (``q·μ``
+        is one float64 product a passage). The question is quantised to 14 bits,
+        ``ζ = 127·ζ₁ + ζ₂`` with int8 halves (so ``ε`` is negligible: the row's own error is the
+        bound's width), and ``‖ε‖·s‖ξ‖`` taken at the largest ``s‖ξ‖``."""
+        import numkong
+        import numpy as np
+
+        q = qvecs.astype(np.float64)
+        step = np.abs(q).max(axis=1) / (127.0 * 127.0)
+        step[step == 0] = 1.0
+        zeta = np.rint(q / step[:, None])
+        high = np.rint(zeta / 127.0)
+        low = zeta - 127.0 * high  # in [−64, 64]: |ζ| ≤ 127², so |ζ₁| ≤ 127
+        rest = q - step[:, None] * zeta
+        eps = np.sqrt(np.einsum("ij,ij->i", rest, rest)) * _PAD
+        qnorm = np.sqrt(np.einsum("ij,ij->i", q, q)) * _PAD
+        shared = q @ self.mean
+        halves = np.concatenate([high, low]).astype(np.int8)
+        dots = np.asarray(numkong.dots_packed(halves, self.packed))  # exact int32 [2·passages, rows]
+        out = None
+        passages = len(q)
+        for p in range(passages):
+            whole = dots[p]
+            whole *= 127
+            whole += dots[passages + p]  # ζ·ξ, exactly (|ζ·ξ| ≤ d·127³ < 2³¹)
+            bound = np.multiply(whole, self.scale, dtype=np.float32)
+            bound *= np.float32(step[p])
+            slack = self.error * np.float32(qnorm[p])
+            # q·μ (with far more than its float64 rounding), the question's own rounding and the
+            # float32 pad
+            slack += np.float32(eps[p] * self.spread + float(shared[p]) + 1e-9 * (1.0 + abs(float(shared[p])))
+                                + _F32_PAD)
+            bound += slack
+            out = bound if out is None else np.maximum(out, bound, out=out)
+        return out
+
+
+def upper_vector(snap: "SnapshotMatrix", upper: "np.ndarray", file_blend: float) -> "np.ndarray":
+    """At least each row's vector score (``vector_scores``), from its cosine bounds ``upper``:
+    the blend of its own bound and its file's (the file's bounds summed over its norm)."""
+    import numpy as np
+
+    if not file_blend:
+        return upper
+    files = snap.file_index()
+    sums = np.bincount(files, weights=upper, minlength=len(snap.file_norms))
+    file_up = np.divide(sums, snap.file_norms, out=np.zeros_like(sums), where=snap.normed_files())
+    file_up *= file_blend
+    file_up += _F32_PAD  # (the float32 rounding of the blend below)
+    out = upper * np.float32(1.0 - file_blend)
+    out += file_up.astype(np.float32)[files]
+    return out
+
+
+def _kth(values: "np.ndarray", k: int) -> float:
+    """The k-th largest of ``values``; −inf when there are fewer."""
+    import numpy as np
+
+    if k <= 0 or len(values) < k:
+        return -np.inf
+    return float(np.partition(values, len(values) - k)[len(values) - k])
+
+
+def bounded_scores(snap: "SnapshotMatrix", sketch: Sketch, embedder: "Embedder", masked_question: str,
+                   file_blend: float, passage_words: int, scorer: "SnapshotKeyword | None",
+                   cut: "FusedCut") -> "tuple[np.ndarray, np.ndarray, np.ndarray] | None":
+    """(rows ascending, exact vector score, exact raw BM25) of a set of snapshot rows that holds
+    every row of the re-rank's pools (the module's proof), or None when a check fails and every
+    row must be scored. ``cut`` gives the pools (the re-rank's: ``pool_k > 0``)."""
+    import numpy as np
+
+    from ..arrays import unique_sorted
+    from .search import _file_rows, _question_vectors, _scored_rows
+
+    qvecs = _question_vectors(embedder, masked_question, passage_words)
+    alpha, k, fused_k = cut.alpha, max(cut.pool_k, 1), cut.fused_k
+    if len(qvecs) > MAX_SKETCH_PASSAGES or not 0.0 < alpha <= 1.0 or cut.pool_k <= 0:
+        return None
+    n = len(snap.rowids)
+    upper = upper_vector(snap, sketch.upper(qvecs), file_blend)
+    if scorer is not None:
+        scorer.hold()  # (released by the caller) the later exact reads are gathers
+        kw_rows, kw_raw, bound = scorer.top(k)
+    else:
+        kw_rows, kw_raw, bound = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64), 0.0
+    best = max([float(kw_raw.max()) if len(kw_raw) else 0.0, *cut.extra_raw])
+    outside = bound / best if best > 0 and bound > 0 else 0.0  # any keyword outside kw_rows
+
+    def exact(picked: "np.ndarray") -> "tuple[np.ndarray, np.ndarray]":
+        """Exact vector and raw keyword scores of ``picked`` (whole files with a blend)."""
+        vector = _scored_rows(snap, picked, embedder, masked_question, file_blend, passage_words)[0]
+        raw = scorer.exact(picked) if scorer is not None else np.zeros(len(picked), dtype=np.float64)
+        return vector, raw
+
+    def hybrid(vector: "np.ndarray", raw: "np.ndarray") -> "np.ndarray":
+        keyword = np.where(raw > 0, raw / best, 0.0) if best > 0 else np.zeros(len(raw))
+        return alpha * vector + (1.0 - alpha) * keyword
+
+    first = max(k, fused_k)
+    pool_kw = kw_rows[kw_raw >= _kth(kw_raw, k)] if len(kw_raw) > k else kw_rows  # the keyword pool, ties kept
+    seed = unique_sorted(np.concatenate([pool_kw, np.flatnonzero(upper >= _kth(upper, first))]).astype(np.int64))
+    rows = _file_rows(snap, seed) if file_blend else seed
+    vector, raw = exact(rows)
+    level_v, level_f = _kth(vector, k), _kth(hybrid(vector, raw), fused_k)
+    if level_v == -np.inf or level_f == -np.inf:
+        return None
+    slack = 1e-9 * (1.0 + abs(level_v) + abs(level_f) + outside / alpha)
+    inside = np.zeros(n, dtype=bool)
+    inside[rows] = True
+    # a row can reach the fused pool only with a vector bound of at least this (keyword ≤ outside)
+    near = np.flatnonzero((upper >= min(level_v, (level_f - (1.0 - alpha) * outside) / alpha) - slack) & ~inside)
+    if len(near):
+        sure = upper[near] >= level_v - slack  # the vector pool's reach
+        maybe = near[~sure]  # only the fused pool's: decided by the row's exact keyword score
+        if len(maybe):
+            near_raw = scorer.exact(maybe) if scorer is not None else np.zeros(len(maybe), dtype=np.float64)
+            maybe = maybe[hybrid(upper[maybe], near_raw) >= level_f - slack]
+        late = np.concatenate([near[sure], maybe])
+    else:
+        late = near
+    # top()'s other rows may score above ``outside``: their exact keyword scores are known
+    kw_left = ~inside[kw_rows]
+    kw_late = kw_rows[kw_left][hybrid(upper[kw_rows[kw_left]], kw_raw[kw_left]) >= level_f - slack]
+    late = unique_sorted(np.concatenate([late, kw_late]).astype(np.int64))
+    if len(late):
+        more = _file_rows(snap, late) if file_blend else late
+        more = more[~inside[more]]  # (whole files: the scored rows are whole files)
+        more_vector, more_raw = exact(more)
+        order = np.argsort(np.concatenate([rows, more]), kind="stable")
+        rows = np.concatenate([rows, more])[order]
+        vector = np.concatenate([vector, more_vector])[order]
+        raw = np.concatenate([raw, more_raw])[order]
+    if bound > 0:  # keyword_bound's step 2: the keyword pool's cut above every row left out
+        matched = raw[raw > 0] / best
+        if len(matched) < k or not _kth(matched, k) > outside:
+            return None
+    return rows, vector, raw

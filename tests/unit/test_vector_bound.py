@@ -1,0 +1,70 @@
+"""The int8 sketch's cosine bounds (ragit.retrieve.vector_bound.Sketch): at least every row's
+``question_cosines`` value, and close to it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ragit.retrieve.vector_bound import Sketch
+
+
+class _Fixed:
+    """An embedder whose passages are the given vectors (``question_cosines`` reads them only)."""
+
+    id = "fixed"
+
+    def __init__(self, vectors: np.ndarray):
+        self.vectors = vectors
+
+    def embed(self, texts):
+        return self.vectors[: len(texts)]
+
+
+def _unit(rows: np.ndarray) -> np.ndarray:
+    return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
+
+
+def _cosines(matrix: np.ndarray, qvecs: np.ndarray) -> np.ndarray:
+    """question_cosines' floats: einsum per row, the best passage's."""
+    if len(qvecs) == 1:
+        return np.einsum("ij,j->i", matrix, qvecs[0]).astype(np.float64)
+    return np.einsum("ij,kj->ik", matrix, qvecs).max(axis=1).astype(np.float64)
+
+
+@pytest.mark.parametrize("passages", [1, 3])
+@pytest.mark.parametrize("shared", [0.0, 2.0])  # rows without and with a large common direction
+def test_upper_bounds_every_row_and_stays_close(passages, shared):
+    rng = np.random.default_rng(7)
+    dims = 64
+    common = rng.standard_normal(dims)
+    matrix = _unit(rng.standard_normal((3000, dims)) + shared * common)
+    matrix[5] = 0.0  # a zero row: its cosine is 0
+    qvecs = _unit(rng.standard_normal((passages, dims)) + shared * common)
+    upper = Sketch.of(matrix).upper(qvecs)
+    exact = _cosines(matrix, qvecs)
+    assert np.all(upper >= exact)
+    assert float(np.max(upper - exact)) < 0.05
+
+
+def test_rows_sharing_a_direction_get_a_bound_as_narrow_as_rows_that_do_not():
+    rng = np.random.default_rng(3)
+    widths = []
+    for shared in (0.0, 3.0):  # the sketch quantises each row less the mean row
+        common = rng.standard_normal(64)
+        matrix = _unit(rng.standard_normal((2000, 64)) + shared * common)
+        qvecs = _unit(rng.standard_normal((1, 64)) + shared * common)
+        widths.append(float(np.median(Sketch.of(matrix).upper(qvecs) - _cosines(matrix, qvecs))))
+    assert widths[1] < 1.5 * widths[0]
+
+
+def test_extreme_components_and_an_empty_matrix():
+    matrix = np.zeros((4, 8), dtype=np.float32)
+    matrix[0, 0] = 1.0
+    matrix[1] = np.float32(1 / np.sqrt(8))
+    matrix[2, 3] = -1.0
+    q = np.zeros((1, 8), dtype=np.float32)
+    q[0, 0] = 1.0
+    upper = Sketch.of(matrix).upper(q)
+    assert np.all(upper >= _cosines(matrix, q))
+    assert len(Sketch.of(np.zeros((0, 8), dtype=np.float32)).upper(q)) == 0
