@@ -81,3 +81,40 @@ def test_a_filtered_query_scores_every_row(git_repo, monkeypatch):
     for q in QUESTIONS[:3]:
         repo.query(q, paths=["docs/1/*"])
     assert not calls
+
+
+def test_bounded_scoring_keeps_the_docs_site_stage(git_repo, monkeypatch):
+    """The docs-site stage (ragit.retrieve.docsite) reads the rows of the site's configuration
+    files wherever they rank: a warm process scores them always, so a docs question brings the
+    sidebar exactly as scoring every row does."""
+    write_placeholder_config(git_repo.root)
+    files = _files(600)
+    files["website/sidebars.js"] = "module.exports = {\n  nav: ['intro', 'faq'],\n}\n"
+    git_repo.commit("docs", files)
+    Repo.open(git_repo.root).ingest(all=True)
+    questions = ["Add a page about the session token", "docs for the snapshot store pages"]
+
+    def hits(repo: Repo) -> list:
+        return [[(h.path, h.chunk_id, h.score_final, repr(h.breakdown)) for h in repo.query(q, top_k=10).hits]
+                for q in questions]
+
+    every = Repo.open(git_repo.root)
+    every.query(QUESTIONS[0])
+    expected = hits(every)
+    assert all("website/sidebars.js" in [h[0] for h in q] for q in expected)
+
+    monkeypatch.setattr(vector_bound, "SKETCH_MIN_ROWS", 0)
+    scored: list[int] = []
+    inner = vector_bound.bounded_scores
+
+    def spy(*args, **kwargs):
+        found = inner(*args, **kwargs)
+        scored.append(-1 if found is None else len(found[0]))
+        return found
+
+    monkeypatch.setattr(vector_bound, "bounded_scores", spy)
+    bounded = Repo.open(git_repo.root)
+    bounded.query(QUESTIONS[0])
+    assert hits(bounded) == expected
+    rows = len(next(iter(bounded._cache.entries.values())).rowids)
+    assert len(scored) == len(questions) and all(0 < n < rows for n in scored), (scored, rows)

@@ -65,6 +65,7 @@ class SnapshotMatrix:
     _file_index: "np.ndarray | None" = None
     _sketch: "Sketch | None" = None
     _sketch_asks: int = 0
+    _site: "np.ndarray | None" = None
 
     def row_positions(self) -> "RowPositions":
         """Store row id → snapshot position (kept: a warm process restricts every question's
@@ -142,6 +143,22 @@ class SnapshotMatrix:
             if self._sketch_asks >= 2 and rows >= SKETCH_MIN_ROWS and dims <= MAX_SKETCH_DIMS:
                 self._sketch = Sketch.of(self.matrix)
         return self._sketch
+
+    def site_rows(self, store: "Store", sha: str) -> "np.ndarray":
+        """Positions of the rows of the snapshot's docs-site configuration files (kept): the
+        docs-site stage (ragit.retrieve.docsite) reads them wherever they rank, so the bounded
+        path scores them whatever their bounds."""
+        if self._site is None:
+            import numpy as np
+
+            from .docsite import site_rows
+
+            ids = np.array(sorted(site_rows(store, sha)), dtype=np.int64)
+            at = np.searchsorted(self.rowids, ids)
+            held = at < len(self.rowids)
+            at, ids = at[held], ids[held]
+            self._site = at[self.rowids[at] == ids]
+        return self._site
 
     def vectors(self, rows: "np.ndarray") -> "np.ndarray":
         """The float32 vectors of the rows at positions ``rows``: from the matrix when gathered,
@@ -769,7 +786,8 @@ def score_snapshot(
 
         try:
             found = bounded_scores(snap, sketch, embedder, masked_question, params.file_blend, params.passage_words,
-                                   scorer, FusedCut.of(params, top_k, extra_raw))
+                                   scorer, FusedCut.of(params, top_k, extra_raw),
+                                   always=snap.site_rows(store, sha) if params.docsite else None)
         finally:
             if scorer is not None:
                 scorer.release()

@@ -193,10 +193,13 @@ def _kth(values: "np.ndarray", k: int) -> float:
 
 def bounded_scores(snap: "SnapshotMatrix", sketch: Sketch, embedder: "Embedder", masked_question: str,
                    file_blend: float, passage_words: int, scorer: "SnapshotKeyword | None",
-                   cut: "FusedCut") -> "tuple[np.ndarray, np.ndarray, np.ndarray] | None":
+                   cut: "FusedCut", always: "np.ndarray | None" = None
+                   ) -> "tuple[np.ndarray, np.ndarray, np.ndarray] | None":
     """(rows ascending, exact vector score, exact raw BM25) of a set of snapshot rows that holds
     every row of the re-rank's pools (the module's proof), or None when a check fails and every
-    row must be scored. ``cut`` gives the pools (the re-rank's: ``pool_k > 0``)."""
+    row must be scored. ``cut`` gives the pools (the re-rank's: ``pool_k > 0``); the rows at
+    positions ``always`` are scored too (a later stage reads them wherever they rank; more
+    exactly scored rows never change a pool: the proof holds for any set that holds the seed)."""
     import numpy as np
 
     from ..arrays import unique_sorted
@@ -228,7 +231,8 @@ def bounded_scores(snap: "SnapshotMatrix", sketch: Sketch, embedder: "Embedder",
 
     first = max(k, fused_k)
     pool_kw = kw_rows[kw_raw >= _kth(kw_raw, k)] if len(kw_raw) > k else kw_rows  # the keyword pool, ties kept
-    seed = unique_sorted(np.concatenate([pool_kw, np.flatnonzero(upper >= _kth(upper, first))]).astype(np.int64))
+    seed = unique_sorted(np.concatenate([pool_kw, np.flatnonzero(upper >= _kth(upper, first)),
+                                         *(() if always is None else (always,))]).astype(np.int64))
     rows = _file_rows(snap, seed) if file_blend else seed
     vector, raw = exact(rows)
     level_v, level_f = _kth(vector, k), _kth(hybrid(vector, raw), fused_k)
