@@ -35,19 +35,22 @@ def test_other_files(path):
 
 
 @pytest.mark.parametrize("question,first", [
-    ('Add "History of Redux" page', "src/index.ts"),  # a site's pages
-    ("Update: Remove ImmutableJS from sidebar.", "src/index.ts"),
-    ("Add an edit button on the docs pages.", "src/index.ts"),  # asks for docs
-    ("add Jamund Ferguson's Egghead courses", "docs/introduction/LearningResources.md"),  # the best hit is a page
+    ('Add "History of Redux" page', ["src/index.ts", "docs/introduction/History.md"]),  # pages, and a page ranks
+    ("Update: Remove ImmutableJS from sidebar.", ["src/index.ts", "src/store.ts", "docs/faq.md"]),
+    ("Add an edit button on the docs pages.", ["src/index.ts"]),  # asks for docs
+    ("add Jamund Ferguson's Egghead courses", ["docs/introduction/LearningResources.md"]),  # the best hit is a page
 ])
 def test_docs_work(question, first):
     assert asks_for_site(question, first)
 
 
 @pytest.mark.parametrize("question,first", [
-    ("Fix the login redirect", "src/auth.ts"),
-    ("Fix the login redirect\n\nThe docs page says otherwise", "src/auth.ts"),  # the first line decides
-    ("Add a pagination helper", "src/paginate.ts"),
+    ("Fix the login redirect", ["src/auth.ts", "docs/auth.md"]),
+    ("Fix the login redirect\n\nThe docs page says otherwise", ["src/auth.ts"]),  # the first line decides
+    ("Add a pagination helper", ["src/paginate.ts"]),
+    # "page" with no docs page among the first files: pagination, not a site's page (a code-only index)
+    ("how are pages of results paginated", ["src/pager.py", "src/query.py", "tests/test_pager.py"]),
+    ('Add "History of Redux" page', ["src/index.ts"] * 1 + [f"src/m{i}.ts" for i in range(9)] + ["docs/h.md"]),
 ])
 def test_not_docs_work(question, first):
     assert not asks_for_site(question, first)

@@ -9,8 +9,9 @@ so they rank far down (redux's ``website/sidebars.js``: fused file rank 91–184
 for docs work expects them next to the pages.
 
 Rule: when the question is about the docs — its first line asks for docs (``doc``, ``docs``,
-``documentation`` …) or for a site's pages (``page``, ``pages``, ``sidebar``: the ``site`` ask of
-:func:`ragit.retrieve.rerank.read_question`), or the best file of the ranking is a docs page — each
+``documentation`` …), or the best file of the ranking is a docs page, or the first line asks for a
+site's pages (``page``, ``pages``, ``sidebar``: the ``site`` ask of
+:func:`ragit.retrieve.rerank.read_question`) and a docs page ranks among the first ten files — each
 docs-site configuration file of the snapshot (:func:`is_site_config`) that is not already among
 the first ``after`` files is raised to just below the ``after``-th file. A raise only: a file
 already above stays where it is, and the first ``after`` files never move. The candidate that
@@ -49,6 +50,9 @@ _NOT_THE_SITE = frozenset({"test", "fixture", "example", "benchmark"})
 # Every file name a site configuration can have (what a store is asked for).
 SITE_NAMES = tuple(sorted(SITE_FILES | {SPHINX_CONF}))
 
+# "page" asks for a site's pages only when a docs page ranks among this many first files.
+PAGES_WITHIN = 10
+
 # A raised file stays this fraction below the file it ranks after (the engine breaks ties of
 # final scores by path, which must not put it above that file).
 CAP_GAP = 1e-6
@@ -80,14 +84,29 @@ def is_site_config(path: str) -> bool:
     return parent in _DOC_DIRS or (parent == "source" and len(parts) >= 3 and parts[-3].lower() in _DOC_DIRS)
 
 
-def asks_for_site(question: str, first_path: str) -> bool:
-    """The question is docs work: its first line asks for docs or a site's pages, or the best
-    file of the ranking (``first_path``) is a docs page."""
+def asks_for_site(question: str, first_paths: Sequence[str]) -> bool:
+    """The question is docs work: its first line asks for docs, or the best file of the ranking
+    (``first_paths[0]``; the ranking's first files, best first) is a docs page, or the first line
+    asks for a site's pages and a docs page ranks among the first :data:`PAGES_WITHIN` files ("page"
+    alone also names pagination or memory pages: a code-only index never holds a docs page)."""
     from ..pathroles import path_role
     from .rerank import read_question
 
     asks = read_question(question).asks
-    return "doc" in asks or "site" in asks or path_role(first_path) == "doc"
+    if "doc" in asks or (first_paths and path_role(first_paths[0]) == "doc"):
+        return True
+    return "site" in asks and any(path_role(p) == "doc" for p in first_paths[:PAGES_WITHIN])
+
+
+def _first_files(order: Sequence[int], paths: Sequence[str], count: int) -> list[str]:
+    """The first ``count`` distinct files of a ranking (``order`` indexes ``paths``, best first)."""
+    out: list[str] = []
+    for i in order:
+        if paths[i] not in out:
+            out.append(paths[i])
+            if len(out) == count:
+                break
+    return out
 
 
 def site_raises(question: str, order: Sequence[int], scores: "Sequence[float] | Mapping[int, float]",
@@ -98,7 +117,7 @@ def site_raises(question: str, order: Sequence[int], scores: "Sequence[float] | 
     configuration file of the snapshot the candidate that stands for it (ranked or not: an index
     ``order`` lacks is a candidate the ranking left out, whose score is taken as ``-inf``)."""
     after = weights.after
-    if after <= 0 or not site or not order or not asks_for_site(question, paths[order[0]]):
+    if after <= 0 or not site or not order or not asks_for_site(question, _first_files(order, paths, PAGES_WITHIN)):
         return {}
     first: list[str] = []  # the first ``after`` files of the ranking
     ceiling = 0.0
@@ -144,9 +163,9 @@ def pool_site_raises(question: str, paths: Sequence[str], adjusted: Sequence[flo
     n = len(paths)
     if weights.after <= 0 or not n:
         return [], [], {}
-    if not asks_for_site(question, paths[max(range(n), key=adjusted.__getitem__)]):  # (the first of equals)
-        return [], [], {}
     order = sorted(range(n), key=adjusted.__getitem__, reverse=True)  # stable: ties keep pool order
+    if not asks_for_site(question, _first_files(order, paths, PAGES_WITHIN)):
+        return [], [], {}
     found = site_rows(store, sha)
     if not found:
         return [], [], {}
