@@ -40,6 +40,20 @@ def _hits(repo: Repo) -> list:
     return out
 
 
+def _count_scored(monkeypatch) -> list[int]:
+    """Wrap bounded scoring: the list gets how many rows each call scored (−1: it fell back)."""
+    scored: list[int] = []
+    inner = vector_bound.bounded_scores
+
+    def spy(*args, **kwargs):
+        found = inner(*args, **kwargs)
+        scored.append(-1 if found is None else len(found[0]))
+        return found
+
+    monkeypatch.setattr(vector_bound, "bounded_scores", spy)
+    return scored
+
+
 @pytest.mark.parametrize("normalization", ["file_blend", "none"])
 def test_bounded_scoring_gives_the_hits_of_scoring_every_row(git_repo, monkeypatch, normalization):
     write_placeholder_config(git_repo.root)
@@ -53,15 +67,7 @@ def test_bounded_scoring_gives_the_hits_of_scoring_every_row(git_repo, monkeypat
     expected = _hits(every)
 
     monkeypatch.setattr(vector_bound, "SKETCH_MIN_ROWS", 0)
-    scored: list[int] = []
-    inner = vector_bound.bounded_scores
-
-    def spy(*args, **kwargs):
-        found = inner(*args, **kwargs)
-        scored.append(-1 if found is None else len(found[0]))
-        return found
-
-    monkeypatch.setattr(vector_bound, "bounded_scores", spy)
+    scored = _count_scored(monkeypatch)
     bounded = Repo.open(git_repo.root)
     bounded.query(QUESTIONS[0])  # the first question builds no sketch (a one-shot process)
     assert not scored
@@ -104,15 +110,7 @@ def test_bounded_scoring_keeps_the_docs_site_stage(git_repo, monkeypatch):
     assert all("website/sidebars.js" in [h[0] for h in q] for q in expected)
 
     monkeypatch.setattr(vector_bound, "SKETCH_MIN_ROWS", 0)
-    scored: list[int] = []
-    inner = vector_bound.bounded_scores
-
-    def spy(*args, **kwargs):
-        found = inner(*args, **kwargs)
-        scored.append(-1 if found is None else len(found[0]))
-        return found
-
-    monkeypatch.setattr(vector_bound, "bounded_scores", spy)
+    scored = _count_scored(monkeypatch)
     bounded = Repo.open(git_repo.root)
     bounded.query(QUESTIONS[0])
     assert hits(bounded) == expected

@@ -144,6 +144,26 @@ class SnapshotMatrix:
                 self._sketch = Sketch.of(self.matrix)
         return self._sketch
 
+    def file_rows(self, seed: "np.ndarray") -> "np.ndarray":
+        """Every row of the files of the ``seed`` rows, ascending: from each file's run of rows
+        when the snapshot keeps a file's rows together (:meth:`file_starts`), else through a mask
+        of the files."""
+        import numpy as np
+
+        if self.files_sorted():
+            files = unique_sorted(self.files[seed])
+            starts = self.file_starts()
+            lo = starts[files]
+            counts = starts[files + 1] - lo
+            total = int(counts.sum())
+            if total == 0:
+                return np.zeros(0, dtype=np.int64)
+            # lo[f] + 0, 1, ... counts[f] − 1 for each file, concatenated
+            return np.repeat(lo - np.cumsum(counts) + counts, counts) + np.arange(total)
+        wanted = np.zeros(len(self.file_norms), dtype=bool)
+        wanted[self.files[seed]] = True
+        return np.nonzero(wanted[self.files])[0]
+
     def site_rows(self, store: "Store", sha: str) -> "np.ndarray":
         """Positions of the rows of the snapshot's docs-site configuration files (kept): the
         docs-site stage (ragit.retrieve.docsite) reads them wherever they rank, so the bounded
@@ -575,27 +595,6 @@ def vector_candidates(rows: int) -> int:
     return min(VECTOR_CANDIDATES, max(MIN_VECTOR_CANDIDATES, scaled), rows)
 
 
-def _file_rows(snap: SnapshotMatrix, seed: "np.ndarray") -> "np.ndarray":
-    """Every row of the files of the ``seed`` rows, ascending: from each file's run of rows when
-    the snapshot keeps a file's rows together (:meth:`SnapshotMatrix.file_starts`), else through
-    a mask of the files."""
-    import numpy as np
-
-    if snap.files_sorted():
-        files = unique_sorted(snap.files[seed])
-        starts = snap.file_starts()
-        lo = starts[files]
-        counts = starts[files + 1] - lo
-        total = int(counts.sum())
-        if total == 0:
-            return np.zeros(0, dtype=np.int64)
-        # lo[f] + 0, 1, ... counts[f] − 1 for each file, concatenated
-        return np.repeat(lo - np.cumsum(counts) + counts, counts) + np.arange(total)
-    wanted = np.zeros(len(snap.file_norms), dtype=bool)
-    wanted[snap.files[seed]] = True
-    return np.nonzero(wanted[snap.files])[0]
-
-
 def _row_cosines(snap: SnapshotMatrix, rows: "np.ndarray", embedder: "Embedder", masked_question: str,
                  passage_words: int, known: "tuple[np.ndarray, np.ndarray] | None" = None) -> "np.ndarray":
     """:func:`question_cosines` of the snapshot rows ``rows`` (ascending), read from the heap; the
@@ -690,7 +689,7 @@ def approximate_scores(snap: SnapshotMatrix, embedder: "Embedder", masked_questi
         else:
             seeds.append(kw_rows)
     seed = unique_sorted(np.concatenate(seeds).astype(np.int64))
-    picked = _file_rows(snap, seed) if file_blend else seed
+    picked = snap.file_rows(seed) if file_blend else seed
     vector, file_best = _scored_rows(snap, picked, embedder, masked_question, file_blend, passage_words)
     if not staged or not len(kw_rows):
         return picked, vector, None
@@ -725,7 +724,7 @@ def _with_reaching(snap: SnapshotMatrix, picked: "np.ndarray", vector: "np.ndarr
     late = rest_rows[joins]
     if not len(late):
         return picked, vector, raw
-    more = _file_rows(snap, late)
+    more = snap.file_rows(late)
     more = more[~members(more, picked)[0]]
     rows = np.concatenate([picked, more])
     order = np.argsort(rows, kind="stable")
@@ -785,9 +784,12 @@ def score_snapshot(
         from .vector_bound import bounded_scores
 
         try:
-            found = bounded_scores(snap, sketch, embedder, masked_question, params.file_blend, params.passage_words,
-                                   scorer, FusedCut.of(params, top_k, extra_raw),
-                                   always=snap.site_rows(store, sha) if params.docsite else None)
+            found = bounded_scores(
+                snap, sketch, _question_vectors(embedder, masked_question, params.passage_words), params.file_blend,
+                lambda picked: _scored_rows(snap, picked, embedder, masked_question, params.file_blend,
+                                            params.passage_words)[0],
+                scorer, FusedCut.of(params, top_k, extra_raw),
+                always=snap.site_rows(store, sha) if params.docsite else None)
         finally:
             if scorer is not None:
                 scorer.release()

@@ -59,14 +59,34 @@ query ranked once with every row admitted and the re-rank on (``top_k`` given to
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, Sequence
 
 if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Callable
+
     import numpy as np
 
-    from ..embed.base import Embedder
     from ..store.bm25 import SnapshotKeyword
-    from .search import FusedCut, SnapshotMatrix
+
+
+class SnapshotRows(Protocol):
+    """What the bound reads of a snapshot's matrix (``search.SnapshotMatrix`` gives it)."""
+
+    rowids: "np.ndarray"
+    file_norms: "np.ndarray"
+
+    def file_index(self) -> "np.ndarray": ...  # each row's file ordinal (int)
+    def normed_files(self) -> "np.ndarray": ...  # the files whose norm is positive (bool)
+    def file_rows(self, seed: "np.ndarray") -> "np.ndarray": ...  # every row of the seed rows' files
+
+
+class PoolCut(Protocol):
+    """Where the answer's pools are cut (``search.FusedCut`` gives it)."""
+
+    alpha: float
+    fused_k: int
+    pool_k: int
+    extra_raw: Sequence[float]
 
 # Below this many rows every row is scored (the sketch's bookkeeping costs more than it saves).
 SKETCH_MIN_ROWS = 20_000
@@ -165,7 +185,7 @@ class Sketch:
         return out
 
 
-def upper_vector(snap: "SnapshotMatrix", upper: "np.ndarray", file_blend: float) -> "np.ndarray":
+def upper_vector(snap: SnapshotRows, upper: "np.ndarray", file_blend: float) -> "np.ndarray":
     """At least each row's vector score (``vector_scores``), from its cosine bounds ``upper``:
     the blend of its own bound and its file's (the file's bounds summed over its norm)."""
     import numpy as np
@@ -191,21 +211,21 @@ def _kth(values: "np.ndarray", k: int) -> float:
     return float(np.partition(values, len(values) - k)[len(values) - k])
 
 
-def bounded_scores(snap: "SnapshotMatrix", sketch: Sketch, embedder: "Embedder", masked_question: str,
-                   file_blend: float, passage_words: int, scorer: "SnapshotKeyword | None",
-                   cut: "FusedCut", always: "np.ndarray | None" = None
+def bounded_scores(snap: SnapshotRows, sketch: Sketch, qvecs: "np.ndarray", file_blend: float,
+                   vector_of: "Callable[[np.ndarray], np.ndarray]", scorer: "SnapshotKeyword | None",
+                   cut: PoolCut, always: "np.ndarray | None" = None
                    ) -> "tuple[np.ndarray, np.ndarray, np.ndarray] | None":
     """(rows ascending, exact vector score, exact raw BM25) of a set of snapshot rows that holds
     every row of the re-rank's pools (the module's proof), or None when a check fails and every
-    row must be scored. ``cut`` gives the pools (the re-rank's: ``pool_k > 0``); the rows at
-    positions ``always`` are scored too (a later stage reads them wherever they rank; more
-    exactly scored rows never change a pool: the proof holds for any set that holds the seed)."""
+    row must be scored. ``qvecs``: the question's passage vectors; ``vector_of(rows)``: the exact
+    vector scores of ``rows`` (ascending, whole files with a blend), as scoring every row gives
+    them; ``cut`` gives the pools (the re-rank's: ``pool_k > 0``); the rows at positions
+    ``always`` are scored too (a later stage reads them wherever they rank; more exactly scored
+    rows never change a pool: the proof holds for any set that holds the seed)."""
     import numpy as np
 
     from ..arrays import unique_sorted
-    from .search import _file_rows, _question_vectors, _scored_rows
 
-    qvecs = _question_vectors(embedder, masked_question, passage_words)
     alpha, k, fused_k = cut.alpha, max(cut.pool_k, 1), cut.fused_k
     if len(qvecs) > MAX_SKETCH_PASSAGES or not 0.0 < alpha <= 1.0 or cut.pool_k <= 0:
         return None
@@ -221,7 +241,7 @@ def bounded_scores(snap: "SnapshotMatrix", sketch: Sketch, embedder: "Embedder",
 
     def exact(picked: "np.ndarray") -> "tuple[np.ndarray, np.ndarray]":
         """Exact vector and raw keyword scores of ``picked`` (whole files with a blend)."""
-        vector = _scored_rows(snap, picked, embedder, masked_question, file_blend, passage_words)[0]
+        vector = vector_of(picked)
         raw = scorer.exact(picked) if scorer is not None else np.zeros(len(picked), dtype=np.float64)
         return vector, raw
 
@@ -233,7 +253,7 @@ def bounded_scores(snap: "SnapshotMatrix", sketch: Sketch, embedder: "Embedder",
     pool_kw = kw_rows[kw_raw >= _kth(kw_raw, k)] if len(kw_raw) > k else kw_rows  # the keyword pool, ties kept
     seed = unique_sorted(np.concatenate([pool_kw, np.flatnonzero(upper >= _kth(upper, first)),
                                          *(() if always is None else (always,))]).astype(np.int64))
-    rows = _file_rows(snap, seed) if file_blend else seed
+    rows = snap.file_rows(seed) if file_blend else seed
     vector, raw = exact(rows)
     level_v, level_f = _kth(vector, k), _kth(hybrid(vector, raw), fused_k)
     if level_v == -np.inf or level_f == -np.inf:
@@ -257,7 +277,7 @@ def bounded_scores(snap: "SnapshotMatrix", sketch: Sketch, embedder: "Embedder",
     kw_late = kw_rows[kw_left][hybrid(upper[kw_rows[kw_left]], kw_raw[kw_left]) >= level_f - slack]
     late = unique_sorted(np.concatenate([late, kw_late]).astype(np.int64))
     if len(late):
-        more = _file_rows(snap, late) if file_blend else late
+        more = snap.file_rows(late) if file_blend else late
         more = more[~inside[more]]  # (whole files: the scored rows are whole files)
         more_vector, more_raw = exact(more)
         order = np.argsort(np.concatenate([rows, more]), kind="stable")
