@@ -120,3 +120,19 @@ def test_a_stale_gate_table_is_recomputed(monkeypatch: pytest.MonkeyPatch) -> No
     gated, needles, tries = masking._gate_analysis()
     assert gated == masking._RUN_GATED_FLAGS and needles == masking._TOKEN_START_NEEDLES
     assert tries == masking._RUN_TRIE_SOURCES
+
+
+@pytest.mark.parametrize("text", [
+    "plain prose with no key characters at all",
+    "a pass-word: see https://example.org and <add key='x'> with -u\tuser",
+    "curl -u=me --user you -----BEGIN private-lines: data: </b> xoxb-1 pw dsn",
+    "tab\there, equals = there, colon: only",
+])
+def test_screen_groups_record_what_word_searches_find(text: str) -> None:
+    """Gate words grouped by a key character (skipped where the key is absent) are recorded as
+    a search of every word would record them."""
+    assert sorted(w for _, group in masking._SCREEN_GROUPS for w in group) == list(masking._SCREEN_WORDS)
+    assert all(key in word for key, group in masking._SCREEN_GROUPS if key for word in group)
+    gate = _Gate(text)
+    masking._active(gate)
+    assert {w: gate._words[w] for w in masking._SCREEN_WORDS} == {w: w in gate.lowered for w in masking._SCREEN_WORDS}

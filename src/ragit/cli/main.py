@@ -41,14 +41,14 @@ def main(args: list[str] | None = None) -> None:
         from ..gate.hook import main as gate_main
 
         sys.exit(gate_main(raw[1:]))
-    one_shot = False
+    one_shot = exit_now = False
     if args is None:
         from .serve.client import forward
 
         code = forward(raw)
         if code is not None:
             sys.exit(code)
-        one_shot = _one_shot_read(raw)
+        one_shot, exit_now = _exit_kind(raw)
         if one_shot:
             # The collector's passes over the hundreds of thousands of young objects that numpy,
             # ragit's read path and the embedder's vocabulary create, none in a cycle worth
@@ -59,24 +59,35 @@ def main(args: list[str] | None = None) -> None:
     from .app import run
 
     code = run(raw)
-    if one_shot:
+    if exit_now:
         _exit_now(code)
     sys.exit(code)
 
 
-def _one_shot_read(raw: list[str]) -> bool:
-    """A read-only command that answers once and exits (``query``, ``context pack``, ...: the
-    commands ``ragit serve`` may answer), run from the console entry point."""
+# Commands besides the one-shot reads whose process skips the interpreter's teardown: an ingest
+# leaves hundreds of thousands of cached objects (term and piece caches, the vocabulary, the
+# analysed rows' strings) whose one-by-one freeing costs ~35-40 ms CPU after a 1,000-document
+# first ingest (issue 15); it has closed its store and written its files (atomically, in
+# ``with`` blocks) before it returns, so the teardown has nothing left to flush.
+EXIT_NOW_COMMANDS = frozenset({"ingest"})
+
+
+def _exit_kind(raw: list[str]) -> tuple[bool, bool]:
+    """(one-shot read, exit without teardown) for a command run from the console entry point.
+    A one-shot read answers once and exits (``query``, ``context pack``, ...: the commands
+    ``ragit serve`` may answer); it and :data:`EXIT_NOW_COMMANDS` exit through :func:`_exit_now`."""
     from . import argv as argvmod
     from .serve.protocol import FORWARDED
 
-    return " ".join(argvmod.command_path(raw)) in FORWARDED
+    command = " ".join(argvmod.command_path(raw))
+    one_shot = command in FORWARDED
+    return one_shot, one_shot or command in EXIT_NOW_COMMANDS
 
 
 def _exit_now(code: int) -> None:
-    """Exit a one-shot read with ``code`` once its output is flushed, skipping the interpreter's
-    teardown (freeing every module and object one by one, and a last full collection: ~20-30 ms
-    CPU after a query, more than its own retrieval). Exit handlers still run. Returns (for a
+    """Exit with ``code`` once the output is flushed, skipping the interpreter's teardown
+    (freeing every module and object one by one, and a last full collection: ~20-30 ms CPU
+    after a query, more than its own retrieval). Exit handlers still run. Returns (for a
     normal ``sys.exit``) when another thread is alive or a stream cannot be flushed, so that
     those cases end exactly as before."""
     import atexit
