@@ -121,3 +121,20 @@ def test_rows_outside_the_scores_are_left_out():
     store = FakeStore({99: "website/sidebars.js"})  # not among the scored rows (the approximate path)
     got = pool_site_raises("Add a page", ["docs/a.md"], [0.7], store, "sha", np.array([10, 11]), np.array([0.7, 0.1]))
     assert got == ([], [], {})
+
+
+def test_a_warm_snapshot_reads_the_configuration_rows_once():
+    from ragit.retrieve.search import SnapshotMatrix
+
+    rows = {10: "docs/a.md", 12: "website/sidebars.js", 13: "website/sidebars.js"}
+    rowids = np.array([10, 12, 13], dtype=np.int64)
+    snap = SnapshotMatrix(rowids, None, np.zeros(3, dtype=np.int32), np.ones(1), np.ones(3, dtype=np.int32))
+    retrieval = np.array([0.9, 0.1, 0.2])
+    one_shot = pool_site_raises("Add a page", ["docs/a.md"], [0.9], FakeStore(rows), "sha", rowids, retrieval)
+    store = FakeStore(rows)
+    assert list(snap.site_rows(store, "sha")) == [1, 2]
+    for _ in range(2):
+        got = pool_site_raises("Add a page", ["docs/a.md"], [0.9], store, "sha", rowids, retrieval,
+                               kept=lambda: snap.site_paths(store, "sha"))
+        assert got == one_shot
+    assert store.reads == 1

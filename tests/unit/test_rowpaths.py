@@ -20,25 +20,25 @@ class _Store:
         return {r: self.keys[r] for r in rowids if r in self.keys}
 
 
-def test_paths_come_by_position_and_each_row_is_read_once(monkeypatch):
-    monkeypatch.setattr(rowpaths, "WHOLE_ROWS", 0)  # a large snapshot: the rows asked for only
+def test_paths_come_by_position_and_each_row_is_read_once():
     store = _Store({10: ("a.py", "c1"), 20: ("b/c.go", "c2"), 30: ("a.py", "c3"), 40: ("d.md", "c4")})
     paths = RowPaths(np.array([10, 20, 30, 40], dtype=np.int64))
     assert paths.of(np.array([1, 3]), store, "sha") == ["b/c.go", "d.md"]
     assert paths.of(np.array([0, 1, 2]), store, "sha") == ["a.py", "b/c.go", "a.py"]
-    assert paths.of(np.array([3]), store, "sha") == ["d.md"]
-    assert store.asked == [[20, 40], [10, 30]]
     assert paths.keys(np.array([2, 0, 3]), store, "sha") == [("a.py", "c3"), ("a.py", "c1"), ("d.md", "c4")]
-    assert store.asked == [[20, 40], [10, 30]]  # keys came with the paths
+    assert store.asked == [[10, 20, 30, 40]]  # the whole snapshot at the first miss, keys with paths
 
 
-def test_keys_read_what_paths_did_not(monkeypatch):
-    monkeypatch.setattr(rowpaths, "WHOLE_ROWS", 0)
-    store = _Store({10: ("a.py", "c1"), 20: ("b/c.go", "c2")})
-    paths = RowPaths(np.array([10, 20], dtype=np.int64))
-    assert paths.keys(np.array([1]), store, "sha") == [("b/c.go", "c2")]
-    assert paths.of(np.array([0, 1]), store, "sha") == ["a.py", "b/c.go"]
-    assert store.asked == [[20], [10]]
+def test_the_first_miss_computes_path_facts_and_masks_only_a_small_snapshot(monkeypatch):
+    from ragit.retrieve import remask, rerank
+
+    remembered: dict[str, set] = {}
+    monkeypatch.setattr(rerank, "remember_paths", lambda files: remembered.setdefault("rerank", set(files)))
+    monkeypatch.setattr(remask, "remember_paths", lambda files: remembered.setdefault("remask", set(files)))
+    monkeypatch.setattr(rowpaths, "MASK_ROWS", 1)  # a large snapshot: its paths masked per hit
+    store = _Store({10: ("a.py", "c1"), 20: ("b/c.go", "c2"), 30: ("a.py", "c3")})
+    assert RowPaths(np.array([10, 20, 30], dtype=np.int64)).of(np.array([1]), store, "sha") == ["b/c.go"]
+    assert remembered == {"rerank": {"a.py", "b/c.go"}}
 
 
 def test_a_small_snapshot_reads_every_row_at_its_first_miss():

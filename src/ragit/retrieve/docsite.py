@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -150,14 +150,15 @@ def site_rows(store: "Store", sha: str) -> dict[int, str]:
 
 
 def pool_site_raises(question: str, paths: Sequence[str], adjusted: Sequence[float], store: "Store", sha: str,
-                     rowids: "np.ndarray", retrieval: "np.ndarray", weights: DocsiteWeights = DocsiteWeights()
-                     ) -> tuple[list[int], list[str], dict[int, float]]:
+                     rowids: "np.ndarray", retrieval: "np.ndarray", weights: DocsiteWeights = DocsiteWeights(),
+                     kept: "Callable[[], dict[int, str]] | None" = None) -> tuple[list[int], list[str], dict[int, float]]:
     """The stage on a ranked pool (``paths`` and ``adjusted`` scores of its candidates, by pool
     index): (snapshot positions of the rows to add to the pool, their paths, the new score of each
     raised candidate, by pool index, the added rows numbered after the pool's). A configuration
     file already in the pool stands by its best candidate; one outside by its best-scored row of
     the snapshot (``rowids`` ascending, fused ``retrieval`` per position, ``-inf`` where a filter
-    rejects the row), appended. The store is read only for a question about the docs."""
+    rejects the row), appended. The store is read only for a question about the docs (and once by
+    a warm process, whose ``kept`` gives :func:`site_rows` of the snapshot as read before)."""
     import numpy as np
 
     n = len(paths)
@@ -166,7 +167,7 @@ def pool_site_raises(question: str, paths: Sequence[str], adjusted: Sequence[flo
     order = sorted(range(n), key=adjusted.__getitem__, reverse=True)  # stable: ties keep pool order
     if not asks_for_site(question, _first_files(order, paths, PAGES_WITHIN)):
         return [], [], {}
-    found = site_rows(store, sha)
+    found = kept() if kept is not None else site_rows(store, sha)
     if not found:
         return [], [], {}
     best: dict[str, int] = {}  # each file outside the pool → the snapshot position of its best row

@@ -260,7 +260,11 @@ def _normalised(names: tuple[str, ...]) -> frozenset[str]:
     return frozenset(_norm(n) for n in names)
 
 
-@lru_cache(maxsize=65536)
+# Files whose path facts a process keeps (a snapshot with more files than this is not computed whole)
+PATH_CACHE = 65536
+
+
+@lru_cache(maxsize=PATH_CACHE)
 def _path_parts(path: str) -> tuple[str, frozenset[str]]:
     """(normalised file stem, stemmed words of the file stem and its directory)."""
     directory, _, name = path.rpartition("/")
@@ -344,7 +348,7 @@ def _split_ext(path: str) -> tuple[str, str]:
     return (name[:dot], name[dot:].lower()) if dot > 0 else (name, "")
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=PATH_CACHE)
 def _path_facts(path: str) -> tuple[str, frozenset[str], str, str | None, str, str]:
     """Everything the re-rank reads from a path alone, once per path: (normalised file stem, its
     words, :func:`ragit.pathroles.path_role`, :func:`ragit.pathroles.bundled_project`, file name

@@ -19,12 +19,14 @@ if TYPE_CHECKING:  # pragma: no cover
 # Snapshots up to this many rows keep their paths by position (8 bytes a row, plus the paths
 # read); larger ones are the approximate path's, whose scores cover other positions.
 MAX_ROWS = 200_000
-# Snapshots up to this many rows read every row's keys at their first miss: one read (~6 ms at
-# 6k rows) instead of one per question for the pool rows it sees first (~80 µs of a new
-# question's look at 6k chunks); the re-rank's facts about each file and its masked path are
-# computed then too (rerank.remember_paths, remask.remember_paths: ~20 ms for 1,000 files, once;
-# ~150 µs of a new question's look).
-WHOLE_ROWS = 10_000
+# A snapshot's rows' keys are read whole at their first miss (a warm process's second question,
+# which also builds the vector sketch), with the re-rank's facts about each file
+# (rerank.remember_paths, when they fit its cache): one read instead of one per question for the
+# pool rows it sees first (100k rows, 16k files: ~0.25 s once instead of ~150 new rows and ~70
+# new files a question, ~1 ms). Snapshots up to this many rows also mask every path then
+# (remask.remember_paths: ~20 ms for 1,000 files, once; ~1 s at 100k, where a question masks only
+# its hits' paths, ~10 new ones).
+MASK_ROWS = 10_000
 
 
 class RowPaths:
@@ -58,7 +60,7 @@ class RowPaths:
         if known.all():
             return
         asked = positions[~known]
-        missing = np.flatnonzero(~self._known) if len(self.rowids) <= WHOLE_ROWS else asked
+        missing = np.flatnonzero(~self._known)
         ids = self.rowids[missing].tolist()
         keys = store.row_keys(ids)
         have = [at for at, r in zip(missing.tolist(), ids) if r in keys]
@@ -72,8 +74,10 @@ class RowPaths:
             from . import remask, rerank
 
             files = set(self._paths[have].tolist())
-            rerank.remember_paths(files)
-            remask.remember_paths(files)
+            if len(files) <= rerank.PATH_CACHE:
+                rerank.remember_paths(files)
+            if len(self.rowids) <= MASK_ROWS:
+                remask.remember_paths(files)
         if len(have) < len(ids):  # only the rows asked for must be there
             from .readiness import require_rows
 

@@ -66,6 +66,7 @@ class SnapshotMatrix:
     _sketch: "Sketch | None" = None
     _sketch_asks: int = 0
     _site: "np.ndarray | None" = None
+    _site_paths: "dict[int, str] | None" = None
 
     def row_positions(self) -> "RowPositions":
         """Store row id → snapshot position (kept: a warm process restricts every question's
@@ -171,14 +172,21 @@ class SnapshotMatrix:
         if self._site is None:
             import numpy as np
 
-            from .docsite import site_rows
-
-            ids = np.array(sorted(site_rows(store, sha)), dtype=np.int64)
+            ids = np.array(sorted(self.site_paths(store, sha)), dtype=np.int64)
             at = np.searchsorted(self.rowids, ids)
             held = at < len(self.rowids)
             at, ids = at[held], ids[held]
             self._site = at[self.rowids[at] == ids]
         return self._site
+
+    def site_paths(self, store: "Store", sha: str) -> dict[int, str]:
+        """Row id → path of the snapshot's docs-site configuration rows (:func:`docsite.site_rows`,
+        kept: a warm process's docs questions would each read them again, ~60 ms at 100k rows)."""
+        if self._site_paths is None:
+            from .docsite import site_rows
+
+            self._site_paths = site_rows(store, sha)
+        return self._site_paths
 
     def vectors(self, rows: "np.ndarray") -> "np.ndarray":
         """The float32 vectors of the rows at positions ``rows``: from the matrix when gathered,
@@ -466,6 +474,7 @@ class SnapshotScores:
     extra_raw: list[float] = field(default_factory=list)  # bm25 of the extra (overlay) documents
     keyword: "SnapshotKeyword | None" = None  # the on-demand scorer when raw_keyword is None
     paths: "RowPaths | None" = None  # a warm process's paths of these rows by position (rowpaths)
+    site: "abc.Callable[[], dict[int, str]] | None" = None  # a warm process's kept docs-site rows (docsite)
 
     def raw(self) -> "np.ndarray":
         """The whole raw keyword array (computed from ``keyword`` when not given; zeros without
@@ -759,6 +768,7 @@ def score_snapshot(
     import numpy as np
 
     snap = cache.get(store, sha, embedder.id) if cache is not None else load_matrix(store, sha, embedder.id)
+    site = functools.partial(snap.site_paths, store, sha) if cache is not None else None
     scorer = None
     if params.keyword_enabled:
         scorer = keyword_scorer(store, snap, masked_question, extra, cache, params.term_repeats)
@@ -774,7 +784,7 @@ def score_snapshot(
                 rows, vector, raw = picked
                 if raw is None:
                     raw = scorer.exact(rows) if scorer is not None else np.zeros(len(rows), dtype=np.float64)
-                return SnapshotScores(snap.rowids[rows], vector, raw, extra_raw)
+                return SnapshotScores(snap.rowids[rows], vector, raw, extra_raw, site=site)
         finally:  # the keyword candidates held the question's scores (keyword_candidates)
             if scorer is not None:
                 scorer.release()
@@ -796,12 +806,12 @@ def score_snapshot(
         if found is not None:
             rows, vector, raw = found
             return SnapshotScores(snap.rowids[rows], vector, raw, extra_raw,
-                                  paths=_SubsetPaths(paths, rows) if paths is not None else None)
+                                  paths=_SubsetPaths(paths, rows) if paths is not None else None, site=site)
     vector = vector_scores(snap, embedder, masked_question, params.file_blend, params.passage_words)
     if scorer is None:
         return SnapshotScores(snap.rowids, vector, np.zeros(len(snap.rowids), dtype=np.float64), extra_raw,
-                              paths=paths)
-    return SnapshotScores(snap.rowids, vector, None, extra_raw, keyword=scorer, paths=paths)
+                              paths=paths, site=site)
+    return SnapshotScores(snap.rowids, vector, None, extra_raw, keyword=scorer, paths=paths, site=site)
 
 
 class _SubsetPaths:
@@ -958,7 +968,7 @@ def _reranked(question: str, pool: "np.ndarray", rows: "dict[int, ChunkRow] | No
         from .docsite import pool_site_raises
 
         added, added_paths, site = pool_site_raises(question, paths, adjusted, source.store, source.sha,
-                                                    snapshot.rowids, retrieval)
+                                                    snapshot.rowids, retrieval, kept=snapshot.site)
         if added:  # rows from outside the pool, numbered after it
             pool = np.concatenate([pool, np.array(added, dtype=pool.dtype)])
             ids = ids + snapshot.rowids[added].tolist()
