@@ -820,7 +820,6 @@ _NEEDLE_GATE = {n: _gate_word(n) for i, rule in enumerate(RULES)
                 for n in rule.needles}
 
 
-
 def _screens() -> tuple[tuple[int, str, "frozenset[str] | None"], ...]:
     """(row, ``requires``, gate words or None) of each row outside the run gate, in table order:
     a row whose ``requires`` the lowered text lacks, or that holds none of its needles' gate words
@@ -1013,6 +1012,20 @@ class _Gate:
             found = self._words[word] = word in self.lowered
         return found
 
+    def present(self, groups: "tuple[tuple[str, tuple[str, ...]], ...]") -> set[str]:
+        """The gate words of ``groups`` the text holds (:data:`_SCREEN_GROUPS`: a group's words
+        are searched only where its key character is), each answer kept for :meth:`has`."""
+        lowered, words = self.lowered, self._words
+        out = set()
+        for key, group in groups:
+            if key and key not in lowered:
+                words.update(dict.fromkeys(group, False))
+                continue
+            for word in group:
+                if words.setdefault(word, word in lowered):
+                    out.add(word)
+        return out
+
 
 # ---------------------------------------------------------------------------- the engine
 
@@ -1101,16 +1114,8 @@ def _active(gate: _Gate) -> list[int]:
     """Indices of the rows that may match, in table order: the rows outside the run gate that
     pass their word screen (:data:`_SCREENS`), and the run-gated rows whose needles the runs
     hold. Screening the gate words in one pass here costs a fraction of asking every row."""
-    lowered, words = gate.lowered, gate._words
-    present = set()
-    for key, group in _SCREEN_GROUPS:
-        if key and key not in lowered:
-            words.update(dict.fromkeys(group, False))
-            continue
-        for word in group:
-            found = words[word] = word in lowered  # (what has() would find: kept for the rows that run)
-            if found:
-                present.add(word)
+    lowered = gate.lowered
+    present = gate.present(_SCREEN_GROUPS)
     ungated = [i for i, requires, need in _SCREENS
                if (not requires or requires in lowered) and (need is None or not present.isdisjoint(need))]
     runs = gate.runs()
