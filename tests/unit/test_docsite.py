@@ -132,7 +132,7 @@ def test_a_warm_snapshot_reads_the_configuration_rows_once():
     retrieval = np.array([0.9, 0.1, 0.2])
     one_shot = pool_site_raises("Add a page", ["docs/a.md"], [0.9], FakeStore(rows), "sha", rowids, retrieval)
     store = FakeStore(rows)
-    assert list(snap.site_rows(store, "sha")) == [1, 2]
+    assert list(snap.site_positions(store, "sha")) == [1, 2]
     for _ in range(2):
         got = pool_site_raises("Add a page", ["docs/a.md"], [0.9], store, "sha", rowids, retrieval,
                                kept=lambda: snap.site_paths(store, "sha"))

@@ -161,6 +161,8 @@ def pool_site_raises(question: str, paths: Sequence[str], adjusted: Sequence[flo
     a warm process, whose ``kept`` gives :func:`site_rows` of the snapshot as read before)."""
     import numpy as np
 
+    from ..arrays import members
+
     n = len(paths)
     if weights.after <= 0 or not n:
         return [], [], {}
@@ -173,10 +175,10 @@ def pool_site_raises(question: str, paths: Sequence[str], adjusted: Sequence[flo
     best: dict[str, int] = {}  # each file outside the pool → the snapshot position of its best row
     pooled = set(paths)
     ids = np.fromiter(sorted(found), dtype=np.int64, count=len(found))
-    at = np.searchsorted(rowids, ids)
-    for rowid, position in zip(ids.tolist(), at.tolist()):
+    covered, at = members(ids, rowids)
+    for rowid, position, scored in zip(ids.tolist(), at.tolist(), covered.tolist()):
         path = found[rowid]
-        if path in pooled or position >= len(rowids) or int(rowids[position]) != rowid:
+        if path in pooled or not scored:
             continue  # in the pool already, or a row the scores do not cover
         if retrieval[position] == -np.inf:
             continue  # a filter rejects it

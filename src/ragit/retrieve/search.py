@@ -166,7 +166,7 @@ class SnapshotMatrix:
         wanted[self.files[seed]] = True
         return np.nonzero(wanted[self.files])[0]
 
-    def site_rows(self, store: "Store", sha: str) -> "np.ndarray":
+    def site_positions(self, store: "Store", sha: str) -> "np.ndarray":
         """Positions of the rows of the snapshot's docs-site configuration files (kept): the
         docs-site stage (ragit.retrieve.docsite) reads them wherever they rank, so the bounded
         path scores them whatever their bounds."""
@@ -174,10 +174,8 @@ class SnapshotMatrix:
             import numpy as np
 
             ids = np.array(sorted(self.site_paths(store, sha)), dtype=np.int64)
-            at = np.searchsorted(self.rowids, ids)
-            held = at < len(self.rowids)
-            at, ids = at[held], ids[held]
-            self._site = at[self.rowids[at] == ids]
+            held, at = members(ids, self.rowids)
+            self._site = at[held]
         return self._site
 
     def site_paths(self, store: "Store", sha: str) -> dict[int, str]:
@@ -804,7 +802,7 @@ def score_snapshot(
                 lambda picked: _scored_rows(snap, picked, embedder, masked_question, params.file_blend,
                                             params.passage_words)[0],
                 scorer, FusedCut.of(params, top_k, extra_raw),
-                always=snap.site_rows(store, sha) if params.docsite else None)
+                always=snap.site_positions(store, sha) if params.docsite else None)
         finally:
             if scorer is not None:
                 scorer.release()
