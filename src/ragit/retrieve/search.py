@@ -10,7 +10,8 @@ its second question on it scores only the rows that provably can reach the answe
 from __future__ import annotations
 
 import functools
-from collections import abc
+import weakref
+from collections import OrderedDict, abc
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import TYPE_CHECKING, Sequence
@@ -395,12 +396,43 @@ def question_passages(masked_question: str, words: int) -> list[str]:
     return [" ".join(parts[i : i + size]) for i in range(0, len(parts), size)]
 
 
-@functools.lru_cache(maxsize=8)
+# Passage vectors each embedder keeps of the questions it embedded last (~1 KB each at 256
+# dimensions): see _question_vectors.
+QUESTION_ROWS = 2048
+
+
+class _Asked(OrderedDict):
+    """(question, passage words) → its passage vectors, least recently asked first, holding
+    ``rows`` vectors in all."""
+
+    rows = 0
+
+
+_ASKED: "weakref.WeakKeyDictionary[Embedder, _Asked]" = weakref.WeakKeyDictionary()
+
+
 def _question_vectors(embedder: "Embedder", masked_question: str, passage_words: int) -> "np.ndarray":
-    """The question's passage vectors, remembered briefly: one query scores the snapshot and its
-    overlay artifacts with the same vectors, and a long question may have dozens of passages."""
+    """The question's passage vectors, read-only, remembered per embedder (up to
+    :data:`QUESTION_ROWS` vectors): one query scores the snapshot and its overlay artifacts with the
+    same vectors, a long question may have dozens of passages, and a warm process (whose ``Repo``
+    lends every query the same embedder) is asked the same questions again."""
+    try:
+        asked = _ASKED.get(embedder)
+        if asked is None:
+            asked = _ASKED[embedder] = _Asked()
+    except TypeError:  # an embedder that cannot be referenced weakly keeps nothing
+        asked = _Asked()
+    key = (masked_question, passage_words)
+    vectors = asked.get(key)
+    if vectors is not None:
+        asked.move_to_end(key)
+        return vectors
     vectors = embedder.embed(question_passages(masked_question, passage_words))
     vectors.flags.writeable = False
+    asked[key] = vectors
+    asked.rows += len(vectors)
+    while asked.rows > QUESTION_ROWS and len(asked) > 1:
+        asked.rows -= len(asked.popitem(last=False)[1])
     return vectors
 
 
