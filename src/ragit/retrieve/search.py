@@ -382,14 +382,20 @@ def query_terms(masked_question: str, repeats: int = 1) -> list[str]:
     many times, consecutively: BM25 sums over the question's terms, so a term the question
     repeats weighs more (``retrieval.query_term_repeats``, docs/evaluation.md).
     """
+    return list(_query_terms(masked_question, repeats))
+
+
+@functools.lru_cache(maxsize=256)
+def _query_terms(masked_question: str, repeats: int) -> tuple[str, ...]:
+    """:func:`query_terms`, remembered: a warm process is asked the same questions again."""
     from ..lexical import terms as lexical_terms
 
     terms = lexical_terms(masked_question)
     if repeats <= 1:
-        return list(dict.fromkeys(terms))
+        return tuple(dict.fromkeys(terms))
     from collections import Counter
 
-    return [term for term, n in Counter(terms).items() for _ in range(min(n, repeats))]
+    return tuple(term for term, n in Counter(terms).items() for _ in range(min(n, repeats)))
 
 
 # A question of more than PASSAGE_WORDS words is embedded as consecutive passages of that many
@@ -1184,11 +1190,11 @@ def rank_hits(
     hits: list[Hit] = []
     if snapshot is not None and store is not None and sha is not None and len(snapshot.rowids):
         n = len(snapshot.rowids)
-        if best > 0:
-            keyword = np.where(raw_keyword > 0, raw_keyword / best, 0.0)
-        else:
-            keyword = np.zeros(n, dtype=np.float64)
-        retrieval = alpha * snapshot.vector + (1.0 - alpha) * keyword
+        keyword = np.zeros(n, dtype=np.float64)
+        if best > 0:  # raw / best where raw > 0, else 0 (one temporary less than np.where)
+            np.divide(raw_keyword, best, out=keyword, where=raw_keyword > 0)
+        retrieval = alpha * snapshot.vector
+        retrieval += (1.0 - alpha) * keyword  # alpha · vector + (1 − alpha) · keyword, in place
         if eligible is not None:
             retrieval = np.where(eligible, retrieval, -np.inf)
         if params.rerank:
