@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from operator import indexOf
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -113,7 +114,7 @@ def _may_ask(question: str, paths: Sequence[str], scores: Sequence[float]) -> bo
     total = sum(scores)
     if total != total:
         return True
-    return path_role(paths[max(range(len(scores)), key=scores.__getitem__)]) == "doc"
+    return path_role(paths[indexOf(scores, max(scores))]) == "doc"  # (the first best, as a stable sort has it)
 
 
 def _first_files(order: Sequence[int], paths: Sequence[str], count: int) -> list[str]:
