@@ -445,7 +445,10 @@ def _question_vectors(embedder: "Embedder", masked_question: str, passage_words:
     key = (masked_question, passage_words)
     vectors = asked.get(key)
     if vectors is not None:
-        asked.move_to_end(key)
+        try:
+            asked.move_to_end(key)
+        except KeyError:  # (another thread's question pushed it out meanwhile)
+            pass
         return vectors
     vectors = embedder.embed(question_passages(masked_question, passage_words))
     vectors.flags.writeable = False
