@@ -74,6 +74,7 @@ class Repo:
         self.config = config
         self.git = git
         self._embedder: "Embedder | None" = None
+        self._lazy: "_LazyEmbedder | None" = None
         self._read_state: tuple | None = None
 
     @property
@@ -259,8 +260,12 @@ class Repo:
                         watch=self._watch, row_filter=RowFilter(tuple(paths), exclude_tests),
                         overlay_source=overlay_source, ingest_wait=ingest_wait, held=self._held)
 
-    def _lazy_embedder(self):
-        return _LazyEmbedder(self)
+    def _lazy_embedder(self) -> "_LazyEmbedder":
+        """The embedder, loaded on first use; one object for every read of this ``Repo``, so what
+        is kept per embedder (a warm process's question vectors) serves its later reads too."""
+        if self._lazy is None:
+            self._lazy = _LazyEmbedder(self)
+        return self._lazy
 
     # ---------------------------------------------------------------- context
 

@@ -138,3 +138,25 @@ def test_a_warm_snapshot_reads_the_configuration_rows_once():
                                kept=lambda: snap.site_paths(store, "sha"))
         assert got == one_shot
     assert store.reads == 1
+
+
+def test_the_quick_screen_never_drops_docs_work():
+    """``_may_ask`` (the pool's best candidate alone, for a question that asks neither for docs
+    nor for pages) says no only where the ranked test says no, ties and all."""
+    import random
+
+    from ragit.retrieve.docsite import PAGES_WITHIN, _first_files, _may_ask
+
+    rng = random.Random(12)
+    files = ["docs/a.md", "docs/b.md", "src/c.js", "src/d.py", "lib/e.go", "website/sidebars.js", "README.md"]
+    questions = ["Fix the parser", "Add a page", "Update the docs", "Tweak the sidebar", "rename a variable"]
+    for _ in range(3000):
+        n = rng.randint(1, 30)
+        paths = [rng.choice(files) for _ in range(n)]
+        scores = [rng.choice([0.1, 0.2, 0.5, 0.5, 0.9, -0.3, rng.random()]) for _ in range(n)]
+        question = rng.choice(questions)
+        order = sorted(range(n), key=scores.__getitem__, reverse=True)
+        ranked = asks_for_site(question, _first_files(order, paths, PAGES_WITHIN))
+        assert _may_ask(question, paths, scores) or not ranked
+        if "doc" not in question and "page" not in question and "sidebar" not in question:
+            assert _may_ask(question, paths, scores) == ranked

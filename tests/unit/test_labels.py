@@ -121,3 +121,21 @@ def test_flags_follow_table_order_and_appear_once() -> None:
     )
     assert flags_for(text) == ["instruction_override", "tool_call_markup", "role_markup"]
 
+
+
+def test_a_row_with_starts_finds_what_a_search_finds() -> None:
+    """``starts`` only says where to try the pattern: on texts built from the row's words, its
+    first words, separators and case changes, ``found`` agrees with a search everywhere."""
+    import random
+
+    rng = random.Random(15)
+    pieces = ["ignore", "disregard", "forget", "you", "are", "now", "all", "of", "the", "your", "my",
+              "previous", "above", "instructions", "rules", "everything", "ready", "then", "and", "x",
+              "youyou", "snow", "known", "ignored", "\n", ".", ",", "_", "-", " ", "  ", "\t"]
+    for rule in LABEL_RULES:
+        assert not rule.starts or rule.fold  # (the rows with starts are matched on lower-cased text)
+        if not rule.starts:
+            continue
+        for _ in range(20_000):
+            text = "".join(rng.choice(pieces) + rng.choice(["", " ", "  ", "\n"]) for _ in range(rng.randint(1, 14)))
+            assert rule.found(text) == (rule.pattern.search(text) is not None), repr(text)

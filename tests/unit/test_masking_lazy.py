@@ -129,10 +129,12 @@ def test_a_stale_gate_table_is_recomputed(monkeypatch: pytest.MonkeyPatch) -> No
     "tab\there, equals = there, colon: only",
 ])
 def test_screen_groups_record_what_word_searches_find(text: str) -> None:
-    """Gate words grouped by a key character (skipped where the key is absent) are recorded as
-    a search of every word would record them."""
+    """Gate words grouped by a key character (skipped where the key is absent) are found as a
+    search of every word finds them; what is recorded for :meth:`_Gate.has` agrees with a search."""
     assert sorted(w for _, group in masking._SCREEN_GROUPS for w in group) == list(masking._SCREEN_WORDS)
     assert all(key in word for key, group in masking._SCREEN_GROUPS if key for word in group)
     gate = _Gate(text)
-    masking._active(gate)
-    assert {w: gate._words[w] for w in masking._SCREEN_WORDS} == {w: w in gate.lowered for w in masking._SCREEN_WORDS}
+    found = gate.present(masking._SCREEN_GROUPS)
+    assert found == {w for w in masking._SCREEN_WORDS if w in gate.lowered}
+    assert all(gate._words[w] == (w in gate.lowered) for w in masking._SCREEN_WORDS if w in gate._words)
+    assert all(gate.has(w) == (w in gate.lowered) for w in masking._SCREEN_WORDS)

@@ -62,3 +62,37 @@ def test_a_row_the_store_lost_fails_the_query():
     with pytest.raises(RagitError) as err:
         paths.of(np.array([0, 1]), _Store({10: ("a.py", "c1")}), "abc123")
     assert err.value.code == "SNAPSHOT_STORE_UNAVAILABLE" and "1 of its chunks are missing" in err.value.message
+
+
+def test_a_small_warm_snapshot_reads_every_chunk_row_once(monkeypatch):
+    """From a snapshot's second question (its paths kept) a small snapshot's chunk rows are read
+    whole, once; a larger one's stay read per question."""
+    from ragit.retrieve import search
+    from ragit.retrieve.search import SnapshotMatrix
+
+    class Rows:
+        def __init__(self) -> None:
+            self.asked: list = []
+
+        def fetch_rows(self, sha, ids):
+            self.asked.append((sha, list(ids)))
+            return {r: ("row", r) for r in ids}
+
+    def snapshot() -> SnapshotMatrix:
+        return SnapshotMatrix(np.array([10, 20, 30], dtype=np.int64), np.zeros((3, 2), dtype=np.float32),
+                              np.zeros(3, dtype=np.int32), np.ones(1), np.ones(3, dtype=np.int32))
+
+    snap, store = snapshot(), Rows()
+    snap.paths()
+    snap.whole_rows(store, "sha")  # a first question (a one-shot query): nothing read
+    assert store.asked == []
+    snap.paths()
+    for _ in range(2):
+        snap.whole_rows(store, "sha")
+    assert store.asked == [("sha", [10, 20, 30])]
+    assert snap.rows == {10: ("row", 10), 20: ("row", 20), 30: ("row", 30)}
+    monkeypatch.setattr(search, "WHOLE_ROWS", 2)
+    big, store = snapshot(), Rows()
+    big.paths(), big.paths()
+    big.whole_rows(store, "sha")
+    assert store.asked == [] and big.rows == {}

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from operator import indexOf
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -98,6 +99,24 @@ def asks_for_site(question: str, first_paths: Sequence[str]) -> bool:
     return "site" in asks and any(path_role(p) == "doc" for p in first_paths[:PAGES_WITHIN])
 
 
+def _may_ask(question: str, paths: Sequence[str], scores: Sequence[float]) -> bool:
+    """False when :func:`asks_for_site` is certainly false for a pool (``paths`` and ``scores`` by
+    candidate): a first line that asks neither for docs nor for pages leaves only "the best file
+    is a docs page", and the best file is that of the first best-scored candidate, found without
+    ranking the pool (sorting ~200 candidates cost most of the stage on a question that is no
+    docs work). Scores with a NaN (whose order a sort does not define) always go the long way."""
+    from ..pathroles import path_role
+    from .rerank import read_question
+
+    asks = read_question(question).asks
+    if "doc" in asks or "site" in asks:
+        return True
+    total = sum(scores)
+    if total != total:
+        return True
+    return path_role(paths[indexOf(scores, max(scores))]) == "doc"  # (the first best, as a stable sort has it)
+
+
 def _first_files(order: Sequence[int], paths: Sequence[str], count: int) -> list[str]:
     """The first ``count`` distinct files of a ranking (``order`` indexes ``paths``, best first)."""
     out: list[str] = []
@@ -164,7 +183,7 @@ def pool_site_raises(question: str, paths: Sequence[str], adjusted: Sequence[flo
     from ..arrays import members
 
     n = len(paths)
-    if weights.after <= 0 or not n:
+    if weights.after <= 0 or not n or not _may_ask(question, paths, adjusted):
         return [], [], {}
     order = sorted(range(n), key=adjusted.__getitem__, reverse=True)  # stable: ties keep pool order
     if not asks_for_site(question, _first_files(order, paths, PAGES_WITHIN)):

@@ -7,6 +7,7 @@ select the exact snapshot → check store and embedder → mask and embed the qu
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,10 +23,20 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..embed.base import Embedder
     from ..gitsnap.git import Git
     from ..ingest.manifest import ManifestCache
+    from ..security.masking import MaskResult
     from ..store.held import HeldStore
     from .sources import OverlaySource
 
 DIRTY_WARNING = "working tree has uncommitted changes; results exclude them"
+
+
+@lru_cache(maxsize=256)
+def _masked_question(text: str) -> "MaskResult":
+    """The question or goal masked (``mask_text``, a pure function of the text), remembered: a
+    warm process is asked the same questions again."""
+    from ..security.masking import mask_text
+
+    return mask_text(text)
 
 
 @dataclass
@@ -79,7 +90,6 @@ def retrieve(
     snapshot a running ingest is publishing (knowledge §5.7). ``held`` is a warm process's kept
     read store (ragit.store.held); without it the store is opened and closed for this read."""
     from ..embed import embedder_id_for, load_embedder
-    from ..security.masking import mask_text
 
     early, owned = held.get(root, config) if held is not None else (try_open_store(root, config), True)
     selection: Selection | None = None
@@ -112,7 +122,7 @@ def retrieve(
     try:
         if embedder is None:
             embedder = load_embedder(config)
-        masked = mask_text(text)
+        masked = _masked_question(text)
         params = RetrievalParams.from_config(config)
         candidates = []
         if scope != "durable" and overlay_source is not None:

@@ -56,16 +56,15 @@ def remask_hits(hits: Sequence[Hit]) -> None:
 
     for hit in hits:
         code = _code_mode(hit.path, hit.doc_type)
-        for attr, name in (("path", "path"), ("section_title", "sectionTitle"), ("text", "text")):
-            if attr == "text":
-                if hit.masked_with == MASKING_VERSION:
-                    continue  # masked at ingest by these very rules
-                result = _mask_text(hit.text, code)
-            else:
-                result = _mask_name(getattr(hit, attr), code)
-            if result.count:
-                setattr(hit, attr, result.text)
-                hit.masked_fields[name] = hit.masked_fields.get(name, 0) + result.count
+        path, title = _mask_name(hit.path, code), _mask_name(hit.section_title, code)
+        # (a text masked at ingest by these very rules is not masked again)
+        text = _mask_text(hit.text, code) if hit.masked_with != MASKING_VERSION else None
+        if path.count or title.count or (text is not None and text.count):
+            for attr, name, result in (("path", "path", path), ("section_title", "sectionTitle", title),
+                                       ("text", "text", text)):
+                if result is not None and result.count:
+                    setattr(hit, attr, result.text)
+                    hit.masked_fields[name] = hit.masked_fields.get(name, 0) + result.count
 
 
 def hits_redaction(hits: Sequence[Hit], view: str, prefix: str = "hits") -> tuple[int, list[str]]:

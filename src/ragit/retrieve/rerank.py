@@ -304,6 +304,8 @@ def _top_of(values, idx, k: int, tie_order=None):
     # the rows at or above the threshold (about k), then which of them are above it and tied:
     # one pass over the candidates instead of two
     reach = np.flatnonzero(values >= kth)
+    if len(reach) <= k:  # no row tied at the threshold is cut: all of them, in position order
+        return reach if idx is None else idx[reach]
     at = values[reach]
     above, tied = reach[at > kth], reach[at == kth]
     if idx is not None:
@@ -333,8 +335,8 @@ def pool_indices(hybrid, keyword, vector, size: int, top: int, tie_order=None):
         chosen = np.zeros(n, dtype=bool)
         for part in parts:
             chosen[part] = True
-        return np.flatnonzero(chosen).astype(np.int64)
-    return unique_sorted(np.concatenate(parts)).astype(np.int64)
+        return np.flatnonzero(chosen).astype(np.int64, copy=False)
+    return unique_sorted(np.concatenate(parts)).astype(np.int64, copy=False)
 
 
 _HEADERS = (".h", ".hh", ".hpp", ".hxx", ".h++")

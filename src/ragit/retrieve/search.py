@@ -10,7 +10,8 @@ its second question on it scores only the rows that provably can reach the answe
 from __future__ import annotations
 
 import functools
-from collections import abc
+import weakref
+from collections import OrderedDict, abc
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import TYPE_CHECKING, Sequence
@@ -68,6 +69,7 @@ class SnapshotMatrix:
     _sketch_asks: int = 0
     _site: "np.ndarray | None" = None
     _site_paths: "dict[int, str] | None" = None
+    _rows_whole: bool = False
 
     def row_positions(self) -> "RowPositions":
         """Store row id → snapshot position (kept: a warm process restricts every question's
@@ -131,6 +133,15 @@ class SnapshotMatrix:
             if self._path_asks >= 2 and len(self.rowids) <= MAX_ROWS:
                 self._paths = RowPaths(self.rowids)
         return self._paths
+
+    def whole_rows(self, store: "Store", sha: str) -> None:
+        """Read every chunk row of a snapshot of at most :data:`WHOLE_ROWS` rows into ``rows``
+        once a warm process keeps its paths (:meth:`paths`: its second question): each new
+        question's hits then come from memory (6k rows: one read of ~30 ms and ~5 MB, against
+        ~0.1 ms of SQLite a question for its ~10 new hit rows)."""
+        if not self._rows_whole and self._paths is not None and len(self.rowids) <= WHOLE_ROWS:
+            self._rows_whole = True
+            self.rows.update(store.fetch_rows(sha, self.rowids.tolist()))
 
     def sketch(self) -> "Sketch | None":
         """The int8 sketch of the exact path's matrix (ragit.retrieve.vector_bound), built on
@@ -263,6 +274,9 @@ class SnapshotMatrix:
 
 
 MAX_CACHED_ROWS = 20_000
+# A warm snapshot of at most this many rows keeps every chunk row (SnapshotMatrix.whole_rows), as
+# it masks every path (rowpaths.MASK_ROWS).
+WHOLE_ROWS = 10_000
 
 
 @dataclass
@@ -292,10 +306,11 @@ class VectorCache:
 
     def rows(self, store: "Store", sha: str, embedder_id: str) -> dict:
         """The cached chunk rows of a snapshot already in this cache (re-ranking fetches the same
-        candidates query after query)."""
+        candidates query after query); a small snapshot's are read whole (:meth:`SnapshotMatrix.whole_rows`)."""
         entry = self.get(store, sha, embedder_id, scoring=False)
         if len(entry.rows) > MAX_CACHED_ROWS:
             entry.rows.clear()
+        entry.whole_rows(store, sha)
         return entry.rows
 
     def light_rows(self, store: "Store", sha: str, embedder_id: str) -> dict:
@@ -367,14 +382,20 @@ def query_terms(masked_question: str, repeats: int = 1) -> list[str]:
     many times, consecutively: BM25 sums over the question's terms, so a term the question
     repeats weighs more (``retrieval.query_term_repeats``, docs/evaluation.md).
     """
+    return list(_query_terms(masked_question, repeats))
+
+
+@functools.lru_cache(maxsize=256)
+def _query_terms(masked_question: str, repeats: int) -> tuple[str, ...]:
+    """:func:`query_terms`, remembered: a warm process is asked the same questions again."""
     from ..lexical import terms as lexical_terms
 
     terms = lexical_terms(masked_question)
     if repeats <= 1:
-        return list(dict.fromkeys(terms))
+        return tuple(dict.fromkeys(terms))
     from collections import Counter
 
-    return [term for term, n in Counter(terms).items() for _ in range(min(n, repeats))]
+    return tuple(term for term, n in Counter(terms).items() for _ in range(min(n, repeats)))
 
 
 # A question of more than PASSAGE_WORDS words is embedded as consecutive passages of that many
@@ -395,12 +416,46 @@ def question_passages(masked_question: str, words: int) -> list[str]:
     return [" ".join(parts[i : i + size]) for i in range(0, len(parts), size)]
 
 
-@functools.lru_cache(maxsize=8)
+# Passage vectors each embedder keeps of the questions it embedded last (~1 KB each at 256
+# dimensions): see _question_vectors.
+QUESTION_ROWS = 2048
+
+
+class _Asked(OrderedDict):
+    """(question, passage words) → its passage vectors, least recently asked first, holding
+    ``rows`` vectors in all."""
+
+    rows = 0
+
+
+_ASKED: "weakref.WeakKeyDictionary[Embedder, _Asked]" = weakref.WeakKeyDictionary()
+
+
 def _question_vectors(embedder: "Embedder", masked_question: str, passage_words: int) -> "np.ndarray":
-    """The question's passage vectors, remembered briefly: one query scores the snapshot and its
-    overlay artifacts with the same vectors, and a long question may have dozens of passages."""
+    """The question's passage vectors, read-only, remembered per embedder (up to
+    :data:`QUESTION_ROWS` vectors): one query scores the snapshot and its overlay artifacts with the
+    same vectors, a long question may have dozens of passages, and a warm process (whose ``Repo``
+    lends every query the same embedder) is asked the same questions again."""
+    try:
+        asked = _ASKED.get(embedder)
+        if asked is None:
+            asked = _ASKED[embedder] = _Asked()
+    except TypeError:  # an embedder that cannot be referenced weakly keeps nothing
+        asked = _Asked()
+    key = (masked_question, passage_words)
+    vectors = asked.get(key)
+    if vectors is not None:
+        try:
+            asked.move_to_end(key)
+        except KeyError:  # (another thread's question pushed it out meanwhile)
+            pass
+        return vectors
     vectors = embedder.embed(question_passages(masked_question, passage_words))
     vectors.flags.writeable = False
+    asked[key] = vectors
+    asked.rows += len(vectors)
+    while asked.rows > QUESTION_ROWS and len(asked) > 1:
+        asked.rows -= len(asked.popitem(last=False)[1])
     return vectors
 
 
@@ -1138,11 +1193,11 @@ def rank_hits(
     hits: list[Hit] = []
     if snapshot is not None and store is not None and sha is not None and len(snapshot.rowids):
         n = len(snapshot.rowids)
-        if best > 0:
-            keyword = np.where(raw_keyword > 0, raw_keyword / best, 0.0)
-        else:
-            keyword = np.zeros(n, dtype=np.float64)
-        retrieval = alpha * snapshot.vector + (1.0 - alpha) * keyword
+        keyword = np.zeros(n, dtype=np.float64)
+        if best > 0:  # raw / best where raw > 0, else 0 (one temporary less than np.where)
+            np.divide(raw_keyword, best, out=keyword, where=raw_keyword > 0)
+        retrieval = alpha * snapshot.vector
+        retrieval += (1.0 - alpha) * keyword  # alpha · vector + (1 − alpha) · keyword, in place
         if eligible is not None:
             retrieval = np.where(eligible, retrieval, -np.inf)
         if params.rerank:

@@ -20,13 +20,29 @@ class LabelRule:
 
     Every match contains one of ``needles``, so text without any skips the regex. A ``fold``
     row is case-insensitive: its lower-case pattern and needles are searched in the
-    lower-cased text, which re scans several times faster than an IGNORECASE pattern.
+    lower-cased text, which re scans several times faster than an IGNORECASE pattern. When
+    every match starts with one of ``starts``, the pattern is tried only where one of them
+    occurs (a search tries it at every position: ~12 µs over a 600-character chunk).
     """
 
     label: str
     pattern: LazyPattern
     needles: tuple[str, ...]
     fold: bool = False
+    starts: tuple[str, ...] = ()
+
+    def found(self, haystack: str) -> bool:
+        """Whether the pattern matches somewhere in ``haystack``."""
+        if not self.starts:
+            return self.pattern.search(haystack) is not None
+        match = self.pattern.match
+        for word in self.starts:
+            at = haystack.find(word)
+            while at >= 0:
+                if match(haystack, at) is not None:
+                    return True
+                at = haystack.find(word, at + 1)
+        return False
 
 
 def _any_of(*alternatives: str) -> LazyPattern:
@@ -63,6 +79,7 @@ LABEL_RULES: tuple[LabelRule, ...] = (
         ),
         needles=("ignore", "disregard", "forget", "now"),
         fold=True,
+        starts=("ignore", "disregard", "forget", "you"),  # each alternative's first word
     ),
     LabelRule(
         "tool_call_markup",
@@ -92,6 +109,6 @@ def flags_for(text: str) -> list[str]:
     flags = []
     for rule in LABEL_RULES:
         haystack = lowered if rule.fold else text
-        if any(n in haystack for n in rule.needles) and rule.pattern.search(haystack):
+        if any(n in haystack for n in rule.needles) and rule.found(haystack):
             flags.append(rule.label)
     return flags

@@ -837,6 +837,7 @@ def _screens() -> tuple[tuple[int, str, "frozenset[str] | None"], ...]:
 
 
 _SCREENS = _screens()
+_UNSCREENED = tuple((i, requires) for i, requires, words in _SCREENS if words is None)
 _SCREEN_WORDS = tuple(sorted({w for _, _, words in _SCREENS if words for w in words}))
 
 # Characters that many texts lack, rarest first (in prose and code): a gate word holding one is
@@ -912,7 +913,10 @@ class _Runs:
         self.text = text
         mapped = text.encode("ascii", "replace").translate(_RUN_TABLE)  # one byte per character
         first = mapped.find(_RUN_SHORTEST)
-        spans = [m.span() for m in _RUN.finditer(mapped, first)] if first >= 0 else []
+        if first < 0:  # no run (most prose, titles and questions)
+            self.spans, self.offsets, self.joined, self.present = [], [], "", set()
+            return
+        spans = [m.span() for m in _RUN.finditer(mapped, first)]
         if "\\" in text:  # a run right after an escape ("\nghp_...") also starts one later
             spans = [v for s, e in spans for v in (
                 ((s, e), (s + 1, e)) if s and text[s - 1] == "\\" and lowered[s] in "nrt" and e - s > _RUN_MIN
@@ -1014,13 +1018,12 @@ class _Gate:
 
     def present(self, groups: "tuple[tuple[str, tuple[str, ...]], ...]") -> set[str]:
         """The gate words of ``groups`` the text holds (:data:`_SCREEN_GROUPS`: a group's words
-        are searched only where its key character is), each answer kept for :meth:`has`."""
+        are searched only where its key character is), each answer searched kept for :meth:`has`."""
         lowered, words = self.lowered, self._words
         out = set()
         for key, group in groups:
             if key and key not in lowered:
-                words.update(dict.fromkeys(group, False))
-                continue
+                continue  # (none of the group's words is there: has() finds that out if asked)
             for word in group:
                 if words.setdefault(word, word in lowered):
                     out.add(word)
@@ -1116,8 +1119,11 @@ def _active(gate: _Gate) -> list[int]:
     hold. Screening the gate words in one pass here costs a fraction of asking every row."""
     lowered = gate.lowered
     present = gate.present(_SCREEN_GROUPS)
-    ungated = [i for i, requires, need in _SCREENS
-               if (not requires or requires in lowered) and (need is None or not present.isdisjoint(need))]
+    if present:
+        ungated = [i for i, requires, need in _SCREENS
+                   if (not requires or requires in lowered) and (need is None or not present.isdisjoint(need))]
+    else:  # no gate word: only the rows without a word screen can match
+        ungated = [i for i, requires in _UNSCREENED if not requires or requires in lowered]
     runs = gate.runs()
     if not runs.spans:
         return ungated
