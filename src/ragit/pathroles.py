@@ -38,6 +38,9 @@ _LOCALE_DIRS = frozenset({"locale", "locales", "i18n", "l10n", "translations", "
 _DATA_EXTENSIONS = frozenset({".po", ".pot", ".mo", ".json", ".yaml", ".yml", ".toml", ".xml", ".csv", ".tsv",
                               ".ini", ".cfg", ".lock", ".svg", ".html", ".css", ".scss"})
 
+# Prose files a project names without an extension (``README``, ``CHANGES``, ``NEWS``).
+_DOC_NAMES = ("README", "CHANGELOG", "CHANGES", "HISTORY", "NEWS", "LICENSE", "CONTRIBUTING", "AUTHORS")
+
 # Test file names, per language (matched against the file name).
 _TEST_FILE = re.compile(
     r"^(?:"
@@ -110,7 +113,7 @@ def path_role(path: str) -> str:
         return "benchmark"
     if "locale" in kinds:
         return "other"
-    if ext in DOC_EXTENSIONS or (not ext and name.upper().startswith(("README", "CHANGELOG", "LICENSE", "CONTRIBUTING"))):
+    if ext in DOC_EXTENSIONS or (not ext and name.upper().startswith(_DOC_NAMES)):
         return "doc"
     if ext in SOURCE_EXTENSIONS:
         return "doc" if "doc" in kinds else "source"
