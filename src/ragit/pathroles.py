@@ -146,6 +146,22 @@ def bundled_project(path: str) -> str | None:
     return None
 
 
+# A project's record of its changes, by file name (the stem before the first dot, lower-cased):
+# ``CHANGES``, ``CHANGELOG.md``, ``HISTORY.rst``, ``NEWS``, ``docs/changelog.rst``.
+_CHANGELOG_STEMS = frozenset({"changes", "changelog", "history", "news", "releases", "release-notes",
+                              "release_notes", "releasenotes", "whatsnew"})
+
+
+@lru_cache(maxsize=65536)
+def is_changelog(path: str) -> bool:
+    """A changelog: a doc file named as one (``CHANGES``, ``CHANGELOG.md``, ``HISTORY.rst``,
+    ``docs/changelog.rst``). Code named ``history.lua`` is not one."""
+    name = path.rpartition("/")[2]
+    dot = name.find(".")
+    stem = (name[:dot] if dot > 0 else name).lower()
+    return stem in _CHANGELOG_STEMS and path_role(path) == "doc"
+
+
 def is_source_path(path: str) -> bool:
     """Source code that is not a test: what a code task's gold may be."""
     _, _, ext = _split(path)

@@ -1,11 +1,11 @@
 """What part a file plays, from its path (ragit.pathroles): the conventions the re-rank's ``role``
-factor, ``--exclude-tests`` and ``eval mine`` read."""
+and ``changelog`` factors, ``--exclude-tests`` and ``eval mine`` read."""
 
 from __future__ import annotations
 
 import pytest
 
-from ragit.pathroles import path_role
+from ragit.pathroles import is_changelog, path_role
 
 
 @pytest.mark.parametrize(("path", "role"), [
@@ -15,3 +15,14 @@ from ragit.pathroles import path_role
 ])
 def test_prose_files_without_an_extension_are_docs(path, role):
     assert path_role(path) == role
+
+
+@pytest.mark.parametrize(("path", "expected"), [
+    ("CHANGES", True), ("CHANGES.rst", True), ("CHANGELOG.md", True), ("HISTORY.rst", True), ("NEWS", True),
+    ("docs/changelog.rst", True), ("doc/en/changelog.rst", True), ("History.md", True), ("RELEASE-NOTES.md", True),
+    ("lua/telescope/actions/history.lua", False),  # code named "history"
+    ("src/history/changes.py", False), ("CHANGES.old", False),  # not a doc file
+    ("docs/api.rst", False), ("README.md", False), ("tests/fixtures/CHANGELOG.md", False),
+])
+def test_changelogs_by_name(path, expected):
+    assert is_changelog(path) is expected
