@@ -26,7 +26,8 @@ DOC_EXTENSIONS = frozenset({".md", ".mdx", ".markdown", ".rst", ".adoc", ".ascii
 
 # Directory segments (lower-cased) that hold tests, examples, fixtures or benchmarks.
 _TEST_DIRS = frozenset({"test", "tests", "testing", "__tests__", "__test__", "spec", "specs", "__mocks__",
-                        "testdata", "test_data", "tests_data", "unittests", "unit_tests", "integration_tests"})
+                        "testdata", "test_data", "tests_data", "unittests", "unit_tests", "integration_tests",
+                        "testsuite", "testsuites", "test_suite", "test_suites"})
 _EXAMPLE_DIRS = frozenset({"example", "examples", "sample", "samples", "demo", "demos", "docs_src",
                            "tutorial", "tutorials", "playground", "sandbox"})
 _FIXTURE_DIRS = frozenset({"fixture", "fixtures", "__fixtures__", "__snapshots__", "snapshots", "mocks",
@@ -73,8 +74,8 @@ def _split(path: str) -> tuple[list[str], str, str]:
 
 
 def is_test_path(path: str) -> bool:
-    """A test file: a test directory segment (``tests/``, ``__tests__/``, ``spec/``, ``testdata/``
-    …) or a test file name of one of the languages above (``test_x.py``, ``x_test.go``,
+    """A test file: a test directory segment (``tests/``, ``__tests__/``, ``spec/``, ``testdata/``,
+    ``testsuite/`` …) or a test file name of one of the languages above (``test_x.py``, ``x_test.go``,
     ``x.spec.ts``, ``XTest.java``, ``x_spec.rb``, …)."""
     directory, _, name = path.rpartition("/")
     return "test" in _dir_kinds(directory) or _TEST_FILE.match(name) is not None

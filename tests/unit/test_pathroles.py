@@ -5,7 +5,24 @@ from __future__ import annotations
 
 import pytest
 
-from ragit.pathroles import is_changelog, path_role
+from ragit.pathroles import is_changelog, is_source_path, is_test_path, path_role
+
+
+@pytest.mark.parametrize("path", [
+    "flask/testsuite/helpers.py",  # the in-package suite of older Pallets projects
+    "flask/testsuite/test_apps/blueprintapp/__init__.py",
+    "test_suite/tests/test_de.rs",  # serde
+    "src/testsuites/parser.c",
+    "pkg/test_suites/smoke.py",
+])
+def test_test_suite_directories_hold_tests(path):
+    assert is_test_path(path) and path_role(path) == "test" and not is_source_path(path)
+
+
+@pytest.mark.parametrize("path", ["flask/testing.py", "pylint/testutils/functional/__init__.py",
+                                  "src/suite/runner.py", "lua/telescope/testharness/runner.lua"])
+def test_test_support_code_outside_a_test_directory_is_source(path):
+    assert path_role(path) == "source" and is_source_path(path)
 
 
 @pytest.mark.parametrize(("path", "role"), [
