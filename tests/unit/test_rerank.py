@@ -144,6 +144,10 @@ def test_a_changelog_ranks_below_other_docs_unless_asked_for_and_explains_itself
     assert ranked_paths("add redirect method to app", inp)[-1] == "CHANGES"
 
 
+def test_a_question_naming_read_the_docs_asks_for_docs():
+    assert "doc" in read_question("Convert readthedocs link for their .org -> .io migration").asks
+
+
 def test_diversity_spreads_the_top_over_files_and_explains_itself():
     inp = pool((0.9, "src/a.py", "function one", "x"), (0.89, "src/a.py", "function two", "x"),
                (0.85, "src/b.py", "function three", "x"))
