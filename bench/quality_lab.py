@@ -11,6 +11,10 @@ of ragit.
     python bench/quality_lab.py hist_flask --ablate                        # one row per rule switched off
     python bench/quality_lab.py hist_flask --cochange --cwd /tmp/evalcode  # + the co-change boost, paired CIs
     python bench/quality_lab.py hist_redux --cochange --docsite --cwd /tmp/evalcode  # + the docs-site stage
+    python bench/quality_lab.py hist_flask --docsite --cochange --misses docsite     # the tasks still missed
+    # a rule no weight switches off (a path convention): score two source trees, then pair them
+    PYTHONPATH=old/src python bench/quality_lab.py hist_flask ... --save-per /tmp/old.json
+    PYTHONPATH=new/src python bench/quality_lab.py hist_flask ... --paired-with /tmp/old.json
 
 Task sets are named by their file in ../shared/bench/tasks/; repositories are found under
 /work/.mirror (any directory of bare clones works: --mirrors). The first run indexes the task
@@ -321,6 +325,8 @@ def evaluate(lab: Lab, v: Variant) -> dict:
         gold = set(task.gold)
         first = next((i for i, f in enumerate(files, 1) if f in gold), None)
         per.append({
+            "id": task.id, "query": task.query, "top10": files[:10],
+            "gold_ranks": {g: (files.index(g) + 1 if g in files else None) for g in task.gold},
             "repo": task.repo, "category": task.category, "language": task.language,
             "ndcg": ndcg10(paths, lines, task.targets),
             "r1": len(gold & set(files[:1])) / len(gold), "r5": len(gold & set(files[:5])) / len(gold),
@@ -357,6 +363,47 @@ def _base(v: Variant, per: dict) -> str:
     return "cochange" if v.docsite is not None and v.cochange is not None and "cochange" in per else "default"
 
 
+def print_misses(per: list[dict], name: str) -> None:
+    """The tasks whose gold ``name`` leaves outside the top 10: the question's first line, each gold
+    file's rank among the first 100 files (- beyond), and the five first files."""
+    missed = [p for p in per if p["r10"] < 1]
+    print(f"\n{len(missed)} tasks miss gold in the top 10 under {name} "
+          f"({sum(1 - p['r10'] for p in missed):.1f} units)")
+    for p in missed:
+        first = p["query"].strip().split("\n", 1)[0][:90]
+        ranks = ", ".join(f"{g} {r if r else '-'}" for g, r in p["gold_ranks"].items())
+        print(f"- {p['id']} \"{first}\": {ranks}\n    top: {', '.join(p['top10'][:5])}")
+
+
+def print_paired(before: dict, after: dict) -> None:
+    """Paired CIs of ``after`` − ``before`` (per set → variant → per-task rows, two runs of the same
+    tasks), for every variant both hold, per set and pooled over the sets; and how many tasks moved."""
+    print("\n## this run − the --paired-with run")
+    print("| set | variant | NDCG@10 | R@5 | R@10 | MRR | tasks changed (top 10 / R@10) |")
+    print("|---|---|---|---|---|---|---|")
+    pooled: dict[str, tuple[list, list]] = {}
+    for name, variants in after.items():
+        for vname, rows in variants.items():
+            base = before.get(name, {}).get(vname)
+            if base is None or [r["id"] for r in base] != [r["id"] for r in rows]:
+                continue
+            pool = pooled.setdefault(vname, ([], []))
+            pool[0].extend(base)
+            pool[1].extend(rows)
+            _paired_row(name, vname, base, rows)
+    if len(after) > 1:
+        for vname, (base, rows) in pooled.items():
+            _paired_row("pooled", vname, base, rows)
+
+
+def _paired_row(name: str, vname: str, base: list[dict], rows: list[dict]) -> None:
+    cis = [paired_ci(base, rows, k) for k in ("ndcg", "r5", "r10", "mrr")]
+    moved = sum(a["top10"] != b["top10"] for a, b in zip(base, rows))
+    recall = sum(a["r10"] != b["r10"] for a, b in zip(base, rows))
+    print(f"| {name} | {vname} | " + " | ".join(f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}]" for d, lo, hi in cis)
+          + f" | {moved} / {recall} |")
+
+
 def task_set(name: str) -> Path:
     return Path(name) if name.endswith(".jsonl") else TASKS_DIR / f"{name}.jsonl"
 
@@ -378,6 +425,13 @@ def main() -> None:
     ap.add_argument("--docsite", action="store_true",
                     help="also score the docs-site stage (after co-change with --cochange); paired CIs against the"
                          " row without it")
+    ap.add_argument("--misses", default=None, metavar="VARIANT",
+                    help="print the tasks whose gold that variant leaves outside the top 10 (gold ranks, top 5)")
+    ap.add_argument("--save-per", type=Path, default=None, metavar="FILE",
+                    help="write every variant's per-task scores here (for a later --paired-with)")
+    ap.add_argument("--paired-with", type=Path, default=None, metavar="FILE",
+                    help="a --save-per file of another run (e.g. other source code): print each variant's paired"
+                         " 95 %% CIs of this run minus that one, per set and pooled")
     ap.add_argument("--cochange-cache", type=Path, default=Path("/tmp/ragit-lab-cochange"),
                     help="where mined change lists are cached (one directory per repository)")
     args = ap.parse_args()
@@ -402,6 +456,7 @@ def main() -> None:
         variants = scope["VARIANTS"]
     results = {}
     pooled: dict[str, list[dict]] = {}
+    per_set: dict[str, dict[str, list[dict]]] = {}
     for name in args.sets:
         path = task_set(name)
         started = time.perf_counter()
@@ -413,7 +468,7 @@ def main() -> None:
         print("| variant | NDCG@10 | R@1 | R@5 | R@10 | MRR | files in top 10 |")
         print("|---|---|---|---|---|---|---|")
         results[path.stem] = {}
-        per: dict[str, list[dict]] = {}
+        per: dict[str, list[dict]] = per_set.setdefault(path.stem, {})
         for v in variants:
             r = evaluate(lab, v)
             per[v.name] = r["per"]
@@ -421,6 +476,8 @@ def main() -> None:
             results[path.stem][v.name] = {k: r[k] for k in r if k != "per"}
             print(f"| {v.name} | {r['ndcg']:.3f} | {r['r1']:.3f} | {r['r5']:.3f} | {r['r10']:.3f} | {r['mrr']:.3f}"
                   f" | {r['distinct10']:.1f} |")
+        if args.misses in per:
+            print_misses(per[args.misses], args.misses)
         if (history is not None or args.docsite) and "default" in per:
             if history is not None:
                 print(f"\nco-change statistics: {len(history.stats)} snapshots in {history.seconds:.1f} s")
@@ -448,6 +505,10 @@ def main() -> None:
                 results.setdefault("pooled", {})[v.name] = {"vs_default": cis}
                 print(f"| {v.name} | " + " | ".join(f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}]" for d, lo, hi in cis.values())
                       + " |")
+    if args.save_per:
+        args.save_per.write_text(json.dumps(per_set))
+    if args.paired_with:
+        print_paired(json.loads(args.paired_with.read_text()), per_set)
     if args.json:
         args.json.write_text(json.dumps(results, indent=1, sort_keys=True))
 

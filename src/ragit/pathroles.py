@@ -26,7 +26,8 @@ DOC_EXTENSIONS = frozenset({".md", ".mdx", ".markdown", ".rst", ".adoc", ".ascii
 
 # Directory segments (lower-cased) that hold tests, examples, fixtures or benchmarks.
 _TEST_DIRS = frozenset({"test", "tests", "testing", "__tests__", "__test__", "spec", "specs", "__mocks__",
-                        "testdata", "test_data", "tests_data", "unittests", "unit_tests", "integration_tests"})
+                        "testdata", "test_data", "tests_data", "unittests", "unit_tests", "integration_tests",
+                        "testsuite", "testsuites", "test_suite", "test_suites"})
 _EXAMPLE_DIRS = frozenset({"example", "examples", "sample", "samples", "demo", "demos", "docs_src",
                            "tutorial", "tutorials", "playground", "sandbox"})
 _FIXTURE_DIRS = frozenset({"fixture", "fixtures", "__fixtures__", "__snapshots__", "snapshots", "mocks",
@@ -37,6 +38,9 @@ _DOC_DIRS = frozenset({"doc", "docs", "documentation", "man"})
 _LOCALE_DIRS = frozenset({"locale", "locales", "i18n", "l10n", "translations", "lc_messages"})
 _DATA_EXTENSIONS = frozenset({".po", ".pot", ".mo", ".json", ".yaml", ".yml", ".toml", ".xml", ".csv", ".tsv",
                               ".ini", ".cfg", ".lock", ".svg", ".html", ".css", ".scss"})
+
+# Prose files a project names without an extension (``README``, ``CHANGES``, ``NEWS``).
+_DOC_NAMES = ("README", "CHANGELOG", "CHANGES", "HISTORY", "NEWS", "LICENSE", "CONTRIBUTING", "AUTHORS")
 
 # Test file names, per language (matched against the file name).
 _TEST_FILE = re.compile(
@@ -70,8 +74,8 @@ def _split(path: str) -> tuple[list[str], str, str]:
 
 
 def is_test_path(path: str) -> bool:
-    """A test file: a test directory segment (``tests/``, ``__tests__/``, ``spec/``, ``testdata/``
-    …) or a test file name of one of the languages above (``test_x.py``, ``x_test.go``,
+    """A test file: a test directory segment (``tests/``, ``__tests__/``, ``spec/``, ``testdata/``,
+    ``testsuite/`` …) or a test file name of one of the languages above (``test_x.py``, ``x_test.go``,
     ``x.spec.ts``, ``XTest.java``, ``x_spec.rb``, …)."""
     directory, _, name = path.rpartition("/")
     return "test" in _dir_kinds(directory) or _TEST_FILE.match(name) is not None
@@ -110,7 +114,7 @@ def path_role(path: str) -> str:
         return "benchmark"
     if "locale" in kinds:
         return "other"
-    if ext in DOC_EXTENSIONS or (not ext and name.upper().startswith(("README", "CHANGELOG", "LICENSE", "CONTRIBUTING"))):
+    if ext in DOC_EXTENSIONS or (not ext and name.upper().startswith(_DOC_NAMES)):
         return "doc"
     if ext in SOURCE_EXTENSIONS:
         return "doc" if "doc" in kinds else "source"
@@ -141,6 +145,22 @@ def bundled_project(path: str) -> str | None:
             stem = name[: name.rfind(".")] if "." in name else name
             return None if stem == "__init__" else stem
     return None
+
+
+# A project's record of its changes, by file name (the stem before the first dot, lower-cased):
+# ``CHANGES``, ``CHANGELOG.md``, ``HISTORY.rst``, ``NEWS``, ``docs/changelog.rst``.
+_CHANGELOG_STEMS = frozenset({"changes", "changelog", "history", "news", "releases", "release-notes",
+                              "release_notes", "releasenotes", "whatsnew"})
+
+
+@lru_cache(maxsize=65536)
+def is_changelog(path: str) -> bool:
+    """A changelog: a doc file named as one (``CHANGES``, ``CHANGELOG.md``, ``HISTORY.rst``,
+    ``docs/changelog.rst``). Code named ``history.lua`` is not one."""
+    name = path.rpartition("/")[2]
+    dot = name.find(".")
+    stem = (name[:dot] if dot > 0 else name).lower()
+    return stem in _CHANGELOG_STEMS and path_role(path) == "doc"
 
 
 def is_source_path(path: str) -> bool:

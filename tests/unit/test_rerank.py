@@ -23,7 +23,7 @@ from ragit.retrieve.rerank import (
 )
 
 NEUTRAL = RerankWeights(definition=0.0, path_name=0.0, path_words=0.0, file=0.0, role=1.0, example=1.0, doc=1.0,
-                        other=1.0, diversity=1.0, header=1.0, vendored=1.0)
+                        other=1.0, diversity=1.0, header=1.0, vendored=1.0, changelog=1.0)
 
 
 def pool(*rows: tuple[float, str, str, str]) -> RerankInput:
@@ -126,6 +126,26 @@ def test_roles_rank_tests_docs_and_examples_below_code_unless_asked_for():
     assert ranked_paths("login flow", inp)[0] == "src/auth.py"
     assert ranked_paths("tests for the login flow", inp)[0] == "tests/test_auth.py"
     assert ranked_paths("docs for the login flow", inp)[0] == "docs/auth.md"
+
+
+def test_a_changelog_ranks_below_other_docs_unless_asked_for_and_explains_itself():
+    inp = pool((0.9, "CHANGES", "module", "Added redirect to the app."), (0.6, "docs/api.rst", "API", "x"),
+               (0.5, "src/app.py", "function redirect", "x"))
+    only_changelog = NEUTRAL.__class__(**{**NEUTRAL.__dict__, "changelog": 0.5})
+    result = rerank("add redirect method to app", inp, only_changelog, 3)
+    assert [inp.paths[i] for i in result.order] == ["docs/api.rst", "src/app.py", "CHANGES"]
+    assert result.factors[0] == {"changelog": 0.5}
+    assert 1 not in result.factors and 2 not in result.factors
+    for asked in ("update the changelog for redirect", "history of the redirect method"):
+        assert ranked_paths(asked, inp, only_changelog)[0] == "CHANGES"
+        assert "changelog" not in rerank(asked, inp, only_changelog, 3).factors.get(0, {})
+    # on by default, after the doc role: a changelog ends below a docs page of the same score
+    assert RerankWeights().changelog == 0.5
+    assert ranked_paths("add redirect method to app", inp)[-1] == "CHANGES"
+
+
+def test_a_question_naming_read_the_docs_asks_for_docs():
+    assert "doc" in read_question("Convert readthedocs link for their .org -> .io migration").asks
 
 
 def test_diversity_spreads_the_top_over_files_and_explains_itself():

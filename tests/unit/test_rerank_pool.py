@@ -13,7 +13,7 @@ from typing import Sequence
 import pytest
 
 from ragit.lexical import terms as lexical_terms
-from ragit.pathroles import bundled_project, path_role
+from ragit.pathroles import bundled_project, is_changelog, path_role
 from ragit.retrieve.cochange_boost import apply_cochange, cochange_raises
 from ragit.retrieve.rerank import (
     RerankInput,
@@ -36,14 +36,15 @@ from ragit.retrieve.rerank import (
 PATHS = ["src/app.c", "src/app.h", "include/util.h", "src/util.c", "lib/json_reader.py", "lib/JsonReader.java",
          "tests/test_app.py", "docs/guide.md", "README.md", "examples/demo.py", "pkg/_vendor/urllib3/retry.py",
          "pkg/_vendor/six.py", "bench/bench_app.py", "config/settings.yaml", "lib/readers.py", "src/router.go",
-         "src/router_test.go", "fixtures/data.json", "lib/reader.py", "src/tree.go"]
+         "src/router_test.go", "fixtures/data.json", "lib/reader.py", "src/tree.go", "CHANGES", "HISTORY.rst",
+         "pkg/testsuite/helpers.py"]
 TITLES = ["class JsonReader", "function field_validator", "def readers", "module", "func (r *Router) Handle",
           "method Client.send", "struct Tree", ""]
 TEXTS = ["", "pub struct Engine {\n}\n", "def field_validator(x):\n    return x\n", "JsonReader reads json",
          "class JsonReader:\n    pass\n", "func addRoute() {}\n", "// class Engine is an example\nuse Engine;\n"]
 QUESTIONS = ["JsonReader", "how are routes matched", "field_validator in readers", "retry urllib3", "app header",
              "add tests for the router", "docs for the reader", "Rails::Engine", "vendored six", "Tree insert",
-             "fieldValidator util", "benchmark app"]
+             "fieldValidator util", "benchmark app", "reader changelog", "docs of the reader history"]
 
 
 # the helpers the re-rank as first written used
@@ -154,6 +155,13 @@ def reference_rerank(question: str, inp: RerankInput, weights: RerankWeights, to
             adjusted[i] *= factor
             _note(factors, i, "role", factor)
 
+    # changelogs: below other docs, unless the question asks for one
+    if weights.changelog != 1.0 and "changelog" not in q.asks:
+        for i, p in enumerate(paths):
+            if is_changelog(p):
+                adjusted[i] *= weights.changelog
+                _note(factors, i, "changelog", weights.changelog)
+
     # bundled third-party code: a copy of another project ranks below the project's own code,
     # unless the question names that project ("urllib3 retries") or asks for vendored code
     if weights.vendored != 1.0 and "vendored" not in q.asks:
@@ -207,7 +215,8 @@ def _pools(seed: int, count: int):
 
 
 WEIGHTS = [RerankWeights(), RerankWeights(file=0.0, diversity=1.0), RerankWeights(definition=0.0, path_name=0.0),
-           RerankWeights(header=1.0, vendored=1.0, role=1.0), RerankWeights(path_words=0.0, diversity=0.8)]
+           RerankWeights(header=1.0, vendored=1.0, role=1.0), RerankWeights(path_words=0.0, diversity=0.8),
+           RerankWeights(changelog=1.0, doc=1.0)]
 
 
 def _same(a: RerankResult, b: RerankResult) -> None:

@@ -12,6 +12,8 @@ the candidate set and the question, every one of which ``--explain`` shows:
   file's other candidates, so a file that answers in several places ranks above a lucky chunk;
 * ``role`` (×): tests, examples, fixtures, benchmarks, docs and data files rank below
   implementation unless the question asks for them (:mod:`ragit.pathroles`);
+* ``changelog`` (×): a changelog (``CHANGES``, ``HISTORY.rst``) ranks below other docs unless the
+  question asks for it: it repeats every change's words, so it matches any question about one;
 * ``header`` (×): a C/C++ header ranks below its implementation file when both are candidates
   (``idna.h`` / ``idna.c``): the header declares, the source file holds the code;
 * ``vendored`` (×): a bundled copy of another project (``pip/_vendor/``, ``requests/packages/urllib3/``)
@@ -33,7 +35,7 @@ from functools import lru_cache
 from typing import Iterable, Sequence
 
 from ..lexical import identifier_parts, stem, terms as lexical_terms, title_name
-from ..pathroles import bundled_project, path_role
+from ..pathroles import bundled_project, is_changelog, path_role
 from ..arrays import unique_sorted
 
 
@@ -53,6 +55,7 @@ class RerankWeights:
     diversity: float = 0.5  # × per earlier chunk of the same file in the ranking
     header: float = 0.7  # × for a C/C++ header whose implementation file (same name) is a candidate
     vendored: float = 0.5  # × for a bundled copy of another project (``_vendor/``), unless asked for
+    changelog: float = 0.5  # × for a changelog (after ``doc``), unless asked for
     pool: int = 100  # candidates re-ranked: the best by fused, keyword and vector score each
 
 
@@ -83,6 +86,7 @@ ABLATIONS: dict[str, dict[str, float]] = {
     "diversity": {"diversity": 1.0},
     "header": {"header": 1.0},
     "vendored": {"vendored": 1.0},
+    "changelog": {"changelog": 1.0},
 }
 
 
@@ -125,9 +129,11 @@ _ASKS = {
     "test": ("test", "tests", "testing", "spec", "specs", "unittest", "pytest", "conftest", "fixture", "fixtures",
              "mock", "mocks"),
     "example": ("example", "examples", "demo", "demos", "sample", "samples", "tutorial"),
-    "doc": ("doc", "docs", "documentation", "readme", "guide", "changelog", "document", "documented", "manual"),
+    "doc": ("doc", "docs", "documentation", "readme", "guide", "changelog", "document", "documented", "manual",
+            "readthedocs"),
     "benchmark": ("benchmark", "benchmarks", "bench", "perf"),
     "vendored": ("vendor", "vendored", "vendoring", "bundled", "bundle"),
+    "changelog": ("changelog", "changelogs", "history", "news", "whatsnew"),
     "site": ("page", "pages", "sidebar"),  # a docs site's pages: read by ragit.retrieve.docsite only
 }
 
@@ -351,14 +357,15 @@ def _split_ext(path: str) -> tuple[str, str]:
 
 
 @lru_cache(maxsize=PATH_CACHE)
-def _path_facts(path: str) -> tuple[str, frozenset[str], str, str | None, str, str]:
+def _path_facts(path: str) -> tuple[str, frozenset[str], str, str | None, str, str, bool]:
     """Everything the re-rank reads from a path alone, once per path: (normalised file stem, its
     words, :func:`ragit.pathroles.path_role`, :func:`ragit.pathroles.bundled_project`, file name
-    without its extension, ``.c`` for a C/C++ source file, ``.h`` for a header, else "")."""
+    without its extension, ``.c`` for a C/C++ source file, ``.h`` for a header, else "",
+    :func:`ragit.pathroles.is_changelog`)."""
     file_stem, words = _path_parts(path)
     name, ext = _split_ext(path)
     kind = ".c" if ext in _SOURCES else ".h" if ext in _HEADERS else ""
-    return file_stem, words, path_role(path), bundled_project(path), name, kind
+    return file_stem, words, path_role(path), bundled_project(path), name, kind, is_changelog(path)
 
 
 def remember_paths(paths: "Iterable[str]") -> None:
@@ -418,9 +425,9 @@ def _role_factor(role: str, asks: frozenset[str], weights: RerankWeights) -> flo
 
 
 # What the re-rank found about one file of the pool (every rule but ``definition`` is a fact about
-# a file): (path boost, file boost, the chunk the file boost goes to or -1, role factor, bundled
-# copy, header of a candidate source file).
-_Facts = tuple[float, float, int, float, bool, bool]
+# a file): (path boost, file boost, the chunk the file boost goes to or -1, role factor, changelog,
+# bundled copy, header of a candidate source file).
+_Facts = tuple[float, float, int, float, bool, bool, bool]
 
 
 @dataclass
@@ -456,13 +463,15 @@ class Ranking:
         if boost is not None:
             out["definition"] = boost
         p = self.paths[i]
-        path_boost, file_boost, best, role, vendored, header = self.files[p]
+        path_boost, file_boost, best, role, changelog, vendored, header = self.files[p]
         if path_boost:
             out["path"] = path_boost
         if file_boost and i == best:
             out["file"] = file_boost
         if role != 1.0:
             out["role"] = role
+        if changelog:
+            out["changelog"] = self.weights.changelog
         if vendored:
             out["vendored"] = self.weights.vendored
         if header:
@@ -528,6 +537,7 @@ def rerank_pool(question: str, inp: RerankInput, weights: RerankWeights) -> Rank
     stems = named | {k + "s" for k in named}
     words, asks = q.words, q.asks
     vendored = weights.vendored != 1.0 and "vendored" not in asks
+    changelogs = weights.changelog != 1.0 and "changelog" not in asks
     facts = list(map(_path_facts, groups))
     sources = {f[4] for f in facts if f[5] == ".c"}  # the C/C++ source files among the candidates
     top_sum = max([found[0] for found in groups.values()]) if weights.file else 0.0
@@ -539,9 +549,9 @@ def rerank_pool(question: str, inp: RerankInput, weights: RerankWeights) -> Rank
     file_on = top_sum > 0
     keep_best = bool(weights.file)
     files: dict[str, _Facts] = {}
-    for (p, (total, best_row, _, rows)), (file_stem, stem_words, role_name, project, c_name, c_kind) \
+    for (p, (total, best_row, _, rows)), (file_stem, stem_words, role_name, project, c_name, c_kind, log) \
             in zip(groups.items(), facts):
-        # path (+), file (+, the best chunk only), role (×), bundled copy (×), header (×): in this
+        # path (+), file (+, the best chunk only), role (×), changelog (×), bundled copy (×), header (×): in this
         # order on each candidate (the same floats as one rule over all candidates at a time)
         path_boost = 0.0
         if named and (file_stem in stems or file_stem + "s" in named):
@@ -552,7 +562,8 @@ def rerank_pool(question: str, inp: RerankInput, weights: RerankWeights) -> Rank
         role = roles[role_name]
         demote = vendored and project is not None and words.isdisjoint(lexical_terms(project))
         header = header_rule and c_kind == ".h" and c_name in sources
-        files[p] = (path_boost, file_boost, best_row if keep_best else -1, role, demote, header)
+        changelog = changelogs and log
+        files[p] = (path_boost, file_boost, best_row if keep_best else -1, role, changelog, demote, header)
         # one rule at a time over the file's candidates: each candidate sees the same operations
         # in the same order as one candidate at a time
         if path_boost:
@@ -563,6 +574,9 @@ def rerank_pool(question: str, inp: RerankInput, weights: RerankWeights) -> Rank
         if role != 1.0:
             for i in rows:
                 adjusted[i] *= role
+        if changelog:
+            for i in rows:
+                adjusted[i] *= weights.changelog
         if demote:
             for i in rows:
                 adjusted[i] *= weights.vendored
