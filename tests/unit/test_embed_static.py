@@ -323,8 +323,9 @@ def test_missing_wordllama_package_is_reported(monkeypatch):
     assert load_embedder(defaults()).id == CODE_ID  # the default never needs it
 
 
+@pytest.mark.parametrize("repeats", [1.0, static.COUNTED_REPEATS])  # texts counted with any repeat, or by default
 @pytest.mark.parametrize("widen_after", [0, 10**9])  # rows from float32 copies, or the float16 mapping
-def test_counted_pooling_is_the_row_by_row_sum_bit_for_bit(tiny, tmp_path, monkeypatch, widen_after):
+def test_counted_pooling_is_the_row_by_row_sum_bit_for_bit(tiny, tmp_path, monkeypatch, widen_after, repeats):
     """A float16 model's batch pooling gathers each text's distinct rows once, scaled by their
     counts: the same bits as adding every token's row; a text past EXACT_F16_TOKENS is still
     added row by row."""
@@ -334,6 +335,7 @@ def test_counted_pooling_is_the_row_by_row_sum_bit_for_bit(tiny, tmp_path, monke
     half = _write_safetensors(tmp_path / "half.safetensors", "w", scaled)
     monkeypatch.setattr(static, "WIDEN_AFTER_TOKENS", widen_after)
     monkeypatch.setattr(static, "EXACT_F16_TOKENS", 40)
+    monkeypatch.setattr(static, "COUNTED_REPEATS", repeats)
     embedder = StaticEmbedder("t", tok_path, half)
     embedder._tokens_seen = 1  # past 0: the widened path when WIDEN_AFTER_TOKENS is 0
     rng = np.random.default_rng(5)
