@@ -77,7 +77,9 @@ def main(argv: list[str] | None = None) -> int:
                 order = range(len(srcs)) if k % 2 == 0 else reversed(range(len(srcs)))
                 for i in order:
                     out = subprocess.run([sys.executable, "-c", CHILD, str(repo), entry["commit"]], cwd=repo,
-                                         env=envs[i], capture_output=True, text=True, check=True)
+                                         env=envs[i], capture_output=True, text=True)
+                    if out.returncode:
+                        raise SystemExit(f"{name} with {srcs[i]} failed:\n{out.stderr[-3000:]}")
                     if k:
                         runs[i].append(json.loads(out.stdout.strip().splitlines()[-1]))
             row = {"repo": name, "chunks": runs[0][0]["chunks"], "runs": runs,
