@@ -150,24 +150,46 @@ class Repo:
         return self.ingest_input(inp, dry_run=dry_run, progress=progress)
 
     def ingest_input(self, inp, *, dry_run: bool = False, progress=None) -> "IngestResult":
+        from .gcpause import paused
         from .ingest.pipeline import IngestRequest, run_ingest
 
         request = IngestRequest(inp.mode, inp.since, list(inp.files), list(inp.paths), dry_run, at=inp.at)
-        result = run_ingest(self.root, self.git, self.config, request, embedder=self._embedder, progress=progress)
-        if self._read_state is not None:
-            self._cache.entries.clear()
         retrieval = self.config["retrieval"]
-        if not dry_run and result.search_ready and retrieval["rerank"] and retrieval["cochange"]:
-            from .gitsnap.cochange import cochange_at
-            from .gitsnap.git import GitError
+        cochange = not dry_run and retrieval["rerank"] and retrieval["cochange"]
+        ahead: list = []
 
-            # the snapshot's co-change counts, kept for the queries that follow (they write nothing);
-            # as retrieve.cochange_boost.snapshot_cochange, without importing the ranking stage
-            # (~11 ms of an ingest process): history git cannot give leaves the cache unwritten
+        def mine_ahead(sha: str) -> None:
+            # the commit to publish is known: git mines its co-change history on the other core
+            # while this thread chunks and embeds (issue 15: overlap git reads with parsing)
+            from .gitsnap.cochange import mine_ahead as start
+
+            ahead.append(start(self.git, self.root, sha))
+
+        # one paused block around the ingest and the mining thread: the collector switch is
+        # process-global, so the thread must neither find it on nor turn it on mid-ingest
+        with paused():
             try:
-                cochange_at(self.git, self.root, result.commit_sha, keep_changes=True, keep_counts=True)
-            except (GitError, OSError, ValueError):
-                pass
+                result = run_ingest(self.root, self.git, self.config, request, embedder=self._embedder,
+                                    progress=progress, on_commit=mine_ahead if cochange else None)
+                if self._read_state is not None:
+                    self._cache.entries.clear()
+                if cochange and result.search_ready:
+                    from .gitsnap.cochange import cochange_at
+                    from .gitsnap.git import GitError
+
+                    # the snapshot's co-change counts, kept for the queries that follow (they write
+                    # nothing); as retrieve.cochange_boost.snapshot_cochange, without importing the
+                    # ranking stage (~11 ms of an ingest process): history git cannot give leaves
+                    # the cache unwritten
+                    try:
+                        cochange_at(self.git, self.root, result.commit_sha, keep_changes=True, keep_counts=True,
+                                    ahead=ahead[0] if ahead else None)
+                    except (GitError, OSError, ValueError):
+                        pass
+            finally:  # a failed ingest: the thread wrote nothing, its git processes are waited for
+                for mining in ahead:
+                    if mining is not None:
+                        mining.result()
         if not dry_run and result.search_ready and self.config["history"]["index"]:
             self._index_history(result)
         return result

@@ -64,7 +64,7 @@ def test_a_query_reads_stored_counts_without_git_and_writes_nothing(git_repo, cl
         raise AssertionError("the stored counts should have been read")
 
     cochange._MEMO.clear()
-    monkeypatch.setattr(cochange, "load_changes", no_mining)
+    monkeypatch.setattr(cochange, "_gather", no_mining)
     before = tree_snapshot(git_repo.root)
     assert _query(cli, git_repo.root) == expected
     assert tree_snapshot(git_repo.root) == before

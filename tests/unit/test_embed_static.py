@@ -321,3 +321,38 @@ def test_missing_wordllama_package_is_reported(monkeypatch):
         "reason": "the wordllama package is not installed",
     }
     assert load_embedder(defaults()).id == CODE_ID  # the default never needs it
+
+
+@pytest.mark.parametrize("repeats", [1.0, static.COUNTED_REPEATS])  # texts counted with any repeat, or by default
+@pytest.mark.parametrize("widen_after", [0, 10**9])  # rows from float32 copies, or the float16 mapping
+def test_counted_pooling_is_the_row_by_row_sum_bit_for_bit(tiny, tmp_path, monkeypatch, widen_after, repeats):
+    """A float16 model's batch pooling gathers each text's distinct rows once, scaled by their
+    counts: the same bits as adding every token's row; a text past EXACT_F16_TOKENS is still
+    added row by row."""
+    tok_path, matrix, _ = tiny
+    scaled = (matrix * 3000).astype(np.float16)
+    scaled[0, :4] = [-0.0, 6.0e-8, -6.0e-8, 65504.0]
+    half = _write_safetensors(tmp_path / "half.safetensors", "w", scaled)
+    monkeypatch.setattr(static, "WIDEN_AFTER_TOKENS", widen_after)
+    monkeypatch.setattr(static, "EXACT_F16_TOKENS", 40)
+    monkeypatch.setattr(static, "COUNTED_REPEATS", repeats)
+    embedder = StaticEmbedder("t", tok_path, half)
+    embedder._tokens_seen = 1  # past 0: the widened path when WIDEN_AFTER_TOKENS is 0
+    rng = np.random.default_rng(5)
+    rows = scaled.shape[0]
+    lengths = [0, 1, 3, 39, 40, 41, 90, 0, 7, 200] + list(rng.integers(0, 60, 40))
+    flat = np.concatenate([rng.integers(-2, rows + 2, n) % (rows + 3) - 1 for n in lengths]).astype(np.intc)
+    ends = list(np.cumsum(lengths).tolist())
+    got = np.zeros((len(ends), scaled.shape[1]), dtype=np.float32)
+    embedder._pool(flat, ends, got)
+    ids = np.clip(flat, 0, rows - 1)
+    sums = np.zeros((len(ends), scaled.shape[1]), dtype=np.float64)
+    start = 0
+    for row, end in enumerate(ends):
+        if end > start:
+            np.add.reduce(scaled[ids[start:end]], axis=0, dtype=np.float64, out=sums[row])
+        start = end
+    from ragit import vectormath
+
+    assert got.tobytes() == vectormath.unit_rows_numpy(sums).astype(np.float32).tobytes()
+    assert (embedder._wide is not None) == (widen_after == 0)

@@ -67,6 +67,9 @@ PY_POOL_MAX_TOKENS = 4096
 # Up to this many float16 tokens per text, their float64 sum is exact in any order (2¹³ · 65504 < 2²⁹).
 EXACT_F16_TOKENS = 8192
 
+# A text is pooled by distinct rows and their counts once it has this many tokens per distinct row
+# (scaling a row costs about what adding it again does: below two, row by row is as cheap).
+COUNTED_REPEATS = 2.0
 _ITEMSIZE = {"F16": 2, "F32": 4, "F64": 8}
 # A batch's token ids: all its texts' ids in one integer array, and where each text's ids end.
 FlatIds = tuple["numpy.ndarray", list[int]]
@@ -249,15 +252,62 @@ class StaticEmbedder:
         # bounded by the longest text. ``add.reduce`` is what ``ndarray.sum`` calls; ``take``
         # gathers the same rows as indexing, with less overhead per call.
         ids = np.maximum(flat, 0, dtype=np.intp)
-        np.minimum(ids, self._shape[0] - 1, out=ids)  # np.clip, without its wrapper
+        np.minimum(ids, self._shape[0] - 1, out=ids)
         matrix, ids = self._gather_from(ids)
-        add, take, f64 = np.add.reduce, matrix.take, np.float64
-        start = 0
-        for row, end in enumerate(ends):
-            if end > start:
-                add(take(ids[start:end], axis=0), axis=0, dtype=f64, out=sums[row])
-            start = end
+        if self._dtype == "F16" and total:
+            self._pool_counted(matrix, ids, ends, sums)
+        else:
+            add, take, f64 = np.add.reduce, matrix.take, np.float64
+            start = 0
+            for row, end in enumerate(ends):
+                if end > start:
+                    add(take(ids[start:end], axis=0), axis=0, dtype=f64, out=sums[row])
+                start = end
         out[:] = vectormath.unit_rows_numpy(sums)
+
+    @staticmethod
+    def _pool_counted(matrix: numpy.ndarray, ids: numpy.ndarray, ends: list[int], sums: numpy.ndarray) -> None:
+        """``_pool``'s sums for float16 rows: each text's distinct rows gathered once and scaled by
+        their counts (a text of code repeats its tokens ~4 times: sympy's 11.5M tokens are 2.6M
+        distinct ones per text), the same bits as adding every row. A text with few repeats
+        (prose: 1.09 tokens per distinct row on the 1,000-doc corpus) is added row by row: the
+        scaling would cost more than the rows it saves; what that costs is a sort of the batch's
+        ids (~0.1 ms for 256 texts of prose). A count is at most 8,192
+        (``EXACT_F16_TOKENS``), so count × a float16 value is exact in float32 (11 + 13 bits) and
+        the float64 sum of those products is exact (module docstring); a longer text, whose
+        in-order sum need not be exact, is added row by row as before."""
+        import numpy as np
+
+        n, width = len(ends), matrix.shape[0]
+        lengths = np.diff(ends, prepend=0)
+        # the (text, row) pairs of the batch sorted: each run is one row of one text, its length
+        # the count; a text's pairs stay where its tokens were (the text is the major key)
+        keys = np.repeat(np.arange(0, n * width, width, dtype=np.int32 if n * width < 2**31 else np.int64), lengths)
+        keys += ids
+        keys.sort()
+        first = np.empty(len(keys), dtype=bool)
+        first[0] = True
+        np.not_equal(keys[1:], keys[:-1], out=first[1:])
+        seen = np.concatenate(([0], np.cumsum(first)))  # distinct pairs before each token
+        bounds = seen[np.concatenate(([0], ends))]  # each text's distinct pairs: bounds[t]:bounds[t + 1]
+        counted = (lengths > COUNTED_REPEATS * np.diff(bounds)) & (lengths <= EXACT_F16_TOKENS)
+        add, take, mul, f64, f32 = np.add.reduce, matrix.take, np.multiply, np.float64, np.float32
+        if counted.any():
+            bounds = bounds.tolist()
+            starts = np.flatnonzero(first)
+            counts = np.diff(starts, append=len(keys)).astype(f32)[:, None]
+            rows = keys[starts] % width
+        start = 0
+        for text, (end, by_count) in enumerate(zip(ends, counted.tolist())):
+            if by_count:
+                low, high = bounds[text], bounds[text + 1]
+                gathered = take(rows[low:high], axis=0)
+                scaled = mul(gathered, counts[low:high], out=gathered) if gathered.dtype == f32 \
+                    else mul(gathered, counts[low:high], dtype=f32)
+                add(scaled, axis=0, dtype=f64, out=sums[text])
+            elif end > start:
+                add(take(ids[start:end], axis=0), axis=0, dtype=f64, out=sums[text])
+            start = end
 
     def _pool_python(self, ids: list[list[int]]) -> bytes:
         """``_pool`` in plain Python for a float16 matrix: the same bits (exact sums, see the

@@ -184,32 +184,46 @@ def load_changes(git: Git, cache_root: Path | None, sha: str, limit: int = DEFAU
     first. Commits already in the cache under ``cache_root`` (the worktree root; None: no cache)
     are not read again, so a new snapshot mines only the commits since the last one; ``write =
     False`` leaves the cache as it is (a read command writes nothing)."""
+    changes, cache = _gather(git, cache_root, sha, limit)
+    if cache is not None and cache_root is not None and write:
+        _keep_cache(_cache_file(cache_root), cache)
+    return changes
+
+
+def _gather(git: Git, cache_root: Path | None, sha: str, limit: int) -> tuple[list[Change], dict[str, Change] | None]:
+    """:func:`load_changes` without writing: the change lists, and the cache to keep when
+    commits were mined (None when the cache already had them all), trimmed to ``CACHE_KEEP``."""
     listed = [line.split() for line in
               git.run("rev-list", "--no-merges", "--parents", f"--max-count={limit}", sha, "--").decode().splitlines()]
     shas = [ids[0] for ids in listed]
     if not shas:
-        return []
+        return [], None
     path = _cache_file(cache_root) if cache_root is not None else None
     known = _read_cache(path) if path is not None and path.is_file() else {}
     roots = _shallow_boundary(git, [ids[0] for ids in listed if len(ids) == 1])
     missing = [s for s in shas if s not in known and s not in roots]
+    cache = None
     if missing:
         raw = git.run("diff-tree", "--stdin", "--root", "-r", "-z", "-M", "--name-status", "--no-ext-diff",
                       input="\n".join(missing).encode() + b"\n")
         mined = {c.sha: c for c in _parse_diff_tree(raw)}
         for s in missing:  # an empty commit prints nothing
             known[s] = mined.get(s) or Change(s, ())
-        if path is not None and write:
+        if path is not None:
+            cache = known
             if len(known) > CACHE_KEEP * limit:  # keep this snapshot's commits and the newest others
                 wanted = set(shas)
                 others = [s for s in known if s not in wanted]
                 drop = set(others[: len(known) - CACHE_KEEP * limit])
-                known = {s: c for s, c in known.items() if s not in drop}
-            try:
-                _write_cache(path, known)
-            except OSError:
-                pass  # a read-only cache directory costs speed, never an answer
-    return [Change(s, ()) if s in roots else known[s] for s in shas]
+                cache = {s: c for s, c in known.items() if s not in drop}
+    return [Change(s, ()) if s in roots else known[s] for s in shas], cache
+
+
+def _keep_cache(path: Path, changes: dict[str, Change]) -> None:
+    try:
+        _write_cache(path, changes)
+    except OSError:
+        pass  # a read-only cache directory costs speed, never an answer
 
 
 _MEMO: dict[tuple[str, str, int, int], CoChange] = {}
@@ -257,9 +271,11 @@ def _write_counts(path: Path, commits: int, counted: list[list[str]], limit: int
 
 
 def cochange_at(git: Git, cache_root: Path | None, sha: str, limit: int = DEFAULT_LIMIT,
-                max_files: int = MAX_FILES, *, keep_changes: bool = False, keep_counts: bool = False) -> CoChange:
+                max_files: int = MAX_FILES, *, keep_changes: bool = False, keep_counts: bool = False,
+                ahead: "Mining | None" = None) -> CoChange:
     """Co-change counts of snapshot ``sha``: memoised per process (a warm query pays nothing),
-    then read from the snapshot's stored counts, else mined and counted. Only a writing command
+    then read from the snapshot's stored counts, else mined and counted (by ``ahead``, mining
+    started earlier, when it mined this very snapshot without failing). Only a writing command
     keeps what it mined (``keep_changes``) and counted (``keep_counts``): ``ingest`` keeps both, so
     the queries after it read one small file; ``eval run``, which asks for many commits once
     each, keeps only the change lists; a query keeps nothing."""
@@ -272,12 +288,78 @@ def cochange_at(git: Git, cache_root: Path | None, sha: str, limit: int = DEFAUL
             from ..gcpause import paused
 
             with paused():  # thousands of acyclic change records: no collector passes over them
-                changes = load_changes(git, cache_root, sha, limit, write=keep_changes)
-                counted = counted_files(changes, max_files)
-                got = tally(len(changes), counted)
+                found = ahead.result() if ahead is not None and ahead.answers(key, cache_root) else None
+                if found is None:
+                    found = _mine(git, cache_root, sha, limit, max_files)
+                if found.cache is not None and cache_root is not None and keep_changes:
+                    _keep_cache(_cache_file(cache_root), found.cache)
                 if stored is not None and keep_counts:
-                    _write_counts(stored, len(changes), counted, limit, max_files)
+                    _write_counts(stored, found.counts.commits, found.counted, limit, max_files)
+                got = found.counts
         if len(_MEMO) >= _MEMO_SIZE:
             _MEMO.pop(next(iter(_MEMO)))
         _MEMO[key] = got
     return got
+
+
+@dataclass(frozen=True)
+class _Mined:
+    """One snapshot mined: its counts, each counted commit's files (what the counts file
+    keeps), and the change cache to keep (None: it already held every commit)."""
+
+    counts: CoChange
+    counted: list[list[str]]
+    cache: dict[str, Change] | None
+
+
+def _mine(git: Git, cache_root: Path | None, sha: str, limit: int, max_files: int) -> _Mined:
+    """Mine and count snapshot ``sha``, writing nothing."""
+    changes, cache = _gather(git, cache_root, sha, limit)
+    counted = counted_files(changes, max_files)
+    return _Mined(tally(len(changes), counted), counted, cache)
+
+
+class Mining:
+    """Co-change mining of one snapshot started ahead in a thread, so that its git processes
+    (``rev-list``, ``diff-tree -M``: most of the mining's time, ~0.1-0.25 s on the speed set's
+    repositories) run while the caller does other work: ``ingest`` starts it once it knows the
+    commit it will publish, chunks and embeds meanwhile, and hands it to :func:`cochange_at`
+    after publishing. It writes nothing and never raises: a failure leaves :func:`cochange_at`
+    to mine again in the caller's thread, as it would without this. The collector switch is
+    process-global: start it and hand it over inside one ``gcpause.paused`` block."""
+
+    def __init__(self, git: Git, cache_root: Path | None, sha: str, limit: int = DEFAULT_LIMIT,
+                 max_files: int = MAX_FILES):
+        import threading
+
+        self.key = (str(git.root), sha, limit, max_files)
+        self.cache_root = cache_root
+        self._found: _Mined | None = None
+        self._thread = threading.Thread(target=self._work, args=(git, cache_root, sha, limit, max_files),
+                                        name="ragit-cochange", daemon=True)
+        self._thread.start()
+
+    def _work(self, git: Git, cache_root: Path | None, sha: str, limit: int, max_files: int) -> None:
+        try:
+            self._found = _mine(git, cache_root, sha, limit, max_files)
+        except Exception:  # noqa: BLE001 — GitError, OSError, ...: the caller's own attempt reports it
+            self._found = None
+
+    def answers(self, key: tuple[str, str, int, int], cache_root: Path | None) -> bool:
+        """Whether this mining is of the snapshot (and limits) ``key`` with the same cache."""
+        return key == self.key and cache_root == self.cache_root
+
+    def result(self) -> "_Mined | None":
+        """Wait for the thread; what it mined, or None when it failed."""
+        self._thread.join()
+        return self._found
+
+
+def mine_ahead(git: Git, cache_root: Path | None, sha: str) -> Mining | None:
+    """Start mining snapshot ``sha`` in the background (:class:`Mining`), unless this process
+    has its counts already or the snapshot's counts file exists (nothing to overlap then)."""
+    if (str(git.root), sha, DEFAULT_LIMIT, MAX_FILES) in _MEMO:
+        return None
+    if cache_root is not None and _counts_file(cache_root, sha).is_file():
+        return None
+    return Mining(git, cache_root, sha)

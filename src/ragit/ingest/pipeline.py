@@ -217,13 +217,15 @@ def _run(
     check_dirty: bool = True,
     embedder: "Embedder | None" = None,
     progress: Progress | None = None,
+    on_commit: Callable[[str], None] | None = None,
 ) -> IngestResult:
     """Ingest ``commit`` (default HEAD) into the store and publish its manifest.
 
     ``check_dirty=False`` and an explicit ``commit`` serve ``eval run``, which indexes historic
     commits from git objects without looking at the working tree. ``request.at`` (``ingest
     --at``) is resolved once to the commit indexed; unless it is HEAD the worktree plays no
-    part (knowledge §7.1). From here on "head" is the commit being indexed.
+    part (knowledge §7.1). From here on "head" is the commit being indexed. ``on_commit`` is
+    told it as soon as it is known and valid (the API starts its co-change mining then).
     """
     from contextlib import nullcontext
 
@@ -248,6 +250,8 @@ def _run(
     # An invalid --since (not a commit, not an ancestor) fails before the lock is touched: a
     # rejected input leaves the store as it was (cli-contract §3.3).
     since_sha = _resolve_since(git, request, head, head_parent, at_sha) if request.mode == "since" else None
+    if on_commit is not None:
+        on_commit(head)
     # An apply holds the write lock, recording `head`, from here on rather than only while it
     # writes: a read of `head` that finds no manifest then waits for this run (knowledge §5.7).
     # Only when the store exists: a failing first ingest must not create `.ragit/`.

@@ -1,0 +1,102 @@
+"""A/B of the in-process first index on the speed set: two (or more) ragit source trees in turn.
+
+``index_speed.py --src`` measures one tree; comparing two of its runs made minutes apart on a
+shared machine compares two loads as much as two trees. Here every repository of the speed set
+(``index_speed.speed_set``, prepared as there: an empty repository borrowing the mirror's
+objects, the task root as ``ingest.include``) is indexed by each tree in turn, alternating the
+order every round, each run a fresh child that has imported ragit, loaded the embedder and done a
+dry run (``index_speed.API_CHILD``'s setup) before the clock starts. Per run: wall time, process
+CPU (all threads) and the CPU of the git processes the ingest waited for (``RUSAGE_CHILDREN``),
+so work moved to a thread or overlapped with git shows in the wall column and nowhere else.
+Figures are medians per repository; the last rows are the means over repositories.
+
+    python bench/index_ab.py --src /tmp/base/src --src src [--runs 3] [--only flask,redux]
+                             [--out bench/index_ab.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import index_speed as ix  # noqa: E402  (the speed set, its repositories, the children's environment)
+
+CHILD = """
+import json, resource, shutil, sys, time
+from pathlib import Path
+from ragit.api import Repo
+root, commit = Path(sys.argv[1]), sys.argv[2]
+for sub in ("store", "manifest", "cache"):
+    shutil.rmtree(root / ".ragit" / sub, ignore_errors=True)
+repo = Repo.open(root)
+repo.embedder
+repo.ingest(all=True, dry_run=True, at=commit)
+def kids():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+k, c, t = kids(), time.process_time(), time.perf_counter()
+result = repo.ingest(all=True, at=commit)
+print(json.dumps({"wall_s": time.perf_counter() - t, "cpu_s": time.process_time() - c, "git_cpu_s": kids() - k,
+                  "chunks": result.embedded_chunks}))
+"""
+METRICS = ("wall_s", "cpu_s", "git_cpu_s")
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--src", type=Path, action="append", required=True, help="a ragit source tree (twice or more)")
+    p.add_argument("--tasks", type=Path, default=ix.DEFAULT_TASKS, help="task file whose (repo, commit, root) are the set")
+    p.add_argument("--mirrors", type=Path, default=ix.DEFAULT_MIRRORS, help="directory of <owner>+<name>/repo mirrors")
+    p.add_argument("--runs", type=int, default=3, help="runs per tree and repository (median; default 3)")
+    p.add_argument("--only", default="", help="comma-separated repository names to measure")
+    p.add_argument("--out", type=Path, default=HERE / "index_ab.json", help="JSON results")
+    args = p.parse_args(argv)
+    srcs = [s.resolve() for s in args.src]
+    only = {n for n in args.only.split(",") if n}
+    started, load_start = datetime.now(UTC), list(os.getloadavg())
+    rows: list[dict] = []
+    with tempfile.TemporaryDirectory(prefix="ragit-index-ab-") as tmp:
+        work = Path(tmp)
+        envs = [ix.child_env(src, work / f"pycache-{i}") for i, src in enumerate(srcs)]
+        for entry in ix.speed_set(args.tasks):
+            name = entry["repo"].split("/")[1]
+            if only and name not in only:
+                continue
+            repo = ix.prepare(work, args.mirrors, entry)
+            runs: list[list[dict]] = [[] for _ in srcs]
+            for k in range(args.runs + 1):  # round 0 warms each tree's bytecode, untimed
+                order = range(len(srcs)) if k % 2 == 0 else reversed(range(len(srcs)))
+                for i in order:
+                    out = subprocess.run([sys.executable, "-c", CHILD, str(repo), entry["commit"]], cwd=repo,
+                                         env=envs[i], capture_output=True, text=True)
+                    if out.returncode:
+                        raise SystemExit(f"{name} with {srcs[i]} failed:\n{out.stderr[-3000:]}")
+                    if k:
+                        runs[i].append(json.loads(out.stdout.strip().splitlines()[-1]))
+            row = {"repo": name, "chunks": runs[0][0]["chunks"], "runs": runs,
+                   "median": [{m: statistics.median(r[m] for r in tree) for m in METRICS} for tree in runs]}
+            rows.append(row)
+            cells = " | ".join(f"{t['wall_s']:.3f} / {t['cpu_s']:.3f} / {t['git_cpu_s']:.3f}" for t in row["median"])
+            print(f"| {name} | {row['chunks']} | {cells} |", flush=True)
+    means = [{m: statistics.mean(r["median"][i][m] for r in rows) for m in METRICS} for i in range(len(srcs))]
+    print("| **mean** | | " + " | ".join(f"{t['wall_s']:.3f} / {t['cpu_s']:.3f} / {t['git_cpu_s']:.3f}"
+                                        for t in means) + " |")
+    print("(each tree: wall / process CPU / git CPU, seconds; trees: " + ", ".join(map(str, srcs)) + ")")
+    args.out.write_text(json.dumps({
+        "benchmark": "index_ab", "date": started.isoformat(timespec="seconds"), "srcs": [str(s) for s in srcs],
+        "runs": args.runs, "load_average_at_start": load_start, "load_average_at_end": list(os.getloadavg()),
+        "means": means, "repos": rows}, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
