@@ -179,3 +179,28 @@ def test_warm_repo_follows_head_as_a_fresh_process(indexed_repo, cli):
     indexed_repo.write("docs/new.md", "edited\n")
     answer = _same_as_fresh(root, warm, "token rotation")
     assert DIRTY_WARNING in answer["warnings"] and answer["snapshot"]["worktreeDirty"] is True
+
+
+def test_warm_postings_reader_is_checked_again_only_after_a_write(indexed_repo, cli, monkeypatch):
+    """The kept read store's data version vouches for the warm postings reader (no generation
+    read of its own) until another connection commits; the answers stay a fresh process's."""
+    from ragit.api import Repo
+    from ragit.store.bm25 import CachingPostings
+
+    calls = []
+    current = CachingPostings.current
+    monkeypatch.setattr(CachingPostings, "current", lambda self: calls.append(1) or current(self))
+    root = indexed_repo.root
+    warm = Repo.open(root)
+    for _ in range(5):
+        _same_as_fresh(root, warm, "token rotation")
+    quiet = len(calls)
+    for _ in range(3):
+        _same_as_fresh(root, warm, "token rotation")
+    assert len(calls) == quiet  # nothing written: the reader is not asked again
+    second = indexed_repo.commit("second", {"docs/zebra.md": "# Zebra crossing\n\nzebra stripes\n"})
+    assert cli("ingest", "--cwd", str(root), "--format", "json").code == 0
+    answer = _same_as_fresh(root, warm, "zebra stripes")
+    assert answer["snapshot"]["resolvedSha"] == second
+    assert any(h["path"] == "docs/zebra.md" for h in answer["hits"])
+    assert len(calls) > quiet
