@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import os
 import time
+from array import array
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
@@ -55,6 +57,8 @@ class WorktreeWatch:
         self._listing: tuple[str, list[str], float] | None = None
         self._head: tuple[int, Any] | None = None  # (event count before the read, HEAD as read)
         self._ref_watches: dict[Path, int] = {}  # directories watched for HEAD's ref file → wd
+        self._queued = array("i", [0])  # bytes waiting in the inotify queue (FIONREAD)
+        self._count_queued: Any = None  # writes that count into _queued, once watching
         self.status_runs = 0  # how many listings were asked of git (tests, benchmarks)
 
     # ---------------------------------------------------------------- the cache
@@ -180,6 +184,10 @@ class WorktreeWatch:
             raise ValueError("unusual git layout")
         git_dir, common = dirs
         self._inotify = INotify(nonblocking=True)
+        import fcntl  # (POSIX: imported where inotify is)
+        import termios
+
+        self._count_queued = partial(fcntl.ioctl, self._inotify.fileno(), termios.FIONREAD, self._queued, True)
         self._info = common / "info"
         ignored = _ignored_dirs(self.root)
         self._add_tree(self.root, ignored)
@@ -213,6 +221,11 @@ class WorktreeWatch:
                 stack.append(child)
 
     def _drain(self) -> None:
+        # a quiet queue (nearly every warm read, which drains up to three times) is told by one
+        # FIONREAD into a kept buffer, without read()'s ctypes buffer, parse and flags import
+        self._count_queued()
+        if not self._queued[0]:
+            return
         from inotify_simple import flags
 
         for event in self._inotify.read(timeout=0):
