@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ragit.gitsnap.dirty import STATUS_CMD, parse_status, public_dirty
 from ragit.gitsnap.git import Git
@@ -37,8 +37,19 @@ class RepoContext:
     dirty: list[str]
 
 
-def _head_from_files(root: Path) -> tuple[Path, Path, str, str | None] | None:
-    """``(git dir, common dir, HEAD sha, branch)`` from the ref files, or None to ask git."""
+class HeadFiles(NamedTuple):
+    """HEAD as read from the files: git dir, common dir, commit, branch and the full name of the
+    ref HEAD points at (None when detached), whose file decides the commit."""
+
+    git_dir: Path
+    common_dir: Path
+    head: str
+    branch: str | None
+    ref: str | None
+
+
+def _head_from_files(root: Path) -> HeadFiles | None:
+    """HEAD from the ref files, or None to ask git."""
     dirs = git_dirs(root)
     if dirs is None:
         return None
@@ -50,8 +61,8 @@ def _head_from_files(root: Path) -> tuple[Path, Path, str, str | None] | None:
     sha = head_sha_from(content, common)
     if sha is None:
         return None
-    branch = branch_from_symref(content[5:].strip()) if content.startswith("ref: ") else None
-    return git_dir, common, sha, branch
+    ref = content[5:].strip() if content.startswith("ref: ") else None
+    return HeadFiles(git_dir, common, sha, branch_from_symref(ref) if ref is not None else None, ref)
 
 
 class PendingContext:
@@ -66,7 +77,11 @@ class PendingContext:
         self._context: RepoContext | None = None
         self._watch = watch
         self._cached_dirty: list[str] | None = None
-        known = _head_from_files(git.root)
+        self._kept: int | None = None  # the watch's event count HEAD is known unchanged since
+        if watch is not None:
+            known, self._kept = watch.head(lambda: _head_from_files(git.root))
+        else:
+            known = _head_from_files(git.root)
         if known is not None and with_dirty and watch is not None:
             self._cached_dirty = watch.listing(known[2])
         self._status = None
@@ -74,7 +89,7 @@ class PendingContext:
             self._token = watch.begin() if watch is not None else 0
             self._status = git.start(*STATUS_CMD)
         if known is not None:
-            self.git_dir, self.common_dir, self.head, self.branch = known
+            self.git_dir, self.common_dir, self.head, self.branch = known[:4]
             return
         self.git_dir = self.common_dir = None
         result = git.call(*_HEAD_CMD)
@@ -95,7 +110,10 @@ class PendingContext:
         return self.head is not None and self.branch is None
 
     def reread_head(self) -> str | None:
-        """HEAD now: from the ref files when possible, else from git."""
+        """HEAD now: unchanged when the watch saw no change to its files since it was read,
+        else from the ref files when possible, else from git."""
+        if self._kept is not None and self._watch is not None and self._watch.unchanged(self._kept):
+            return self.head
         if self.git_dir is not None and self.common_dir is not None:
             sha = head_from_files(self.git_dir, self.common_dir)
             if sha is not None:

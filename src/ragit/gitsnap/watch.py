@@ -14,14 +14,20 @@ or exclude change, a lost event (queue overflow) or a watch that cannot be added
 read rebuild the watches or give up watching for good; the listing is keyed by HEAD and never
 older than ``MAX_AGE_S`` (changes to global git config or a global excludes file are not watched).
 Off Linux, or without ``inotify_simple``, every read runs ``status`` as before.
+
+The same events keep HEAD: a warm read takes HEAD (and its re-read after loading the manifest,
+§5.2 step 3) from memory while no event arrived since the ref files were read, the directories
+of the loose ref HEAD names being watched as well (:meth:`WorktreeWatch.head`).
 """
 
 from __future__ import annotations
 
 import os
 import time
+from array import array
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ragit.gitsnap.dirty import RAGIT_DIR
 
@@ -49,6 +55,10 @@ class WorktreeWatch:
         self._rebuild = False
         self._events = 0
         self._listing: tuple[str, list[str], float] | None = None
+        self._head: tuple[int, Any] | None = None  # (event count before the read, HEAD as read)
+        self._ref_watches: dict[Path, int] = {}  # directories watched for HEAD's ref file → wd
+        self._queued = array("i", [0])  # bytes waiting in the inotify queue (FIONREAD)
+        self._count_queued: Any = None  # writes that count into _queued, once watching
         self.status_runs = 0  # how many listings were asked of git (tests, benchmarks)
 
     # ---------------------------------------------------------------- the cache
@@ -79,12 +89,73 @@ class WorktreeWatch:
         if self._events == token and not self._rebuild:
             self._listing = (head, list(dirty), self._clock())
 
+    # ---------------------------------------------------------------- HEAD
+
+    def head(self, read: Callable[[], Any]) -> tuple[Any, int | None]:
+        """``(HEAD, token)``: ``read()``'s answer (a ragit.gitsnap.context.HeadFiles or None),
+        remembered while no watched file changed; ``token`` (else None) is what
+        :meth:`unchanged` takes to tell whether it still holds.
+
+        HEAD's commit depends on the HEAD file (git dir), ``packed-refs`` (common dir) and the
+        loose ref file HEAD names, whose directories are watched too (from the common dir down,
+        the existing ones: a directory created on the way is an event in its watched parent).
+        The event count is taken before the files are read, so a change racing the read is an
+        event after the token and makes the next read read again. Only a HEAD whose ref
+        directories were already watched before that count is remembered.
+        """
+        if self._inotify is None or self._rebuild:  # not watching (yet): the first reads set it up
+            return read(), None
+        self._drain()
+        if self._rebuild:
+            return read(), None
+        token = self._events
+        kept = self._head
+        if kept is not None and kept[0] == token:
+            return kept[1], token
+        known = read()
+        if known is None or not self._watch_ref(known.common_dir, known.ref):
+            return known, None
+        self._head = (token, known)
+        return known, token
+
+    def unchanged(self, token: int) -> bool:
+        """No watched file changed since :meth:`head` gave ``token``."""
+        if self._inotify is None:
+            return False
+        self._drain()
+        return self._events == token and not self._rebuild
+
+    def _watch_ref(self, common: Path, ref: str | None) -> bool:
+        """Watch the directories of ``ref``'s loose file; True when all were watched already."""
+        if ref is None:
+            return True
+        ready = True
+        current = common
+        for part in ref.split("/")[:-1]:
+            current = current / part
+            wd = self._ref_watches.get(current)
+            if wd is not None and self._paths.get(wd) == current:
+                continue
+            if current.is_symlink():  # (a watch would follow nothing: DONT_FOLLOW)
+                return False
+            if not current.is_dir():
+                break
+            ready = False
+            try:
+                self._ref_watches[current] = self._add(current)
+            except (OSError, ValueError):
+                return False
+        return ready
+
     def close(self) -> None:
         if self._inotify is not None:
             self._inotify.close()
+            self._events += 1  # its queued events are lost: a token taken before never matches again
         self._inotify = None
         self._paths = {}
         self._listing = None
+        self._head = None
+        self._ref_watches = {}
 
     # ---------------------------------------------------------------- watches
 
@@ -113,6 +184,10 @@ class WorktreeWatch:
             raise ValueError("unusual git layout")
         git_dir, common = dirs
         self._inotify = INotify(nonblocking=True)
+        import fcntl  # (POSIX: imported where inotify is)
+        import termios
+
+        self._count_queued = partial(fcntl.ioctl, self._inotify.fileno(), termios.FIONREAD, self._queued, True)
         self._info = common / "info"
         ignored = _ignored_dirs(self.root)
         self._add_tree(self.root, ignored)
@@ -120,11 +195,12 @@ class WorktreeWatch:
             if extra.is_dir():
                 self._add(extra)
 
-    def _add(self, path: Path) -> None:
+    def _add(self, path: Path) -> int:
         if len(self._paths) >= MAX_DIRS:
             raise ValueError("too many directories to watch")
         wd = self._inotify.add_watch(path, _mask())
         self._paths[wd] = path
+        return wd
 
     def _add_tree(self, top_dir: Path, ignored: set[str]) -> None:
         stack = [top_dir]
@@ -145,6 +221,11 @@ class WorktreeWatch:
                 stack.append(child)
 
     def _drain(self) -> None:
+        # a quiet queue (nearly every warm read, which drains up to three times) is told by one
+        # FIONREAD into a kept buffer, without read()'s ctypes buffer, parse and flags import
+        self._count_queued()
+        if not self._queued[0]:
+            return
         from inotify_simple import flags
 
         for event in self._inotify.read(timeout=0):

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from .hits import Hit
 from .remask import hits_redaction, remask_hits
 from ..store import holds_manifest, try_open_store
-from .readiness import open_checked_store
+from .readiness import checked_store
 from .search import RetrievalParams, RowFilter, VectorCache, label_hits, rank_hits, score_snapshot
 from .selection import Selection, ingest_wait_seconds, select_snapshot
 
@@ -107,7 +107,7 @@ def retrieve(
         embedder_id = embedder.id if embedder is not None else embedder_id_for(config)
         assert selection.loaded is not None
         sha = selection.loaded.manifest.commit_sha
-        store = open_checked_store(root, config, selection.loaded, embedder_id, early)
+        store, version = checked_store(root, config, selection.loaded, embedder_id, early)
         if store is not early:
             owned = True
     except BaseException:
@@ -138,14 +138,16 @@ def retrieve(
             extra = [fts_document(c) for c in candidates]
         if scope in ("durable", "all"):
             snapshot = score_snapshot(store, sha, embedder, masked.text, params, cache=cache,
-                                      extra=extra if candidates else (), top_k=None if row_filter else top_k)
+                                      extra=extra if candidates else (), top_k=None if row_filter else top_k,
+                                      version=version)
             extra_raw = snapshot.extra_raw
         elif candidates and params.keyword_enabled:
             # artifacts only: the snapshot lends its keyword statistics, nothing else is ranked
             from .search import keyword_scorer, load_matrix
 
             snap = cache.get(store, sha, embedder.id) if cache is not None else load_matrix(store, sha, embedder.id)
-            extra_raw = keyword_scorer(store, snap, masked.text, extra, cache, params.term_repeats).extra_score
+            extra_raw = keyword_scorer(store, snap, masked.text, extra, cache, params.term_repeats,
+                                       version).extra_score
         elif candidates:
             extra_raw = [0.0] * len(candidates)
         if candidates:

@@ -33,6 +33,14 @@ def open_checked_store(root: Path, config, loaded: "LoadedManifest", embedder_id
                        store: "Store | None" = None) -> "Store":
     """Open the store read-only (or take ``store``) and verify schema, embedder and that it
     holds this manifest; closes the store when a check fails."""
+    return checked_store(root, config, loaded, embedder_id, store)[0]
+
+
+def checked_store(root: Path, config, loaded: "LoadedManifest", embedder_id: str,
+                  store: "Store | None" = None) -> "tuple[Store, int | None]":
+    """:func:`open_checked_store`, and the data version the checks read (a kept read store's;
+    else None): the warm postings reader needs no currency read of its own while it holds
+    (ragit.retrieve.search.VectorCache.postings)."""
     from ..store.sqlite import StoreMissing, StoreUnreadable
 
     sha = loaded.manifest.commit_sha
@@ -53,7 +61,7 @@ def open_checked_store(root: Path, config, loaded: "LoadedManifest", embedder_id
         except Exception:
             checked = None
         if checked is not None and _PASSED.get(store) == checked:
-            return store
+            return store, checked[0]
     try:
         version = store.schema_version()
         if version != SCHEMA_VERSION:
@@ -73,9 +81,11 @@ def open_checked_store(root: Path, config, loaded: "LoadedManifest", embedder_id
         raise store_unavailable(sha, "store_unreadable", f"the store cannot be read: {exc}") from None
     if checked is not None:
         _PASSED[store] = checked
-    return store
+        return store, checked[0]
+    return store, None
 
 
 # The checks each open store last passed: (its data version, snapshot, manifest digest, embedders).
 # The version is read before the checks, so a write that lands during them fails the next match.
 _PASSED: "WeakKeyDictionary[Store, tuple]" = WeakKeyDictionary()
+

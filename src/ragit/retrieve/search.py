@@ -288,20 +288,34 @@ class VectorCache:
     max_entries: int = 4
     readers: dict[str, object] = field(default_factory=dict)
     keyword_reads: dict[str, int] = field(default_factory=dict)
+    # store path → (the read store, its data version read before its reader was last found current)
+    reader_versions: dict[str, tuple["weakref.ref[Store]", int]] = field(default_factory=dict)
 
-    def postings(self, store: "Store"):
+    def postings(self, store: "Store", version: int | None = None):
         """The store's warm postings reader, current with its index; for a process's first
-        keyword read the store's own (a one-shot CLI call opens no second connection)."""
+        keyword read the store's own (a one-shot CLI call opens no second connection).
+
+        ``version`` is ``store``'s data version read during this read (ragit.retrieve.readiness
+        .checked_version), or None. The reader is current when it was found current after the
+        same store read the same version: no other connection committed in between (SQLite's
+        ``data_version``), so its index did not change; else its generation is read again."""
         key = str(getattr(store, "path", ""))
         self.keyword_reads[key] = self.keyword_reads.get(key, 0) + 1
         if self.keyword_reads[key] < 2:
             return store.postings()
         reader = self.readers.get(key)
-        if reader is not None and not reader.current():
-            reader.close()
-            reader = None
+        if reader is not None:
+            seen = self.reader_versions.get(key)
+            vouched = version is not None and seen is not None and seen[1] == version and seen[0]() is store
+            if not vouched and not reader.current():
+                reader.close()
+                reader = None
         if reader is None:
             reader = self.readers[key] = store.warm_postings()
+        if version is not None:
+            self.reader_versions[key] = (weakref.ref(store), version)
+        else:
+            self.reader_versions.pop(key, None)
         return reader
 
     def rows(self, store: "Store", sha: str, embedder_id: str) -> dict:
@@ -586,14 +600,15 @@ def keyword_raw(
 
 def keyword_scorer(
     store: "Store", snap: SnapshotMatrix, masked_question: str, extra: Sequence[tuple[str, str, str]] = (),
-    cache: VectorCache | None = None, term_repeats: int = 1,
+    cache: VectorCache | None = None, term_repeats: int = 1, version: int | None = None,
 ) -> "SnapshotKeyword":
     """The question's BM25 over the snapshot, scored on demand (:func:`keyword_raw`'s floats):
-    the postings are read and the statistics fixed here, the per-row arithmetic when asked."""
+    the postings are read and the statistics fixed here, the per-row arithmetic when asked.
+    ``version``: see :meth:`VectorCache.postings`."""
     from ..store.bm25 import SnapshotKeyword, weighted_counts
 
     terms = query_terms(masked_question, term_repeats)
-    postings = cache.postings(store) if cache is not None else store.postings()
+    postings = cache.postings(store, version) if cache is not None else store.postings()
     return SnapshotKeyword(postings, terms, snap.rowids, snap.lengths, [weighted_counts(*doc) for doc in extra],
                            snap.row_positions())
 
@@ -812,6 +827,7 @@ def score_snapshot(
     cache: VectorCache | None = None,
     extra: Sequence[tuple[str, str, str]] = (),
     top_k: int | None = None,
+    version: int | None = None,
 ) -> SnapshotScores:
     """Cosine for every chunk of the snapshot and raw BM25 for every lexical match; on the
     approximate path (a large snapshot with an index) only for the candidate rows, so the scores
@@ -821,7 +837,7 @@ def score_snapshot(
     raw scores land in ``extra_raw``. ``top_k`` (the hits the caller will rank, every row
     admitted) lets the approximate path skip the keyword candidates that cannot reach its fused
     pool (:func:`approximate_scores`); None (a caller ranking with a filter or several ways)
-    scores them all.
+    scores them all. ``version``: see :meth:`VectorCache.postings`.
     """
     import numpy as np
 
@@ -829,7 +845,7 @@ def score_snapshot(
     site = functools.partial(snap.site_paths, store, sha) if cache is not None else None
     scorer = None
     if params.keyword_enabled:
-        scorer = keyword_scorer(store, snap, masked_question, extra, cache, params.term_repeats)
+        scorer = keyword_scorer(store, snap, masked_question, extra, cache, params.term_repeats, version)
         extra_raw = scorer.extra_score
     else:
         extra_raw = [0.0] * len(extra)
