@@ -136,7 +136,8 @@ def test_a_changelog_ranks_below_other_docs_unless_asked_for_and_explains_itself
     assert [inp.paths[i] for i in result.order] == ["docs/api.rst", "src/app.py", "CHANGES"]
     assert result.factors[0] == {"changelog": 0.5}
     assert 1 not in result.factors and 2 not in result.factors
-    for asked in ("update the changelog for redirect", "history of the redirect method"):
+    for asked in ("update the changelog for redirect", "history of the redirect method",
+                  "what changed in the redirect release"):
         assert ranked_paths(asked, inp, only_changelog)[0] == "CHANGES"
         assert "changelog" not in rerank(asked, inp, only_changelog, 3).factors.get(0, {})
     # on by default, after the doc role: a changelog ends below a docs page of the same score

@@ -133,7 +133,7 @@ _ASKS = {
             "readthedocs"),
     "benchmark": ("benchmark", "benchmarks", "bench", "perf"),
     "vendored": ("vendor", "vendored", "vendoring", "bundled", "bundle"),
-    "changelog": ("changelog", "changelogs", "history", "news", "whatsnew"),
+    "changelog": ("changelog", "changelogs", "history", "news", "whatsnew", "release", "releases", "released"),
     "site": ("page", "pages", "sidebar"),  # a docs site's pages: read by ragit.retrieve.docsite only
 }
 
