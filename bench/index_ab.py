@@ -5,7 +5,7 @@ shared machine compares two loads as much as two trees. Here every repository of
 (``index_speed.speed_set``, prepared as there: an empty repository borrowing the mirror's
 objects, the task root as ``ingest.include``) is indexed by each tree in turn, alternating the
 order every round, each run a fresh child that has imported ragit, loaded the embedder and done a
-dry run (``index_speed.API_CHILD``'s setup) before the clock starts. Per run: wall time, process
+dry run (``index_speed.API_SETUP``) before the clock starts. Per run: wall time, process
 CPU (all threads) and the CPU of the git processes the ingest waited for (``RUSAGE_CHILDREN``),
 so work moved to a thread or overlapped with git shows in the wall column and nowhere else.
 Figures are medians per repository; the last rows are the means over repositories.
@@ -30,16 +30,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import index_speed as ix  # noqa: E402  (the speed set, its repositories, the children's environment)
 
-CHILD = """
-import json, resource, shutil, sys, time
-from pathlib import Path
-from ragit.api import Repo
-root, commit = Path(sys.argv[1]), sys.argv[2]
-for sub in ("store", "manifest", "cache"):
-    shutil.rmtree(root / ".ragit" / sub, ignore_errors=True)
-repo = Repo.open(root)
-repo.embedder
-repo.ingest(all=True, dry_run=True, at=commit)
+CHILD = ix.API_SETUP + """
 def kids():
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
     return r.ru_utime + r.ru_stime

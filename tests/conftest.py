@@ -131,6 +131,18 @@ def write_placeholder_config(root: Path) -> None:
         fh.write(".ragit/\n")
 
 
+def explained_hits(cli, root: Path, question: str, top_k: int = 3) -> list[dict]:
+    """The hits of ``query --explain`` (JSON) of the repository at ``root``."""
+    result = cli("query", question, "--top-k", str(top_k), "--explain", "--format", "json", "--cwd", str(root))
+    assert result.code == 0, result
+    return result.json["data"]["hits"]
+
+
+def rerank_factors(hit: dict) -> dict:
+    """The re-rank factors ``--explain`` gives one hit."""
+    return hit["scoreBreakdown"]["retrieval"].get("rerank", {}).get("factors", {})
+
+
 def tree_snapshot(root: Path) -> dict[str, bytes]:
     """Every file under ``root`` except .git/, for "nothing was written" assertions."""
     out = {}

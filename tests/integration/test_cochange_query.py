@@ -7,7 +7,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 
-from conftest import tree_snapshot, write_placeholder_config
+from conftest import rerank_factors, tree_snapshot, write_placeholder_config
 
 from ragit.gitsnap import cochange
 from ragit.gitsnap.git import Git
@@ -36,10 +36,6 @@ def _query(cli, root, *extra):
     return result.json["data"]["hits"]
 
 
-def _factors(hit) -> dict:
-    return hit["scoreBreakdown"]["retrieval"].get("rerank", {}).get("factors", {})
-
-
 def test_ingest_keeps_counts_and_the_query_raises_the_partner(git_repo, cli):
     head = _history(git_repo)
     assert cli("ingest", "--all", "--cwd", str(git_repo.root), "--format", "json").code == 0
@@ -49,8 +45,8 @@ def test_ingest_keeps_counts_and_the_query_raises_the_partner(git_repo, cli):
     hits = _query(cli, git_repo.root)
     by_path = {h["path"]: h for h in hits}
     assert hits[0]["path"] == "src/app.py"
-    assert "cochange" in _factors(by_path["src/ctx.py"])  # ctx.py changed with app.py three times
-    assert _factors(by_path["src/cli.py"]).get("cochange", 0) < _factors(by_path["src/ctx.py"])["cochange"]
+    assert "cochange" in rerank_factors(by_path["src/ctx.py"])  # ctx.py changed with app.py three times
+    assert rerank_factors(by_path["src/cli.py"]).get("cochange", 0) < rerank_factors(by_path["src/ctx.py"])["cochange"]
     assert by_path["src/ctx.py"]["scoreFinal"] < hits[0]["scoreFinal"]  # never above the vouching hit
 
 
@@ -87,7 +83,7 @@ def test_config_switch_turns_the_stage_off(git_repo, cli):
     assert cli("ingest", "--all", "--cwd", str(git_repo.root), "--format", "json").code == 0
     assert cli("config", "set", "retrieval.cochange", "false", "--cwd", str(git_repo.root)).code == 0
     cochange._MEMO.clear()
-    assert not any("cochange" in _factors(h) for h in _query(cli, git_repo.root))
+    assert not any("cochange" in rerank_factors(h) for h in _query(cli, git_repo.root))
 
 
 def test_a_shallow_clone_answers_without_the_stage(git_repo, cli, tmp_path):
@@ -98,7 +94,7 @@ def test_a_shallow_clone_answers_without_the_stage(git_repo, cli, tmp_path):
     assert cli("ingest", "--all", "--cwd", str(clone), "--format", "json").code == 0
     cochange._MEMO.clear()
     hits = _query(cli, clone)
-    assert hits and not any("cochange" in _factors(h) for h in hits)  # the boundary commit is no co-change
+    assert hits and not any("cochange" in rerank_factors(h) for h in hits)  # the boundary commit is no co-change
 
 
 def test_missing_history_objects_give_no_stage_instead_of_an_error(git_repo, cli, monkeypatch):
@@ -117,4 +113,4 @@ def test_missing_history_objects_give_no_stage_instead_of_an_error(git_repo, cli
 
     monkeypatch.setattr(Git, "run", broken)
     hits = _query(cli, git_repo.root)
-    assert hits and not any("cochange" in _factors(h) for h in hits)
+    assert hits and not any("cochange" in rerank_factors(h) for h in hits)

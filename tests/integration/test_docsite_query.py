@@ -5,7 +5,7 @@ a question about code leaves the ranking alone."""
 from __future__ import annotations
 
 import pytest
-from conftest import write_pg_config, write_placeholder_config
+from conftest import rerank_factors, write_pg_config, write_placeholder_config
 
 PAGE = "# {title}\n\nHow the {word} works, step by step, with examples of the {word}.\n"
 FILES = {
@@ -29,10 +29,6 @@ def _query(cli, root, question, *extra):
     return result.json["data"]["hits"]
 
 
-def _factors(hit) -> dict:
-    return hit["scoreBreakdown"]["retrieval"].get("rerank", {}).get("factors", {})
-
-
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
 def test_a_docs_page_question_brings_the_sidebar(git_repo, cli, backend, request):
     if backend == "postgres":  # the store lists the configuration's rows by file name: both backends
@@ -45,10 +41,10 @@ def test_a_docs_page_question_brings_the_sidebar(git_repo, cli, backend, request
     files = list(dict.fromkeys(h["path"] for h in hits))
     assert files.index("website/sidebars.js") == 3, files  # right below the three best files
     sidebar = next(h for h in hits if h["path"] == "website/sidebars.js")
-    assert _factors(sidebar)["docsite"] > 0
+    assert rerank_factors(sidebar)["docsite"] > 0
     third = next(h for h in hits if h["path"] == files[files.index("website/sidebars.js") - 1])
     assert sidebar["scoreFinal"] < third["scoreFinal"]  # below the file it ranks after
-    assert all(not h["path"].startswith("tests/") or "docsite" not in _factors(h) for h in hits)
+    assert all(not h["path"].startswith("tests/") or "docsite" not in rerank_factors(h) for h in hits)
 
 
 def test_a_code_question_leaves_the_ranking_alone(git_repo, cli):
@@ -56,7 +52,7 @@ def test_a_code_question_leaves_the_ranking_alone(git_repo, cli):
     git_repo.commit("init", FILES)
     assert cli("ingest", "--all", "--cwd", str(git_repo.root), "--format", "json").code == 0
     hits = _query(cli, git_repo.root, "compose functions right to left")
-    assert all("docsite" not in _factors(h) for h in hits)
+    assert all("docsite" not in rerank_factors(h) for h in hits)
 
 
 def test_without_the_stage_the_sidebar_ranks_far_down(git_repo, cli, monkeypatch):

@@ -5,7 +5,7 @@ changelog or for tests gets it unreduced."""
 
 from __future__ import annotations
 
-from conftest import write_placeholder_config
+from conftest import explained_hits, rerank_factors, write_placeholder_config
 
 CODE = ("def redirect(location, code=302):\n    \"\"\"Return a response that redirects the client to location.\"\"\"\n"
         "    return Response(status=code, headers={'Location': location})\n")
@@ -15,34 +15,24 @@ TESTS = ("def test_redirect_location():\n    response = redirect('/target', code
          "    assert response.headers['Location'] == '/target'\n")
 
 
-def _hits(cli, root, question):
-    result = cli("query", question, "--top-k", "3", "--explain", "--format", "json", "--cwd", str(root))
-    assert result.code == 0, result
-    return result.json["data"]["hits"]
-
-
-def _factors(hit) -> dict:
-    return hit["scoreBreakdown"]["retrieval"].get("rerank", {}).get("factors", {})
-
-
 def test_changelog_and_test_suite_rank_below_the_code_and_explain_themselves(git_repo, cli):
     write_placeholder_config(git_repo.root)
     git_repo.commit("init", {"CHANGES": CHANGES, "myapp/__init__.py": "", "myapp/helpers.py": CODE,
                              "myapp/testsuite/__init__.py": "", "myapp/testsuite/helpers.py": TESTS})
     assert cli("ingest", "--all", "--cwd", str(git_repo.root), "--format", "json").code == 0
 
-    hits = _hits(cli, git_repo.root, "redirect the client to a location")
+    hits = explained_hits(cli, git_repo.root, "redirect the client to a location")
     paths = [h["path"] for h in hits]
     assert paths[0] == "myapp/helpers.py"
-    changes = _factors(hits[paths.index("CHANGES")])
+    changes = rerank_factors(hits[paths.index("CHANGES")])
     assert changes["changelog"] == 0.5 and changes["role"] == 0.35  # a doc file, and a changelog
-    assert _factors(hits[paths.index("myapp/testsuite/helpers.py")])["role"] == 0.5
-    assert "changelog" not in _factors(hits[0]) and "role" not in _factors(hits[0])
+    assert rerank_factors(hits[paths.index("myapp/testsuite/helpers.py")])["role"] == 0.5
+    assert "changelog" not in rerank_factors(hits[0]) and "role" not in rerank_factors(hits[0])
 
-    asked = _hits(cli, git_repo.root, "changelog entry for redirecting the client to a location")
+    asked = explained_hits(cli, git_repo.root, "changelog entry for redirecting the client to a location")
     entry = next(h for h in asked if h["path"] == "CHANGES")
-    assert "changelog" not in _factors(entry)
+    assert "changelog" not in rerank_factors(entry)
 
-    tests = _hits(cli, git_repo.root, "tests for redirect location")
+    tests = explained_hits(cli, git_repo.root, "tests for redirect location")
     suite = next(h for h in tests if h["path"] == "myapp/testsuite/helpers.py")
-    assert "role" not in _factors(suite)
+    assert "role" not in rerank_factors(suite)

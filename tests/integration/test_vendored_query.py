@@ -4,22 +4,12 @@ names the bundled project gets it first, unreduced."""
 
 from __future__ import annotations
 
-from conftest import write_placeholder_config
+from conftest import explained_hits, rerank_factors, write_placeholder_config
 
 VENDORED = ("class HTTPResponse:\n    \"\"\"Decode the response body of a pooled connection.\"\"\"\n"
             "    def read(self, decode_content=True):\n        return self._decoder.decompress(self._body)\n")
 OWN = ("class Response:\n    \"\"\"The response object of a request.\"\"\"\n"
        "    def body(self):\n        return self.raw.read()\n")
-
-
-def _hits(cli, root, question):
-    result = cli("query", question, "--top-k", "3", "--explain", "--format", "json", "--cwd", str(root))
-    assert result.code == 0, result
-    return result.json["data"]["hits"]
-
-
-def _factors(hit) -> dict:
-    return hit["scoreBreakdown"]["retrieval"].get("rerank", {}).get("factors", {})
 
 
 def test_bundled_code_ranks_below_own_code_and_explains_itself(git_repo, cli):
@@ -28,13 +18,13 @@ def test_bundled_code_ranks_below_own_code_and_explains_itself(git_repo, cli):
                              "mylib/packages/__init__.py": "", "mylib/packages/urllib3/response.py": VENDORED})
     assert cli("ingest", "--all", "--cwd", str(git_repo.root), "--format", "json").code == 0
 
-    hits = _hits(cli, git_repo.root, "decode the response body")
+    hits = explained_hits(cli, git_repo.root, "decode the response body")
     paths = [h["path"] for h in hits]
     assert paths.index("mylib/models.py") < paths.index("mylib/packages/urllib3/response.py")
     vendored = hits[paths.index("mylib/packages/urllib3/response.py")]
-    assert _factors(vendored)["vendored"] == 0.5
-    assert "vendored" not in _factors(hits[paths.index("mylib/models.py")])
+    assert rerank_factors(vendored)["vendored"] == 0.5
+    assert "vendored" not in rerank_factors(hits[paths.index("mylib/models.py")])
 
-    named = _hits(cli, git_repo.root, "urllib3 decode the response body")
+    named = explained_hits(cli, git_repo.root, "urllib3 decode the response body")
     assert named[0]["path"] == "mylib/packages/urllib3/response.py"
-    assert "vendored" not in _factors(named[0])
+    assert "vendored" not in rerank_factors(named[0])
