@@ -611,7 +611,8 @@ SPLITS = {
     ]),
     "Todo.swift": (SWIFT, "extension Todo {\n", "static let sample{i} = {i}", 75, "    ", [
         ("module", 1, 1), ("struct Todo", 3, 8), ("protocol TodoStore", 10, 13), ("class TodoList", 15, 28),
-        ("extension Todo", 30, 106), ("method Todo.toggled", 108, 113), ("enum Filter", 115, 117),
+        ("extension Todo", 30, 105), ("property Todo.isOverdue", 106, 106), ("method Todo.toggled", 108, 113),
+        ("enum Filter", 115, 117),
         ("function makeList", 119, 121),
     ]),
     "Money.php": (PHP, "final class Money\n{\n", "private const LIMIT_{i} = {i};", 70, "    ", [

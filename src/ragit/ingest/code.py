@@ -250,12 +250,13 @@ def _start_row(spec: Language, items: list[Any], junk: set[int], index: int) -> 
 
 
 def _member_nodes(spec: Language, container: Any, body: Any) -> list[Any]:
-    """The nodes among which a container's members are found: comments of the container that
-    precede its body (Ruby keeps them outside ``body_statement``), then the body's children
+    """The nodes among which a container's members are found: comments of the node holding the
+    body that precede it (Ruby keeps them outside ``body_statement``), then the body's children
     (or the body itself when it is a single definition, as in Scala ``extension (x: T) def f``)."""
     if body.type in spec.handlers:
         return [body]
-    before = [c for c in container.named_children if c.end_byte <= body.start_byte and _attached(spec, c)]
+    owner = body.parent if body.parent is not None else container  # an inner node's (Ruby ``module A; class B``)
+    before = [c for c in owner.named_children if c.end_byte <= body.start_byte and _attached(spec, c)]
     return before + body.named_children
 
 

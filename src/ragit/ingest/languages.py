@@ -174,6 +174,24 @@ def _js_variable(node: Node) -> Found | None:
     return None
 
 
+def _js_field(node: Node) -> Found | None:
+    """A class field holding a function (``onClick = () => {...}``) is a method; one whose value
+    spans lines (``cache = new Map([`` ... ``])``, ``run = deduped(async () => {`` ...) a
+    property (its code would otherwise join the method above it); one-line fields stay in the
+    unit above, as other fields do."""
+    value = node.child_by_field_name("value")
+    name_node = node.child_by_field_name("name") or node.child_by_field_name("property")
+    if value is None or name_node is None:
+        return None
+    name = text(name_node)
+    if value.type in _JS_FUNCTION_VALUES:
+        prefix = "async function" if _is_async(value) else "function"
+        return Found(f"{prefix} {name}", name, callable=True)
+    if value.start_point.row != value.end_point.row:
+        return Found(f"property {name}", name, callable=True, member_word="property")
+    return None
+
+
 def _js_export(node: Node) -> Found | None:
     declaration = node.child_by_field_name("declaration")
     if declaration is None:
@@ -213,6 +231,8 @@ _JS: dict[str, Describe] = {
     "expression_statement": _js_statement,
     # members
     "method_definition": _function("method"),
+    "field_definition": _js_field,
+    "public_field_definition": _js_field,
     "abstract_method_signature": _function("method"),
     "method_signature": _function("method"),
 }
@@ -359,8 +379,21 @@ def _swift_class(node: Node) -> Found:
     return Found(f"{kind} {name}", name, body=node.child_by_field_name("body"), split=True)
 
 
+def _swift_property(node: Node) -> Found | None:
+    """A property with code in it (``var x: T { get {...} set {...} }``, ``var y: T { expr }``, or
+    ``willSet`` / ``didSet`` observers), like a C# property; a stored property (``let x = 1``)
+    is a field and stays in the unit above it."""
+    if node.child_by_field_name("computed_value") is None and _first(node, ("willset_didset_block",)) is None:
+        return None
+    pattern = node.child_by_field_name("name")
+    name_node = pattern.child_by_field_name("bound_identifier") if pattern is not None else None
+    name = text(name_node if name_node is not None else pattern, "default")
+    return Found(f"property {name}", name, callable=True, member_word="property")
+
+
 _SWIFT: dict[str, Describe] = {
     "class_declaration": _swift_class,
+    "property_declaration": _swift_property,
     "protocol_declaration": _container("protocol"),
     "function_declaration": _function(),
     "protocol_function_declaration": _function(),
@@ -638,10 +671,29 @@ def _ruby_attached(node: Node) -> bool:
     return method is not None and method.text == b"desc" and node.child_by_field_name("receiver") is None
 
 
+def _ruby_namespace(word: str) -> Describe:
+    """``module Rails`` whose body is only ``module Command`` whose body is only ``class Routes``
+    is how Ruby spells the class ``Rails::Command::Routes``: titled so (members ``method
+    Routes.x``), not by the outer namespace every file of a library opens with."""
+    plain = _container(word)
+
+    def describe(node: Node) -> Found | None:
+        body = node.child_by_field_name("body")
+        inner = body.named_children if body is not None else []
+        if len(inner) != 1 or inner[0].type not in ("class", "module"):
+            return plain(node)
+        found = _RUBY[inner[0].type](inner[0])
+        if found is None:
+            return plain(node)
+        kind, _, qualified = found.title.partition(" ")
+        return found._replace(title=f"{kind} {name_of(node)}::{qualified}")
+    return describe
+
+
 _RUBY: dict[str, Describe] = {
     "call": _ruby_call,
-    "class": _container("class"),
-    "module": _container("module"),
+    "class": _ruby_namespace("class"),
+    "module": _ruby_namespace("module"),
     "method": _function(),
     "singleton_method": _ruby_singleton_method,
     "singleton_class": lambda node: Found("class << self", body=node.child_by_field_name("body"), split=True,
@@ -733,14 +785,24 @@ def _haskell_function(node: Node) -> Found | None:
     return Found(f"function {name}", name, callable=True)
 
 
+def _haskell_pattern(node: Node) -> Found:
+    """``pattern Foo`` for ``pattern Foo :: T`` and ``pattern Foo x <- ...`` alike, so that a
+    pattern synonym's signature and its equation form one unit (as a function's do)."""
+    inner = node.named_children[0] if node.named_children else None
+    synonym = inner.child_by_field_name("synonym") if inner is not None else None
+    if synonym is not None and synonym.type in ("constructor", "apply") and text(synonym).split():
+        return Found("pattern " + text(synonym).split()[0])
+    return Found("pattern " + one_line(text(node).split("=", 1)[0].split("<-", 1)[0].replace("pattern", "", 1)
+                                       .strip(), 60))
+
+
 _HASKELL: dict[str, Describe] = {
     "data_type": _leaf("data"),
     "newtype": _leaf("newtype"),
     "type_synonym": _leaf("type"),
     "type_family": _leaf("type family"),
     "data_family": _leaf("data family"),
-    "pattern_synonym": lambda node: Found("pattern " + one_line(text(node).split("=", 1)[0].split("<-", 1)[0]
-                                                              .replace("pattern", "", 1).strip(), 60)),
+    "pattern_synonym": _haskell_pattern,
     "class": _container("class", field_name="name", body="declarations"),
     "instance": _haskell_instance,
     "signature": _haskell_function,
