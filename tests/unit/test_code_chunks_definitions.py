@@ -49,7 +49,7 @@ public final class Request: Sendable {
 def test_swift_computed_properties_and_observers_are_members():
     text = SWIFT_REQUEST.replace("{fields}", padding("let field{i}: Int = {i}", 75, "    "))
     chunker, chunks = chunk("Sources/App/Request.swift", text)
-    assert chunker == "code:swift"
+    assert chunker == "code:swift/2"
     assert summary(chunks) == [
         ("module", 1, 1), ("class Request", 3, 80), ("property Request.method", 82, 86),
         ("property Request.isSecure", 88, 88), ("property Request.body", 90, 92), ("method Request.init", 94, 97),

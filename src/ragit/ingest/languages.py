@@ -54,7 +54,7 @@ Describe = Callable[[Node], "Found | None"]
 class Language:
     """How one language's syntax tree maps to definitions."""
 
-    name: str  # the chunker is ``code:<name>``
+    name: str  # the chunker is ``code:<name>`` (``code:<name>/<revision>`` from revision 2)
     grammar: tuple[str, str]  # (module, function returning the language pointer)
     extensions: tuple[str, ...]  # file name endings, dot included
     handlers: dict[str, Describe]  # node type -> description (None: not a definition after all)
@@ -68,6 +68,16 @@ class Language:
     #: parse under a time budget (a progress callback, about 4% of the parse time); the five
     #: grammars chunked before the budget existed are parsed as they were
     guarded: bool = True
+    #: bumped whenever this table starts chunking some file differently: the revision is part of
+    #: the chunker name, hence of every chunk id (knowledge §9), so two stores never hold
+    #: different chunks under one id; tables sharing a ``name`` share their revision
+    revision: int = 1
+
+    @property
+    def chunker(self) -> str:
+        """``code:<name>``, or ``code:<name>/<revision>`` above revision 1 (the ids of revision 1
+        are those of every store made before revisions existed)."""
+        return f"code:{self.name}" if self.revision == 1 else f"code:{self.name}/{self.revision}"
 
 
 # ---------------------------------------------------------------- shared helpers
@@ -880,21 +890,25 @@ def _language(name: str, module: str, extensions: tuple[str, ...], handlers: dic
 
 _PREPROC = {"preproc_if": _named, "preproc_elif": _named, "preproc_else": _named}
 
-#: language key -> table (``tsx`` is TypeScript parsed with the TSX grammar)
+#: language key -> table (``tsx`` is TypeScript parsed with the TSX grammar). Revisions (see
+#: :attr:`Language.revision`; docs/architecture.md, "Chunking"): 2 for JavaScript / TypeScript
+#: (class fields holding functions), Swift (computed properties), Ruby (``module A; class B``
+#: titled ``class A::B``) and Haskell (pattern synonym signature and equation one unit)
 LANGUAGES: dict[str, Language] = {
     "javascript": _language("javascript", "tree_sitter_javascript", (".js", ".jsx", ".mjs", ".cjs"), _JS,
-                            guarded=False),
+                            guarded=False, revision=2),
     "typescript": _language("typescript", "tree_sitter_typescript", (".ts", ".mts", ".cts"), _JS,
-                            function="language_typescript", guarded=False),
+                            function="language_typescript", guarded=False, revision=2),
     "tsx": _language("typescript", "tree_sitter_typescript", (".tsx",), _JS, function="language_tsx",
-                     guarded=False),
+                     guarded=False, revision=2),
     "go": _language("go", "tree_sitter_go", (".go",), _GO, guarded=False),
     "java": _language("java", "tree_sitter_java", (".java",), _JAVA, transparent={"enum_body_declarations": _named},
                       guarded=False),
     "rust": _language("rust", "tree_sitter_rust", (".rs",), _RUST, guarded=False),
     "kotlin": _language("kotlin", "tree_sitter_kotlin", (".kt", ".kts"), _KOTLIN),
     "scala": _language("scala", "tree_sitter_scala", (".scala", ".sc"), _SCALA),
-    "swift": _language("swift", "tree_sitter_swift", (".swift",), _SWIFT, ATTACHED | {"multiline_comment"}),
+    "swift": _language("swift", "tree_sitter_swift", (".swift",), _SWIFT, ATTACHED | {"multiline_comment"},
+                       revision=2),
     # ``.h`` is either C or C++: see ``code.py``
     "c": _language("c", "tree_sitter_c", (".c",), _C, transparent=_C_TRANSPARENT, recover=_c_orphan_body),
     "cpp": _language("cpp", "tree_sitter_cpp",
@@ -902,13 +916,13 @@ LANGUAGES: dict[str, Language] = {
                      ATTACHED | {"attribute_declaration"}, transparent=_C_TRANSPARENT, recover=_c_orphan_body),
     "csharp": _language("csharp", "tree_sitter_c_sharp", (".cs",), _CSHARP, transparent=_PREPROC),
     "ruby": _language("ruby", "tree_sitter_ruby", (".rb", ".rake", ".gemspec"), _RUBY, is_attached=_ruby_attached,
-                      filenames=("Rakefile", "Gemfile")),
+                      filenames=("Rakefile", "Gemfile"), revision=2),
     "php": _language("php", "tree_sitter_php", (".php",), _PHP, function="language_php"),
     "elixir": _language("elixir", "tree_sitter_elixir", (".ex", ".exs"), {"call": _elixir_call},
                         is_attached=_elixir_attached, merge_clauses=True),
     # ``.lhs`` (literate Haskell) is left to ``lines``: the grammar does not read bird tracks
     "haskell": _language("haskell", "tree_sitter_haskell", (".hs",), _HASKELL, ATTACHED | {"haddock", "pragma"},
-                         transparent={"declarations": _named, "imports": _named}, merge_clauses=True),
+                         transparent={"declarations": _named, "imports": _named}, merge_clauses=True, revision=2),
     "lua": _language("lua", "tree_sitter_lua", (".lua",), _LUA),
     "zig": _language("zig", "tree_sitter_zig", (".zig",), _ZIG),
     # a script wrapped in ``{ ... }`` (so it only runs once fully downloaded) is looked into
