@@ -144,7 +144,7 @@ def test_nested_containers_split_into_complete_bounded_units(case, version):
     path, text = case
     check_code(path, text, version)
     chunker, chunks = chunk_code(path, text, text, version)
-    assert chunker in ("code:csharp", "code:ruby")
+    assert chunker in ("code:csharp", "code:ruby/2")
     covered = {n for c in chunks for n in range(c.start_line, c.end_line + 1)}
     for number, line in enumerate(split_lines(text), start=1):
         if line.strip():

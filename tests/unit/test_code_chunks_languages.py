@@ -500,7 +500,7 @@ EXPECTED = {
         ('module', 1, 3), ('class Line', 5, 6), ('trait Discount', 8, 10), ('object Discount', 12, 21),
         ('class Invoice', 23, 27), ('type Cents', 29, 29), ('function render', 31, 32), ('extension Line', 34, 35),
     ]),
-    'SWIFT': ('Sources/Todo.swift', 'code:swift', [
+    'SWIFT': ('Sources/Todo.swift', 'code:swift/2', [
         ('module', 1, 1), ('struct Todo', 3, 8), ('protocol TodoStore', 10, 13), ('class TodoList', 15, 28),
         ('extension Todo', 30, 38), ('enum Filter', 40, 42), ('function makeList', 44, 46),
     ]),
@@ -515,7 +515,7 @@ EXPECTED = {
     'CSHARP': ('src/Shelf.cs', 'code:csharp', [
         ('module', 1, 2), ('namespace Library.Catalog', 4, 35),
     ]),
-    'RUBY': ('lib/billing/invoice.rb', 'code:ruby', [
+    'RUBY': ('lib/billing/invoice.rb', 'code:ruby/2', [
         ('module', 1, 3), ('module Billing', 5, 29),
     ]),
     'PHP': ('src/Money.php', 'code:php', [
@@ -525,7 +525,7 @@ EXPECTED = {
     'ELIXIR': ('lib/chat/room.ex', 'code:elixir', [
         ('module Chat.Room', 1, 24), ('module Chat.Message', 26, 28),
     ]),
-    'HASKELL': ('src/Machine.hs', 'code:haskell', [
+    'HASKELL': ('src/Machine.hs', 'code:haskell/2', [
         ('module', 1, 8), ('data Instr', 10, 15), ('newtype Stack', 17, 17), ('type Program', 19, 19),
         ('class Pretty', 21, 22), ('instance Pretty Instr', 24, 25), ('function run', 27, 29),
         ('function step', 31, 35),
@@ -611,7 +611,8 @@ SPLITS = {
     ]),
     "Todo.swift": (SWIFT, "extension Todo {\n", "static let sample{i} = {i}", 75, "    ", [
         ("module", 1, 1), ("struct Todo", 3, 8), ("protocol TodoStore", 10, 13), ("class TodoList", 15, 28),
-        ("extension Todo", 30, 106), ("method Todo.toggled", 108, 113), ("enum Filter", 115, 117),
+        ("extension Todo", 30, 105), ("property Todo.isOverdue", 106, 106), ("method Todo.toggled", 108, 113),
+        ("enum Filter", 115, 117),
         ("function makeList", 119, 121),
     ]),
     "Money.php": (PHP, "final class Money\n{\n", "private const LIMIT_{i} = {i};", 70, "    ", [
@@ -680,7 +681,7 @@ def test_ruby_rake_and_spec_blocks():
         "end\n"
     )
     chunker, chunks = chunk("lib/tasks/cache.rake", text)
-    assert chunker == "code:ruby"
+    assert chunker == "code:ruby/2"
     assert summary(chunks) == [("namespace cache", 1, 6), ("describe Cart", 8, 12)]
     padded = text.replace("    Rails.cache.clear\n", padding("Rails.cache.delete(:k{i})", 80, "    "))
     assert summary(chunk("Rakefile", padded)[1])[:3] == [
@@ -832,8 +833,8 @@ def test_extern_c_and_preprocessor_blocks_are_looked_through():
 
 @pytest.mark.parametrize(("path", "chunker"), [
     ("build.gradle.kts", "code:kotlin"), ("script.sc", "code:scala"), ("vec.hpp", "code:cpp"), ("impl.ipp", "code:cpp"),
-    ("x.c++", "code:cpp"), ("tasks/db.rake", "code:ruby"), ("app.gemspec", "code:ruby"), ("Rakefile", "code:ruby"),
-    ("Gemfile", "code:ruby"), ("test/room_test.exs", "code:elixir"), ("env.zsh", "code:bash"),
+    ("x.c++", "code:cpp"), ("tasks/db.rake", "code:ruby/2"), ("app.gemspec", "code:ruby/2"), ("Rakefile", "code:ruby/2"),
+    ("Gemfile", "code:ruby/2"), ("test/room_test.exs", "code:elixir"), ("env.zsh", "code:bash"),
     ("run.bash", "code:bash"),
     ("Setup.lhs", "lines"), ("notes.txt", "lines"),
 ])

@@ -250,12 +250,13 @@ def _start_row(spec: Language, items: list[Any], junk: set[int], index: int) -> 
 
 
 def _member_nodes(spec: Language, container: Any, body: Any) -> list[Any]:
-    """The nodes among which a container's members are found: comments of the container that
-    precede its body (Ruby keeps them outside ``body_statement``), then the body's children
+    """The nodes among which a container's members are found: comments of the node holding the
+    body that precede it (Ruby keeps them outside ``body_statement``), then the body's children
     (or the body itself when it is a single definition, as in Scala ``extension (x: T) def f``)."""
     if body.type in spec.handlers:
         return [body]
-    before = [c for c in container.named_children if c.end_byte <= body.start_byte and _attached(spec, c)]
+    owner = body.parent if body.parent is not None else container  # an inner node's (Ruby ``module A; class B``)
+    before = [c for c in owner.named_children if c.end_byte <= body.start_byte and _attached(spec, c)]
     return before + body.named_children
 
 
@@ -351,7 +352,7 @@ def _unplaced_bytes(spec: Language, root: Any) -> int:
 
 
 def _tree_sitter_defs(language: str, source: str) -> tuple[str, list[_Def]] | None:
-    """(chunker language, definitions) from one parse, or None for ``lines`` (no grammar, a parse
+    """(chunker name, definitions) from one parse, or None for ``lines`` (no grammar, a parse
     over its time budget, or one that is mostly errors / recovers no definition)."""
     data = source.encode("utf-8")
     if language == "h":  # C++ syntax → C++; otherwise C, with C++ as the fallback
@@ -381,7 +382,7 @@ def _tree_sitter_defs(language: str, source: str) -> tuple[str, list[_Def]] | No
     defs = _collect(spec, [root] if root.type == "ERROR" else root.named_children, None, "method")
     if unplaced and not any(d.title for d in defs):
         return None  # broken, and no structure to show for it
-    return spec.name, defs
+    return spec.chunker, defs
 
 
 # ---------------------------------------------------------------- units and windows
@@ -500,7 +501,8 @@ def _structured(clean: list[str], defs: list[_Def], lim: CodeLimits) -> list[Pie
 
 
 def chunk_code(path: str, raw_text: str, masked_text: str, version: str = "1") -> tuple[str, list[Chunk]]:
-    """(chunker name, chunks) of a code file: ``code:python``, ``code:<language>`` or ``lines``.
+    """(chunker name, chunks) of a code file: ``code:python``, ``code:<language>`` (with
+    ``/<revision>`` when the language's table was revised, :attr:`Language.revision`) or ``lines``.
 
     ``raw_text`` and ``masked_text`` are LF-normalised and must have the same number of lines;
     ``version`` is the chunker version, which sets the size limits (:data:`LIMITS`).
@@ -519,7 +521,7 @@ def chunk_code(path: str, raw_text: str, masked_text: str, version: str = "1") -
     elif language is not None:
         found = _tree_sitter_defs(language, raw_text)
         if found is not None:
-            return f"code:{found[0]}", _numbered(_structured(clean, found[1], lim))
+            return found[0], _numbered(_structured(clean, found[1], lim))
     trimmed = _trim(clean, 1, len(clean))
     pieces = _windows(clean, trimmed[0], trimmed[1], "", lim) if trimmed is not None else []
     return LINES_CHUNKER, _numbered(pieces)

@@ -21,7 +21,8 @@ def git_blob_id(data: bytes) -> str:
 
 
 def chunker_key(chunker: str, chunker_version: str, masking_version: str | None) -> str:
-    """``<chunker>@<version>+mask-<v>`` or ``...+nomask``: everything that shapes chunk text."""
+    """``<chunker>@<version>+mask-<v>`` or ``...+nomask``: everything that shapes chunk text
+    (``code:swift/2@1+mask-1``: a revised language table is part of the chunker name)."""
     masking = f"mask-{masking_version}" if masking_version is not None else "nomask"
     return f"{chunker}@{chunker_version}+{masking}"
 

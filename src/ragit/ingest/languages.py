@@ -54,7 +54,7 @@ Describe = Callable[[Node], "Found | None"]
 class Language:
     """How one language's syntax tree maps to definitions."""
 
-    name: str  # the chunker is ``code:<name>``
+    name: str  # the chunker is ``code:<name>`` (``code:<name>/<revision>`` from revision 2)
     grammar: tuple[str, str]  # (module, function returning the language pointer)
     extensions: tuple[str, ...]  # file name endings, dot included
     handlers: dict[str, Describe]  # node type -> description (None: not a definition after all)
@@ -68,6 +68,16 @@ class Language:
     #: parse under a time budget (a progress callback, about 4% of the parse time); the five
     #: grammars chunked before the budget existed are parsed as they were
     guarded: bool = True
+    #: bumped whenever this table starts chunking some file differently: the revision is part of
+    #: the chunker name, hence of every chunk id (knowledge §9), so two stores never hold
+    #: different chunks under one id; tables sharing a ``name`` share their revision
+    revision: int = 1
+
+    @property
+    def chunker(self) -> str:
+        """``code:<name>``, or ``code:<name>/<revision>`` above revision 1 (the ids of revision 1
+        are those of every store made before revisions existed)."""
+        return f"code:{self.name}" if self.revision == 1 else f"code:{self.name}/{self.revision}"
 
 
 # ---------------------------------------------------------------- shared helpers
@@ -174,6 +184,24 @@ def _js_variable(node: Node) -> Found | None:
     return None
 
 
+def _js_field(node: Node) -> Found | None:
+    """A class field holding a function (``onClick = () => {...}``) is a method; one whose value
+    spans lines (``cache = new Map([`` ... ``])``, ``run = deduped(async () => {`` ...) a
+    property (its code would otherwise join the method above it); one-line fields stay in the
+    unit above, as other fields do."""
+    value = node.child_by_field_name("value")
+    name_node = node.child_by_field_name("name") or node.child_by_field_name("property")
+    if value is None or name_node is None:
+        return None
+    name = text(name_node)
+    if value.type in _JS_FUNCTION_VALUES:
+        prefix = "async function" if _is_async(value) else "function"
+        return Found(f"{prefix} {name}", name, callable=True)
+    if value.start_point.row != value.end_point.row:
+        return Found(f"property {name}", name, callable=True, member_word="property")
+    return None
+
+
 def _js_export(node: Node) -> Found | None:
     declaration = node.child_by_field_name("declaration")
     if declaration is None:
@@ -213,6 +241,8 @@ _JS: dict[str, Describe] = {
     "expression_statement": _js_statement,
     # members
     "method_definition": _function("method"),
+    "field_definition": _js_field,
+    "public_field_definition": _js_field,
     "abstract_method_signature": _function("method"),
     "method_signature": _function("method"),
 }
@@ -359,8 +389,21 @@ def _swift_class(node: Node) -> Found:
     return Found(f"{kind} {name}", name, body=node.child_by_field_name("body"), split=True)
 
 
+def _swift_property(node: Node) -> Found | None:
+    """A property with code in it (``var x: T { get {...} set {...} }``, ``var y: T { expr }``, or
+    ``willSet`` / ``didSet`` observers), like a C# property; a stored property (``let x = 1``)
+    is a field and stays in the unit above it."""
+    if node.child_by_field_name("computed_value") is None and _first(node, ("willset_didset_block",)) is None:
+        return None
+    pattern = node.child_by_field_name("name")
+    name_node = pattern.child_by_field_name("bound_identifier") if pattern is not None else None
+    name = text(name_node if name_node is not None else pattern, "default")
+    return Found(f"property {name}", name, callable=True, member_word="property")
+
+
 _SWIFT: dict[str, Describe] = {
     "class_declaration": _swift_class,
+    "property_declaration": _swift_property,
     "protocol_declaration": _container("protocol"),
     "function_declaration": _function(),
     "protocol_function_declaration": _function(),
@@ -638,10 +681,29 @@ def _ruby_attached(node: Node) -> bool:
     return method is not None and method.text == b"desc" and node.child_by_field_name("receiver") is None
 
 
+def _ruby_namespace(word: str) -> Describe:
+    """``module Rails`` whose body is only ``module Command`` whose body is only ``class Routes``
+    is how Ruby spells the class ``Rails::Command::Routes``: titled so (members ``method
+    Routes.x``), not by the outer namespace every file of a library opens with."""
+    plain = _container(word)
+
+    def describe(node: Node) -> Found | None:
+        body = node.child_by_field_name("body")
+        inner = body.named_children if body is not None else []
+        if len(inner) != 1 or inner[0].type not in ("class", "module"):
+            return plain(node)
+        found = _RUBY[inner[0].type](inner[0])
+        if found is None:
+            return plain(node)
+        kind, _, qualified = found.title.partition(" ")
+        return found._replace(title=f"{kind} {name_of(node)}::{qualified}")
+    return describe
+
+
 _RUBY: dict[str, Describe] = {
     "call": _ruby_call,
-    "class": _container("class"),
-    "module": _container("module"),
+    "class": _ruby_namespace("class"),
+    "module": _ruby_namespace("module"),
     "method": _function(),
     "singleton_method": _ruby_singleton_method,
     "singleton_class": lambda node: Found("class << self", body=node.child_by_field_name("body"), split=True,
@@ -733,14 +795,24 @@ def _haskell_function(node: Node) -> Found | None:
     return Found(f"function {name}", name, callable=True)
 
 
+def _haskell_pattern(node: Node) -> Found:
+    """``pattern Foo`` for ``pattern Foo :: T`` and ``pattern Foo x <- ...`` alike, so that a
+    pattern synonym's signature and its equation form one unit (as a function's do)."""
+    inner = node.named_children[0] if node.named_children else None
+    synonym = inner.child_by_field_name("synonym") if inner is not None else None
+    if synonym is not None and synonym.type in ("constructor", "apply") and text(synonym).split():
+        return Found("pattern " + text(synonym).split()[0])
+    return Found("pattern " + one_line(text(node).split("=", 1)[0].split("<-", 1)[0].replace("pattern", "", 1)
+                                       .strip(), 60))
+
+
 _HASKELL: dict[str, Describe] = {
     "data_type": _leaf("data"),
     "newtype": _leaf("newtype"),
     "type_synonym": _leaf("type"),
     "type_family": _leaf("type family"),
     "data_family": _leaf("data family"),
-    "pattern_synonym": lambda node: Found("pattern " + one_line(text(node).split("=", 1)[0].split("<-", 1)[0]
-                                                              .replace("pattern", "", 1).strip(), 60)),
+    "pattern_synonym": _haskell_pattern,
     "class": _container("class", field_name="name", body="declarations"),
     "instance": _haskell_instance,
     "signature": _haskell_function,
@@ -818,21 +890,25 @@ def _language(name: str, module: str, extensions: tuple[str, ...], handlers: dic
 
 _PREPROC = {"preproc_if": _named, "preproc_elif": _named, "preproc_else": _named}
 
-#: language key -> table (``tsx`` is TypeScript parsed with the TSX grammar)
+#: language key -> table (``tsx`` is TypeScript parsed with the TSX grammar). Revisions (see
+#: :attr:`Language.revision`; docs/architecture.md, "Chunking"): 2 for JavaScript / TypeScript
+#: (class fields holding functions), Swift (computed properties), Ruby (``module A; class B``
+#: titled ``class A::B``) and Haskell (pattern synonym signature and equation one unit)
 LANGUAGES: dict[str, Language] = {
     "javascript": _language("javascript", "tree_sitter_javascript", (".js", ".jsx", ".mjs", ".cjs"), _JS,
-                            guarded=False),
+                            guarded=False, revision=2),
     "typescript": _language("typescript", "tree_sitter_typescript", (".ts", ".mts", ".cts"), _JS,
-                            function="language_typescript", guarded=False),
+                            function="language_typescript", guarded=False, revision=2),
     "tsx": _language("typescript", "tree_sitter_typescript", (".tsx",), _JS, function="language_tsx",
-                     guarded=False),
+                     guarded=False, revision=2),
     "go": _language("go", "tree_sitter_go", (".go",), _GO, guarded=False),
     "java": _language("java", "tree_sitter_java", (".java",), _JAVA, transparent={"enum_body_declarations": _named},
                       guarded=False),
     "rust": _language("rust", "tree_sitter_rust", (".rs",), _RUST, guarded=False),
     "kotlin": _language("kotlin", "tree_sitter_kotlin", (".kt", ".kts"), _KOTLIN),
     "scala": _language("scala", "tree_sitter_scala", (".scala", ".sc"), _SCALA),
-    "swift": _language("swift", "tree_sitter_swift", (".swift",), _SWIFT, ATTACHED | {"multiline_comment"}),
+    "swift": _language("swift", "tree_sitter_swift", (".swift",), _SWIFT, ATTACHED | {"multiline_comment"},
+                       revision=2),
     # ``.h`` is either C or C++: see ``code.py``
     "c": _language("c", "tree_sitter_c", (".c",), _C, transparent=_C_TRANSPARENT, recover=_c_orphan_body),
     "cpp": _language("cpp", "tree_sitter_cpp",
@@ -840,13 +916,13 @@ LANGUAGES: dict[str, Language] = {
                      ATTACHED | {"attribute_declaration"}, transparent=_C_TRANSPARENT, recover=_c_orphan_body),
     "csharp": _language("csharp", "tree_sitter_c_sharp", (".cs",), _CSHARP, transparent=_PREPROC),
     "ruby": _language("ruby", "tree_sitter_ruby", (".rb", ".rake", ".gemspec"), _RUBY, is_attached=_ruby_attached,
-                      filenames=("Rakefile", "Gemfile")),
+                      filenames=("Rakefile", "Gemfile"), revision=2),
     "php": _language("php", "tree_sitter_php", (".php",), _PHP, function="language_php"),
     "elixir": _language("elixir", "tree_sitter_elixir", (".ex", ".exs"), {"call": _elixir_call},
                         is_attached=_elixir_attached, merge_clauses=True),
     # ``.lhs`` (literate Haskell) is left to ``lines``: the grammar does not read bird tracks
     "haskell": _language("haskell", "tree_sitter_haskell", (".hs",), _HASKELL, ATTACHED | {"haddock", "pragma"},
-                         transparent={"declarations": _named, "imports": _named}, merge_clauses=True),
+                         transparent={"declarations": _named, "imports": _named}, merge_clauses=True, revision=2),
     "lua": _language("lua", "tree_sitter_lua", (".lua",), _LUA),
     "zig": _language("zig", "tree_sitter_zig", (".zig",), _ZIG),
     # a script wrapped in ``{ ... }`` (so it only runs once fully downloaded) is looked into

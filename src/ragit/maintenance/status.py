@@ -115,10 +115,11 @@ _LINE_LANGUAGES = {".json": "json", ".yaml": "yaml", ".yml": "yaml", ".toml": "t
 
 
 def language_of(path: str, chunker: str) -> str:
-    """The language a snapshot document is counted under: its grammar's for structured code, else
-    a name from its extension (``other`` without one)."""
+    """The language a snapshot document is counted under: its grammar's for structured code
+    (``code:swift`` and ``code:swift/2`` alike), else a name from its extension (``other``
+    without one)."""
     if chunker.startswith("code:"):
-        return chunker[5:]
+        return chunker[5:].split("/", 1)[0]
     name = path.rsplit("/", 1)[-1]
     dot = name.rfind(".")
     ext = name[dot:].lower() if dot > 0 else ""

@@ -1,0 +1,151 @@
+"""A revised language table on real repositories (knowledge §8.6, §9): a store whose records say
+``code:swift`` keeps reusing them for unchanged blobs (internally consistent), a new or changed
+blob and a fresh store get ``code:swift/2`` and new chunk ids, every other language keeps its
+ids, status counts one ``swift``, and a snapshot bundle carries the revised chunker across."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import write_placeholder_config
+
+from ragit import Repo
+from ragit.ingest.ids import chunk_id, chunker_key
+from ragit.ingest.languages import LANGUAGES
+
+FIELDS = "".join(f"    let field{i}: Int = {i}\n" for i in range(75))
+SWIFT = f"""import Foundation
+
+public final class Request {{
+{FIELDS}
+    /// The HTTP method.
+    public var method: HTTPMethod {{
+        get {{ box.withLockedValue {{ $0.method }} }}
+        set {{ box.withLockedValue {{ $0.method = newValue }} }}
+    }}
+
+    public var isSecure: Bool {{ url.scheme == "https" }}
+
+    init(method: HTTPMethod) {{
+        self.id = UUID().uuidString
+    }}
+}}
+"""
+FILES = {
+    "Sources/Request.swift": SWIFT,
+    "Sources/Response.swift": SWIFT.replace("Request", "Response"),
+    "cmd/main.go": "package main\n\nfunc main() {\n\tprintln(\"serve requests\")\n}\n",
+    "src/app.py": "def handle(request):\n    return request.method\n",
+}
+
+
+def _docs(root: Path, sha: str) -> dict[str, dict]:
+    """The manifest's documents by path, each with the chunk ids its chunker key derives (§9)."""
+    manifest = json.loads((root / ".ragit" / "manifest" / f"{sha}.json").read_text(encoding="utf-8"))
+    params = manifest["params"]
+    docs = {}
+    for d in manifest["docs"]:
+        key = chunker_key(d["chunker"], params["chunkerVersion"], params["maskingVersion"])
+        docs[d["path"]] = dict(d, ids=[chunk_id(d["blobId"], key, i) for i in range(len(d["chunks"]))])
+    return docs
+
+
+
+def _ingest(cli, root: Path, *args: str) -> dict:
+    r = cli("ingest", *args, "--cwd", str(root), "--format", "json")
+    assert r.code == 0, r
+    return r.json["data"]
+
+
+def _languages(cli, root: Path) -> dict[str, tuple[int, int]]:
+    rows = cli("status", "--cwd", str(root)).json["data"]["languages"]
+    return {row["language"]: (row["documents"], row["chunks"]) for row in rows}
+
+
+@pytest.fixture
+def old_store(git_repo, cli, monkeypatch):
+    """The repository indexed by a ragit whose Swift table was revision 1 (its records say ``code:swift``)."""
+    write_placeholder_config(git_repo.root)
+    git_repo.commit("initial", FILES)
+    with monkeypatch.context() as m:
+        spec = LANGUAGES["swift"]  # revision 1 did not know computed properties
+        handlers = {k: v for k, v in spec.handlers.items() if k != "property_declaration"}
+        m.setitem(LANGUAGES, "swift", dataclasses.replace(spec, revision=1, handlers=handlers))
+        _ingest(cli, git_repo.root, "--all")
+    return git_repo
+
+
+def test_an_old_store_reuses_its_chunks_and_new_blobs_get_the_revised_chunker(old_store, cli, tmp_path):
+    root, base = old_store.root, old_store.head()
+    old = _docs(root, base)
+    assert old["Sources/Request.swift"]["chunker"] == "code:swift" and old["cmd/main.go"]["chunker"] == "code:go"
+    before = _languages(cli, root)
+
+    changed = SWIFT.replace("Request", "Response").replace("init(method", "init(verb")
+    old_store.commit("edit", {"Sources/Response.swift": changed})
+    data = _ingest(cli, root, "--since", base)
+    assert data["plannedFiles"] == ["Sources/Response.swift"]
+    new = _docs(root, old_store.head())
+    kept, edited = new["Sources/Request.swift"], new["Sources/Response.swift"]
+    assert kept == old["Sources/Request.swift"]  # the unchanged blob: its record, its ids
+    assert edited["chunker"] == "code:swift/2"
+    assert [r[0] for r in edited["chunks"]] != [r[0] for r in old["Sources/Response.swift"]["chunks"]]
+    after = _languages(cli, root)  # code:swift and code:swift/2 documents are counted as one swift
+    assert before["swift"] == (2, 2 * len(kept["chunks"]))
+    assert after == dict(before, swift=(2, len(kept["chunks"]) + len(edited["chunks"])))
+    assert set(after) == {"swift", "go", "python"}
+    # both chunkers answer from one snapshot
+    hits = {h.chunk_id for h in Repo.open(root).query("HTTP method withLockedValue", top_k=20).hits}
+    assert hits & set(kept["ids"]) and hits & set(edited["ids"])
+    # a full re-ingest of the same commit changes nothing: the old records are still reused
+    assert _ingest(cli, root, "--all")["chunked"] == 0
+    assert _docs(root, old_store.head())["Sources/Request.swift"] == kept
+
+    # a fresh store cuts every Swift file with the revised table; other languages keep their ids
+    fresh = tmp_path / "fresh"
+    subprocess.run(["git", "clone", "-q", str(root), str(fresh)], check=True)
+    write_placeholder_config(fresh)
+    _ingest(cli, fresh, "--all")
+    mine = _docs(fresh, old_store.head())
+    assert mine["Sources/Request.swift"]["chunker"] == "code:swift/2"
+    assert not set(mine["Sources/Request.swift"]["ids"]) & set(kept["ids"])
+    assert mine["Sources/Response.swift"] == edited
+    for path in ("cmd/main.go", "src/app.py"):
+        assert mine[path] == new[path] and mine[path]["ids"] == old[path]["ids"]
+    assert _languages(cli, fresh) == dict(after, swift=(2, 2 * len(edited["chunks"])))
+
+
+@pytest.mark.parametrize("source", ["mixed", "fresh"])
+def test_a_bundle_carries_revised_chunkers_across(old_store, cli, tmp_path, source):
+    root = old_store.root
+    if source == "mixed":  # one snapshot holding code:swift and code:swift/2
+        old_store.commit("edit", {"Sources/Response.swift": SWIFT.replace("Request", "Reply")})
+        _ingest(cli, root, "--all")
+    else:
+        root = tmp_path / "origin"
+        subprocess.run(["git", "clone", "-q", str(old_store.root), str(root)], check=True)
+        write_placeholder_config(root)
+        _ingest(cli, root, "--all")
+    head = old_store.head()
+    chunkers = {d["chunker"] for d in _docs(root, head).values()}
+    assert "code:swift/2" in chunkers and ("code:swift" in chunkers) == (source == "mixed")
+
+    bundle = tmp_path / "snap.ragit"
+    r = cli("snapshot", "export", "HEAD", "-o", str(bundle), "--cwd", str(root), "--format", "json")
+    assert r.code == 0, r
+    target = tmp_path / "target"
+    subprocess.run(["git", "clone", "-q", str(root), str(target)], check=True)
+    write_placeholder_config(target)
+    r = cli("snapshot", "import", str(bundle), "--cwd", str(target), "--format", "json")
+    assert r.code == 0 and r.json["data"]["imported"] is True, r
+    manifest = f".ragit/manifest/{head}.json"
+    assert (target / manifest).read_bytes() == (root / manifest).read_bytes()
+    question = ["query", "Request HTTP method isSecure", "--format", "json", "--top-k", "10"]
+    assert (cli(*question, "--cwd", str(target)).out.replace(str(target), "R")
+            == cli(*question, "--cwd", str(root)).out.replace(str(root), "R"))
+    # and an ingest after the import reuses the imported records (nothing chunked again)
+    assert _ingest(cli, target, "--all")["chunked"] == 0

@@ -1,0 +1,62 @@
+"""Per-language chunker revisions (knowledge §8.6, §9): a language table that chunks some file
+differently is a new chunker (``code:<language>/<revision>``), so its chunk ids are new; every
+other language keeps the name, and so the ids, it always had."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragit.ingest.code import chunk_code
+from ragit.ingest.ids import chunk_id, chunker_key, masking_of
+from ragit.ingest.languages import LANGUAGES
+from ragit.maintenance.status import language_of
+
+#: the languages revised in session 13 (issue 12): their tables changed the chunks of some file
+REVISED = {"javascript", "typescript", "swift", "ruby", "haskell"}
+
+SAMPLE = {  # one file of each table key (empty: the name only depends on the language)
+    "javascript": "app.js", "typescript": "app.ts", "tsx": "App.tsx", "go": "main.go", "java": "App.java",
+    "rust": "lib.rs", "kotlin": "App.kt", "scala": "App.scala", "swift": "App.swift", "c": "app.c",
+    "cpp": "app.cpp", "csharp": "App.cs", "ruby": "app.rb", "php": "app.php", "elixir": "app.ex",
+    "haskell": "App.hs", "lua": "app.lua", "zig": "app.zig", "bash": "app.sh",
+}
+
+
+def test_every_table_has_a_sample():
+    assert set(SAMPLE) == set(LANGUAGES)
+
+
+@pytest.mark.parametrize("key", sorted(LANGUAGES))
+def test_revised_languages_have_a_new_chunker_name_the_others_their_old_one(key):
+    spec = LANGUAGES[key]
+    expected = f"code:{spec.name}/2" if spec.name in REVISED else f"code:{spec.name}"
+    assert spec.chunker == expected
+    assert chunk_code(SAMPLE[key], "", "")[0] == expected
+
+
+def test_python_and_lines_are_unchanged():
+    assert chunk_code("app.py", "def f():\n    return 1\n", "def f():\n    return 1\n")[0] == "code:python"
+    assert chunk_code("notes.txt", "hello\n", "hello\n")[0] == "lines"
+
+
+def test_tables_sharing_a_name_share_a_revision():
+    by_name: dict[str, set[int]] = {}
+    for spec in LANGUAGES.values():
+        by_name.setdefault(spec.name, set()).add(spec.revision)
+    assert all(len(revisions) == 1 for revisions in by_name.values()), by_name
+
+
+def test_a_revision_changes_the_chunk_ids_and_keeps_the_masking_readable():
+    old, new = chunker_key("code:swift", "1", "1"), chunker_key("code:swift/2", "1", "1")
+    assert new == "code:swift/2@1+mask-1" and masking_of(new) == masking_of(old) == "1"
+    blob = "ab" * 20
+    assert chunk_id(blob, old, 0) != chunk_id(blob, new, 0)
+
+
+@pytest.mark.parametrize(("path", "chunker", "language"), [
+    ("App.swift", "code:swift", "swift"), ("App.swift", "code:swift/2", "swift"),
+    ("app.tsx", "code:typescript/2", "typescript"), ("lib.rs", "code:rust", "rust"),
+    ("app.py", "code:python", "python"), ("App.swift", "lines", "swift"),
+])
+def test_status_counts_a_language_under_one_name_whatever_its_revision(path, chunker, language):
+    assert language_of(path, chunker) == language

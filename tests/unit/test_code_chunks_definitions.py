@@ -1,0 +1,172 @@
+"""Definition kinds of the tree-sitter chunker added for the weakest code-search languages (issue
+12): Swift computed properties, TypeScript / JavaScript class fields, Ruby namespaces spelled as
+nested modules, Haskell pattern synonyms. Every input here is written for these tests."""
+
+from __future__ import annotations
+
+from ragit.ingest.code import chunk_code
+
+
+def chunk(path: str, text: str):
+    return chunk_code(path, text, text)
+
+
+def summary(chunks):
+    return [(c.title, c.start_line, c.end_line) for c in chunks]
+
+
+def padding(template: str, count: int, indent: str) -> str:
+    return "".join(f"{indent}{template.format(i=i)}\n" for i in range(count))
+
+
+# ---- Swift: a property with code in it is a member; a stored property is not
+
+SWIFT_REQUEST = """import Foundation
+
+/// An HTTP request.
+public final class Request: Sendable {
+    public let id: String
+{fields}
+    /// The HTTP method.
+    public var method: HTTPMethod {
+        get { box.withLockedValue { $0.method } }
+        set { box.withLockedValue { $0.method = newValue } }
+    }
+
+    public var isSecure: Bool { url.scheme == "https" }
+
+    public var body: Body = .empty {
+        didSet { headers.contentLength = body.count }
+    }
+
+    init(method: HTTPMethod) {
+        self.id = UUID().uuidString
+    }
+}
+"""
+
+
+def test_swift_computed_properties_and_observers_are_members():
+    text = SWIFT_REQUEST.replace("{fields}", padding("let field{i}: Int = {i}", 75, "    "))
+    chunker, chunks = chunk("Sources/App/Request.swift", text)
+    assert chunker == "code:swift/2"
+    assert summary(chunks) == [
+        ("module", 1, 1), ("class Request", 3, 80), ("property Request.method", 82, 86),
+        ("property Request.isSecure", 88, 88), ("property Request.body", 90, 92), ("method Request.init", 94, 97),
+    ]
+    assert chunks[2].text.startswith("    /// The HTTP method.\n    public var method: HTTPMethod {")
+
+
+def test_small_swift_type_keeps_its_properties():
+    _, chunks = chunk("Request.swift", SWIFT_REQUEST.replace("{fields}\n", ""))
+    assert summary(chunks) == [("module", 1, 1), ("class Request", 3, 21)]
+
+
+# ---- TypeScript / JavaScript: class fields holding code are members
+
+TS_PROJECT = """export class TestProject {
+  private cache = new Map<string, string>()
+{fields}
+  get name(): string {
+    return this.config.name
+  }
+
+  set name(value: string) {
+    this.config.name = value
+  }
+
+  /** Starts the browser server once. */
+  initBrowser = deduped(async () => {
+    await this.parent?.initBrowser()
+  })
+
+  onRerun = (files: string[]) => {
+    this.files = files
+  }
+
+  close(): Promise<void> {
+    return this.server.close()
+  }
+}
+"""
+
+
+def test_class_fields_holding_functions_or_spanning_lines_are_members():
+    text = TS_PROJECT.replace("{fields}", padding("private slot{i} = {i}", 75, "  "))
+    _, chunks = chunk("src/project.ts", text)
+    assert summary(chunks) == [
+        ("class TestProject", 1, 77), ("method TestProject.name", 79, 81), ("method TestProject.name", 83, 85),
+        ("property TestProject.initBrowser", 87, 90), ("method TestProject.onRerun", 92, 94),
+        ("method TestProject.close", 96, 99),
+    ]
+    assert chunks[3].text.startswith("  /** Starts the browser server once. */\n  initBrowser = deduped(")
+    # JavaScript reads its fields (``field_definition``) the same way
+    _, js = chunk("src/project.js", text.replace(": string", "").replace(": Promise<void>", "")
+                  .replace("<string, string>", "").replace("(files: string[])", "(files)").replace("private ", ""))
+    assert [t for t, _, _ in summary(js)] == [
+        "class TestProject", "method TestProject.name", "method TestProject.name", "property TestProject.initBrowser",
+        "method TestProject.onRerun", "method TestProject.close",
+    ]
+
+
+# ---- Ruby: ``module A; module B; class C`` is the class A::B::C
+
+RUBY_COMMAND = """# frozen_string_literal: true
+
+module Rails
+  module Command
+    # Prints the application's routes.
+    class RoutesCommand < Base # :nodoc:
+      class_option :controller, aliases: "-c"
+{options}
+      # Lists every route.
+      def perform(*)
+        require_application_and_environment!
+        say inspector.format(formatter)
+      end
+    end
+  end
+end
+"""
+
+
+def test_ruby_nested_namespace_is_titled_with_the_qualified_class():
+    _, small = chunk("lib/rails/commands/routes_command.rb", RUBY_COMMAND.replace("{options}\n", ""))
+    assert summary(small) == [("module", 1, 1), ("class Rails::Command::RoutesCommand", 3, 15)]
+    text = RUBY_COMMAND.replace("{options}", padding("option :o{i}", 70, "      "))
+    _, chunks = chunk("lib/rails/commands/routes_command.rb", text)
+    assert summary(chunks) == [
+        ("module", 1, 1), ("class Rails::Command::RoutesCommand", 3, 77),
+        ("method RoutesCommand.perform", 79, 86),
+    ]
+    assert chunks[2].text.startswith("      # Lists every route.\n      def perform(*)")
+
+
+def test_ruby_comment_before_the_first_member_of_a_qualified_class_stays_with_it():
+    # the grammar keeps a comment right below ``class`` outside the class body
+    text = "module Rails\n  class Engine\n    # Loads the engine.\n    def load\n" + padding("x{i}", 90, "      ") \
+        + "    end\n  end\nend\n"
+    chunks = chunk("lib/rails/engine.rb", text)[1]
+    assert [t for t, _, _ in summary(chunks)][:2] == ["class Rails::Engine", "method Engine.load (lines 3-62)"]
+    assert chunks[1].text.startswith("    # Loads the engine.\n    def load")
+
+
+def test_ruby_module_with_several_members_keeps_its_own_title():
+    text = "module Billing\n  class Invoice\n  end\n\n  class Line\n  end\nend\n"
+    assert summary(chunk("billing.rb", text)[1]) == [("module Billing", 1, 7)]
+
+
+# ---- Haskell: a pattern synonym's signature and equation are one unit
+
+
+def test_haskell_pattern_synonym_signature_joins_its_equation():
+    text = (
+        "module Opts where\n\n"
+        "pattern DefaultHighlighting :: Text\n"
+        "pattern DefaultHighlighting = \"default\"\n\n"
+        "pattern Pair :: a -> b -> (a, b)\n"
+        "pattern Pair x y <- (x, y)\n"
+    )
+    assert summary(chunk("src/Opts.hs", text)[1]) == [
+        ("module", 1, 1), ("pattern DefaultHighlighting", 3, 4), ("pattern Pair", 6, 7),
+    ]
