@@ -137,6 +137,9 @@ _ASKS = {
     "site": ("page", "pages", "sidebar"),  # a docs site's pages: read by ragit.retrieve.docsite only
 }
 
+_ASK_SETS = tuple((role, frozenset(words)) for role, words in _ASKS.items())
+_LETTERS = re.compile(r"[A-Za-z]+")
+
 
 ASK_WORDS = 24  # words of the first line read for what the question asks for
 
@@ -171,8 +174,8 @@ def read_question(question: str) -> Question:
     # what the question asks for is read from its first line (an issue's title): a long bug
     # report that mentions "test" or "docs" in passing is not asking for them
     title = q.split("\n", 1)[0].split()[:ASK_WORDS]
-    lowered = {w.lower() for w in re.findall(r"[A-Za-z]+", " ".join(title))}
-    asks = frozenset(role for role, words in _ASKS.items() if lowered & set(words))
+    lowered = {w.lower() for w in _LETTERS.findall(" ".join(title))}
+    asks = frozenset(role for role, words in _ASK_SETS if not lowered.isdisjoint(words))
     return Question(tuple(dict.fromkeys(n for n in names if _norm(n))), symbol,
                     frozenset(lexical_terms(q)), asks)
 
