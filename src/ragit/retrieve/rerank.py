@@ -336,8 +336,12 @@ def pool_indices(hybrid, keyword, vector, size: int, top: int, tie_order=None):
     (``-inf`` = not a candidate), a sorted int64 array out."""
     import numpy as np
 
-    matches = np.flatnonzero((keyword > 0) & (keyword < np.inf))  # the finite positive keyword scores
-    parts = (_top(hybrid, max(size, 2 * top), tie_order), _top_of(keyword[matches], matches, size, tie_order),
+    matches = np.flatnonzero(keyword > 0)  # the finite positive keyword scores: the positive ones,
+    matched = keyword[matches]  # then (seldom) without an infinite one
+    if len(matched) and matched.max() == np.inf:
+        finite = matched < np.inf
+        matches, matched = matches[finite], matched[finite]
+    parts = (_top(hybrid, max(size, 2 * top), tie_order), _top_of(matched, matches, size, tie_order),
              _top(vector, size, tie_order))
     n = len(hybrid)
     if n <= _MASK_RATIO * sum(map(len, parts)):  # a small snapshot: mark the rows, read them in order
@@ -359,7 +363,6 @@ def _split_ext(path: str) -> tuple[str, str]:
     return (name[:dot], name[dot:].lower()) if dot > 0 else (name, "")
 
 
-@lru_cache(maxsize=PATH_CACHE)
 def _path_facts(path: str) -> tuple[str, frozenset[str], str, str | None, str, str, bool]:
     """Everything the re-rank reads from a path alone, once per path: (normalised file stem, its
     words, :func:`ragit.pathroles.path_role`, :func:`ragit.pathroles.bundled_project`, file name
@@ -371,11 +374,27 @@ def _path_facts(path: str) -> tuple[str, frozenset[str], str, str | None, str, s
     return file_stem, words, path_role(path), bundled_project(path), name, kind, is_changelog(path)
 
 
+class _PathFacts(dict):
+    """Path → :func:`_path_facts`, computed on first use; up to :data:`PATH_CACHE` paths, then
+    started afresh. A plain dict, not an ``lru_cache``: a hit is one C-level look-up that writes
+    nothing (an LRU moves its link on every hit: memory the einsum evicted, ~170 paths a question)."""
+
+    def __missing__(self, path: str) -> tuple[str, frozenset[str], str, str | None, str, str, bool]:
+        if len(self) >= PATH_CACHE:
+            self.clear()
+        value = self[path] = _path_facts(path)
+        return value
+
+
+_PATH_FACTS = _PathFacts()
+
+
 def remember_paths(paths: "Iterable[str]") -> None:
     """Compute :func:`_path_facts` of ``paths`` now (a warm process's small snapshot, whole:
     its questions then find every file's facts kept)."""
+    facts = _PATH_FACTS
     for path in paths:
-        _path_facts(path)
+        facts[path]  # (computed when missing)
 
 
 def _definitions(titles: Sequence[str], texts: Sequence[str], names: Sequence[str]) -> dict[int, float]:
@@ -541,7 +560,7 @@ def rerank_pool(question: str, inp: RerankInput, weights: RerankWeights) -> Rank
     words, asks = q.words, q.asks
     vendored = weights.vendored != 1.0 and "vendored" not in asks
     changelogs = weights.changelog != 1.0 and "changelog" not in asks
-    facts = list(map(_path_facts, groups))
+    facts = list(map(_PATH_FACTS.__getitem__, groups))
     sources = {f[4] for f in facts if f[5] == ".c"}  # the C/C++ source files among the candidates
     top_sum = max([found[0] for found in groups.values()]) if weights.file else 0.0
     header_rule = weights.header != 1.0 and bool(sources)
