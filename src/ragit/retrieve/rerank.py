@@ -541,19 +541,30 @@ def rerank_pool(question: str, inp: RerankInput, weights: RerankWeights) -> Rank
             adjusted[i] += boost
             definition[i] = boost
 
-    # every other rule is a fact about a file: per file, in one pass, its summed evidence (file
-    # aggregation), its best chunk and that chunk's score, and its candidates in candidate order
-    groups: dict[str, list] = {}
-    for i, (p, h) in enumerate(zip(paths, hybrid)):
+    # every other rule is a fact about a file. A file of one candidate (most) is kept as that
+    # candidate's position; a file of several, as their positions in candidate order, with its
+    # summed evidence (file aggregation: 0.0 plus each positive score in turn) and best chunk (the
+    # first of the highest score) found after
+    groups: dict[str, "int | list[int]"] = {}
+    for i, p in enumerate(paths):
         found = groups.get(p)
         if found is None:
-            groups[p] = [0.0 + (h if h > 0.0 else 0.0), i, h, [i]]
+            groups[p] = i
+        elif found.__class__ is int:
+            groups[p] = [found, i]
         else:
-            found[0] = found[0] + (h if h > 0.0 else 0.0)
-            if h > found[2]:
-                found[1] = i
-                found[2] = h
-            found[3].append(i)
+            found.append(i)
+    several: dict[str, tuple[float, int]] = {}
+    if len(groups) < n:
+        for p, rows in groups.items():
+            if rows.__class__ is not int:
+                total, best_row, high = 0.0, rows[0], hybrid[rows[0]]
+                for i in rows:
+                    h = hybrid[i]
+                    total = total + (h if h > 0.0 else 0.0)
+                    if h > high:
+                        best_row, high = i, h
+                several[p] = (total, best_row)
     # path names: a file stem equal to a named identifier (or its plural, or it the name's)
     named = {k for k in _normalised(tuple(names)) if k} if names and weights.path_name else set()
     stems = named | {k + "s" for k in named}
@@ -562,7 +573,9 @@ def rerank_pool(question: str, inp: RerankInput, weights: RerankWeights) -> Rank
     changelogs = weights.changelog != 1.0 and "changelog" not in asks
     facts = list(map(_PATH_FACTS.__getitem__, groups))
     sources = {f[4] for f in facts if f[5] == ".c"}  # the C/C++ source files among the candidates
-    top_sum = max([found[0] for found in groups.values()]) if weights.file else 0.0
+    # the largest summed evidence: a file's one score (clipped at 0) or the sum of several, which is
+    # at least each of its scores (the same float as the maximum over every file's sum)
+    top_sum = max([best if best > 0.0 else 0.0] + [total for total, _ in several.values()]) if weights.file else 0.0
     header_rule = weights.header != 1.0 and bool(sources)
     roles = _role_factors(asks, weights)
     name_boost = weights.path_name * unit
@@ -571,8 +584,14 @@ def rerank_pool(question: str, inp: RerankInput, weights: RerankWeights) -> Rank
     file_on = top_sum > 0
     keep_best = bool(weights.file)
     files: dict[str, _Facts] = {}
-    for (p, (total, best_row, _, rows)), (file_stem, stem_words, role_name, project, c_name, c_kind, log) \
-            in zip(groups.items(), facts):
+    for (p, rows), (file_stem, stem_words, role_name, project, c_name, c_kind, log) in zip(groups.items(), facts):
+        if rows.__class__ is int:
+            best_row = rows
+            h = hybrid[rows]
+            total = h if h > 0.0 else 0.0
+            rows = (rows,)
+        else:
+            total, best_row = several[p]
         # path (+), file (+, the best chunk only), role (×), changelog (×), bundled copy (×), header (×): in this
         # order on each candidate (the same floats as one rule over all candidates at a time)
         path_boost = 0.0
@@ -613,10 +632,8 @@ def rerank_pool(question: str, inp: RerankInput, weights: RerankWeights) -> Rank
         final = list(adjusted)
         total = sum(adjusted)
         if total == total:  # no NaN: a file's chunks in the order the whole ranking gives them
-            for p, found in groups.items():
-                rows = found[3]
-                if len(rows) > 1:
-                    ranked[p] = sorted(rows, key=adjusted.__getitem__, reverse=True)
+            for p in several:
+                ranked[p] = sorted(groups[p], key=adjusted.__getitem__, reverse=True)
         else:  # NaN scores: sort the whole ranking, as first written
             for i in sorted(range(n), key=adjusted.__getitem__, reverse=True):
                 ranked.setdefault(paths[i], []).append(i)
