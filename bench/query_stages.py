@@ -29,7 +29,7 @@ from pathlib import Path
 STAGES = (
     ("ragit.retrieve.query", "retrieve", "retrieve"),
     ("ragit.retrieve.query", "select_snapshot", "select_snapshot"),
-    ("ragit.retrieve.query", "open_checked_store", "open_checked_store"),
+    ("ragit.retrieve.query", "checked_store", "checked_store"),
     ("ragit.security.masking", "mask_text", "mask_text"),
     ("ragit.retrieve.query", "score_snapshot", "score_snapshot"),
     ("ragit.retrieve.search", "vector_scores", "vector_scores"),

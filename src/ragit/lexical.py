@@ -140,8 +140,12 @@ def field_text(counts: dict[str, int], total: int | None = None) -> str:
 
 
 def terms(text: str) -> list[str]:
-    """The terms of ``text`` in order, repeats kept (what a question is searched with)."""
-    return [term for word in words(text) for term in word_terms(word)]
+    """The terms of ``text`` in order, repeats kept (what a question is searched with). ASCII
+    text goes through :func:`term_counts`' bytes-keyed word cache: a new question's new words are
+    mostly one lower-case part, whose terms it gives without splitting (the same terms)."""
+    if text.isascii():
+        return list(chain.from_iterable(map(_BYTE_TERMS.__getitem__, text.encode("ascii").translate(_NOT_WORD_BYTES).split())))
+    return [term for word in _WORD.findall(text) for term in word_terms(word)]
 
 
 _TITLE_KIND = re.compile(r"^(?:(?:async|pub|static|abstract)\s+)*[a-z]+\s+")

@@ -67,6 +67,10 @@ PY_POOL_MAX_TOKENS = 4096
 # Up to this many float16 tokens per text, their float64 sum is exact in any order (2¹³ · 65504 < 2²⁹).
 EXACT_F16_TOKENS = 8192
 
+# Up to this many tokens in a float16 batch (a question's passages), ``_pool`` adds each text's
+# rows in turn from the mapped matrix: counting distinct rows or widening rows to float32 costs a
+# dozen numpy calls, more than the rows they save.
+SMALL_POOL_TOKENS = 256
 # A text is pooled by distinct rows and their counts once it has this many tokens per distinct row
 # (scaling a row costs about what adding it again does: below two, row by row is as cheap).
 COUNTED_REPEATS = 2.0
@@ -253,8 +257,12 @@ class StaticEmbedder:
         # gathers the same rows as indexing, with less overhead per call.
         ids = np.maximum(flat, 0, dtype=np.intp)
         np.minimum(ids, self._shape[0] - 1, out=ids)
-        matrix, ids = self._gather_from(ids)
-        if self._dtype == "F16" and total:
+        small = self._dtype == "F16" and total <= SMALL_POOL_TOKENS
+        # a small float16 batch (a question) is gathered from the mapping and added row by row:
+        # its float64 sums are exact either way (module docstring), so the same bits as the
+        # float32 copies or the counted sums, without their fixed cost of a dozen numpy calls
+        matrix, ids = (self._matrix(), ids) if small else self._gather_from(ids)
+        if self._dtype == "F16" and total and not small:
             self._pool_counted(matrix, ids, ends, sums)
         else:
             add, take, f64 = np.add.reduce, matrix.take, np.float64

@@ -137,6 +137,9 @@ _ASKS = {
     "site": ("page", "pages", "sidebar"),  # a docs site's pages: read by ragit.retrieve.docsite only
 }
 
+_ASK_SETS = tuple((role, frozenset(words)) for role, words in _ASKS.items())
+_LETTERS = re.compile(r"[A-Za-z]+")
+
 
 ASK_WORDS = 24  # words of the first line read for what the question asks for
 
@@ -171,8 +174,8 @@ def read_question(question: str) -> Question:
     # what the question asks for is read from its first line (an issue's title): a long bug
     # report that mentions "test" or "docs" in passing is not asking for them
     title = q.split("\n", 1)[0].split()[:ASK_WORDS]
-    lowered = {w.lower() for w in re.findall(r"[A-Za-z]+", " ".join(title))}
-    asks = frozenset(role for role, words in _ASKS.items() if lowered & set(words))
+    lowered = {w.lower() for w in _LETTERS.findall(" ".join(title))}
+    asks = frozenset(role for role, words in _ASK_SETS if not lowered.isdisjoint(words))
     return Question(tuple(dict.fromkeys(n for n in names if _norm(n))), symbol,
                     frozenset(lexical_terms(q)), asks)
 
@@ -333,8 +336,12 @@ def pool_indices(hybrid, keyword, vector, size: int, top: int, tie_order=None):
     (``-inf`` = not a candidate), a sorted int64 array out."""
     import numpy as np
 
-    matches = np.flatnonzero((keyword > 0) & (keyword < np.inf))  # the finite positive keyword scores
-    parts = (_top(hybrid, max(size, 2 * top), tie_order), _top_of(keyword[matches], matches, size, tie_order),
+    matches = np.flatnonzero(keyword > 0)  # the finite positive keyword scores: the positive ones,
+    matched = keyword[matches]  # then (seldom) without an infinite one
+    if len(matched) and matched.max() == np.inf:
+        finite = matched < np.inf
+        matches, matched = matches[finite], matched[finite]
+    parts = (_top(hybrid, max(size, 2 * top), tie_order), _top_of(matched, matches, size, tie_order),
              _top(vector, size, tie_order))
     n = len(hybrid)
     if n <= _MASK_RATIO * sum(map(len, parts)):  # a small snapshot: mark the rows, read them in order
@@ -356,7 +363,6 @@ def _split_ext(path: str) -> tuple[str, str]:
     return (name[:dot], name[dot:].lower()) if dot > 0 else (name, "")
 
 
-@lru_cache(maxsize=PATH_CACHE)
 def _path_facts(path: str) -> tuple[str, frozenset[str], str, str | None, str, str, bool]:
     """Everything the re-rank reads from a path alone, once per path: (normalised file stem, its
     words, :func:`ragit.pathroles.path_role`, :func:`ragit.pathroles.bundled_project`, file name
@@ -368,11 +374,27 @@ def _path_facts(path: str) -> tuple[str, frozenset[str], str, str | None, str, s
     return file_stem, words, path_role(path), bundled_project(path), name, kind, is_changelog(path)
 
 
+class _PathFacts(dict):
+    """Path → :func:`_path_facts`, computed on first use; up to :data:`PATH_CACHE` paths, then
+    started afresh. A plain dict, not an ``lru_cache``: a hit is one C-level look-up that writes
+    nothing (an LRU moves its link on every hit: memory the einsum evicted, ~170 paths a question)."""
+
+    def __missing__(self, path: str) -> tuple[str, frozenset[str], str, str | None, str, str, bool]:
+        if len(self) >= PATH_CACHE:
+            self.clear()
+        value = self[path] = _path_facts(path)
+        return value
+
+
+_PATH_FACTS = _PathFacts()
+
+
 def remember_paths(paths: "Iterable[str]") -> None:
     """Compute :func:`_path_facts` of ``paths`` now (a warm process's small snapshot, whole:
     its questions then find every file's facts kept)."""
+    facts = _PATH_FACTS
     for path in paths:
-        _path_facts(path)
+        facts[path]  # (computed when missing)
 
 
 def _definitions(titles: Sequence[str], texts: Sequence[str], names: Sequence[str]) -> dict[int, float]:
@@ -519,28 +541,41 @@ def rerank_pool(question: str, inp: RerankInput, weights: RerankWeights) -> Rank
             adjusted[i] += boost
             definition[i] = boost
 
-    # every other rule is a fact about a file: per file, in one pass, its summed evidence (file
-    # aggregation), its best chunk and that chunk's score, and its candidates in candidate order
-    groups: dict[str, list] = {}
-    for i, (p, h) in enumerate(zip(paths, hybrid)):
+    # every other rule is a fact about a file. A file of one candidate (most) is kept as that
+    # candidate's position; a file of several, as their positions in candidate order, with its
+    # summed evidence (file aggregation: 0.0 plus each positive score in turn) and best chunk (the
+    # first of the highest score) found after
+    groups: dict[str, "int | list[int]"] = {}
+    for i, p in enumerate(paths):
         found = groups.get(p)
         if found is None:
-            groups[p] = [0.0 + (h if h > 0.0 else 0.0), i, h, [i]]
+            groups[p] = i
+        elif found.__class__ is int:
+            groups[p] = [found, i]
         else:
-            found[0] = found[0] + (h if h > 0.0 else 0.0)
-            if h > found[2]:
-                found[1] = i
-                found[2] = h
-            found[3].append(i)
+            found.append(i)
+    several: dict[str, tuple[float, int]] = {}
+    if len(groups) < n:
+        for p, rows in groups.items():
+            if rows.__class__ is not int:
+                total, best_row, high = 0.0, rows[0], hybrid[rows[0]]
+                for i in rows:
+                    h = hybrid[i]
+                    total = total + (h if h > 0.0 else 0.0)
+                    if h > high:
+                        best_row, high = i, h
+                several[p] = (total, best_row)
     # path names: a file stem equal to a named identifier (or its plural, or it the name's)
     named = {k for k in _normalised(tuple(names)) if k} if names and weights.path_name else set()
     stems = named | {k + "s" for k in named}
     words, asks = q.words, q.asks
     vendored = weights.vendored != 1.0 and "vendored" not in asks
     changelogs = weights.changelog != 1.0 and "changelog" not in asks
-    facts = list(map(_path_facts, groups))
+    facts = list(map(_PATH_FACTS.__getitem__, groups))
     sources = {f[4] for f in facts if f[5] == ".c"}  # the C/C++ source files among the candidates
-    top_sum = max([found[0] for found in groups.values()]) if weights.file else 0.0
+    # the largest summed evidence: a file's one score (clipped at 0) or the sum of several, which is
+    # at least each of its scores (the same float as the maximum over every file's sum)
+    top_sum = max([best if best > 0.0 else 0.0] + [total for total, _ in several.values()]) if weights.file else 0.0
     header_rule = weights.header != 1.0 and bool(sources)
     roles = _role_factors(asks, weights)
     name_boost = weights.path_name * unit
@@ -549,8 +584,14 @@ def rerank_pool(question: str, inp: RerankInput, weights: RerankWeights) -> Rank
     file_on = top_sum > 0
     keep_best = bool(weights.file)
     files: dict[str, _Facts] = {}
-    for (p, (total, best_row, _, rows)), (file_stem, stem_words, role_name, project, c_name, c_kind, log) \
-            in zip(groups.items(), facts):
+    for (p, rows), (file_stem, stem_words, role_name, project, c_name, c_kind, log) in zip(groups.items(), facts):
+        if rows.__class__ is int:
+            best_row = rows
+            h = hybrid[rows]
+            total = h if h > 0.0 else 0.0
+            rows = (rows,)
+        else:
+            total, best_row = several[p]
         # path (+), file (+, the best chunk only), role (×), changelog (×), bundled copy (×), header (×): in this
         # order on each candidate (the same floats as one rule over all candidates at a time)
         path_boost = 0.0
@@ -591,10 +632,8 @@ def rerank_pool(question: str, inp: RerankInput, weights: RerankWeights) -> Rank
         final = list(adjusted)
         total = sum(adjusted)
         if total == total:  # no NaN: a file's chunks in the order the whole ranking gives them
-            for p, found in groups.items():
-                rows = found[3]
-                if len(rows) > 1:
-                    ranked[p] = sorted(rows, key=adjusted.__getitem__, reverse=True)
+            for p in several:
+                ranked[p] = sorted(groups[p], key=adjusted.__getitem__, reverse=True)
         else:  # NaN scores: sort the whole ranking, as first written
             for i in sorted(range(n), key=adjusted.__getitem__, reverse=True):
                 ranked.setdefault(paths[i], []).append(i)

@@ -147,8 +147,9 @@ class RowPositions:
         n = len(self.rowids)
         if not len(ids) or not n:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
-        lo, hi = np.searchsorted(ids, [self.first, self.last + 1])
-        ids, tf = ids[lo:hi], tf[lo:hi]
+        if not (ids[0] >= self.first and ids[-1] <= self.last):  # (else every id is in the span)
+            lo, hi = np.searchsorted(ids, [self.first, self.last + 1])
+            ids, tf = ids[lo:hi], tf[lo:hi]
         if self.contiguous:
             return (ids - self.first).astype(np.int64, copy=False), tf
         if self.table is not None:
