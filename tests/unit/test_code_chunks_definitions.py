@@ -4,19 +4,7 @@ nested modules, Haskell pattern synonyms. Every input here is written for these 
 
 from __future__ import annotations
 
-from ragit.ingest.code import chunk_code
-
-
-def chunk(path: str, text: str):
-    return chunk_code(path, text, text)
-
-
-def summary(chunks):
-    return [(c.title, c.start_line, c.end_line) for c in chunks]
-
-
-def padding(template: str, count: int, indent: str) -> str:
-    return "".join(f"{indent}{template.format(i=i)}\n" for i in range(count))
+from chunk_helpers import chunk, padding, summary
 
 
 # ---- Swift: a property with code in it is a member; a stored property is not
