@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections import _count_elements  # Counter's C counting loop, into a plain dict
+from collections.abc import Iterator
 from functools import lru_cache
 from itertools import chain
 
@@ -75,13 +76,8 @@ def is_term(part: str) -> bool:
     return len(part) > 1 and part not in STOPWORDS
 
 
-# ``\w+`` on ASCII text: every other ASCII character made a space, then one C-level ``split``
-# (about half the cost of ``findall``; the same words).
-_NOT_WORD = str.maketrans({i: " " for i in range(128) if not (chr(i).isalnum() or chr(i) == "_")})
-
-
-# The same split on bytes (``bytes.translate`` and ``bytes.split`` are cheaper than their ``str``
-# forms), for term_counts on ASCII text.
+# ``\w+`` on ASCII text as bytes: every other character made a space, then one C-level ``split``
+# (cheaper than ``findall`` and than the ``str`` forms; the same words), for the term stream.
 _NOT_WORD_BYTES = bytes(c if c < 128 and (chr(c).isalnum() or c == 95) else 32 for c in range(256))
 MAX_BYTE_WORDS = 262_144  # words term_counts remembers (as word_terms' cache); then it starts again
 
@@ -105,11 +101,6 @@ class _ByteWordTerms(dict):
 _BYTE_TERMS = _ByteWordTerms()
 
 
-def words(text: str) -> list[str]:
-    """The words of ``text`` (runs of letters, digits and underscores), in order."""
-    return text.translate(_NOT_WORD).split() if text.isascii() else _WORD.findall(text)
-
-
 def term_counts(text: str) -> dict[str, int]:
     """Term → occurrences in ``text`` (:func:`word_terms` of every word), in first-seen order.
 
@@ -120,12 +111,18 @@ def term_counts(text: str) -> dict[str, int]:
     stream comes from the first word (in first-seen order) that gives it, so the order is that
     of counting word by word."""
     counts: dict[str, int] = {}
+    _count_elements(counts, _term_stream(text))
+    return counts
+
+
+def _term_stream(text: str) -> Iterator[str]:
+    """Every term of ``text`` in order, each word's from its cache: ASCII text split as bytes
+    (:data:`_BYTE_TERMS`), any other through :func:`word_terms`; no Python code runs per word."""
     if text.isascii():
         found = map(_BYTE_TERMS.__getitem__, text.encode("ascii").translate(_NOT_WORD_BYTES).split())
     else:
         found = map(word_terms, _WORD.findall(text))
-    _count_elements(counts, chain.from_iterable(found))
-    return counts
+    return chain.from_iterable(found)
 
 
 def field_text(counts: dict[str, int], total: int | None = None) -> str:
@@ -140,12 +137,9 @@ def field_text(counts: dict[str, int], total: int | None = None) -> str:
 
 
 def terms(text: str) -> list[str]:
-    """The terms of ``text`` in order, repeats kept (what a question is searched with). ASCII
-    text goes through :func:`term_counts`' bytes-keyed word cache: a new question's new words are
-    mostly one lower-case part, whose terms it gives without splitting (the same terms)."""
-    if text.isascii():
-        return list(chain.from_iterable(map(_BYTE_TERMS.__getitem__, text.encode("ascii").translate(_NOT_WORD_BYTES).split())))
-    return [term for word in _WORD.findall(text) for term in word_terms(word)]
+    """The terms of ``text`` in order, repeats kept (what a question is searched with): the same
+    stream :func:`term_counts` counts, through its word caches."""
+    return list(_term_stream(text))
 
 
 _TITLE_KIND = re.compile(r"^(?:(?:async|pub|static|abstract)\s+)*[a-z]+\s+")
