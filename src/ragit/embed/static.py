@@ -256,7 +256,7 @@ class StaticEmbedder:
         # bounded by the longest text. ``add.reduce`` is what ``ndarray.sum`` calls; ``take``
         # gathers the same rows as indexing, with less overhead per call.
         ids = np.maximum(flat, 0, dtype=np.intp)
-        np.minimum(ids, self._shape[0] - 1, out=ids)
+        np.minimum(ids, self._shape[0] - 1, out=ids)  # np.clip, without its wrapper
         small = self._dtype == "F16" and total <= SMALL_POOL_TOKENS
         # a small float16 batch (a question) is gathered from the mapping and added row by row:
         # its float64 sums are exact either way (module docstring), so the same bits as the

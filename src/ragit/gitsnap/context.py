@@ -83,13 +83,14 @@ class PendingContext:
         else:
             known = _head_from_files(git.root)
         if known is not None and with_dirty and watch is not None:
-            self._cached_dirty = watch.listing(known[2])
+            self._cached_dirty = watch.listing(known.head)
         self._status = None
         if with_dirty and self._cached_dirty is None:
             self._token = watch.begin() if watch is not None else 0
             self._status = git.start(*STATUS_CMD)
         if known is not None:
-            self.git_dir, self.common_dir, self.head, self.branch = known[:4]
+            self.git_dir, self.common_dir = known.git_dir, known.common_dir
+            self.head, self.branch = known.head, known.branch
             return
         self.git_dir = self.common_dir = None
         result = git.call(*_HEAD_CMD)

@@ -88,4 +88,3 @@ def checked_store(root: Path, config, loaded: "LoadedManifest", embedder_id: str
 # The checks each open store last passed: (its data version, snapshot, manifest digest, embedders).
 # The version is read before the checks, so a write that lands during them fails the next match.
 _PASSED: "WeakKeyDictionary[Store, tuple]" = WeakKeyDictionary()
-

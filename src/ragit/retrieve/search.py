@@ -296,7 +296,7 @@ class VectorCache:
         keyword read the store's own (a one-shot CLI call opens no second connection).
 
         ``version`` is ``store``'s data version read during this read (ragit.retrieve.readiness
-        .checked_version), or None. The reader is current when it was found current after the
+        .checked_store), or None. The reader is current when it was found current after the
         same store read the same version: no other connection committed in between (SQLite's
         ``data_version``), so its index did not change; else its generation is read again."""
         key = str(getattr(store, "path", ""))
