@@ -136,13 +136,17 @@ def test_dry_run_and_stage_off_start_no_mining(repo, monkeypatch):
     assert started == [] and not _cache(repo.root).exists()
 
 
-def test_a_failed_ingest_writes_no_cochange_files(repo, monkeypatch):
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_failed_ingest_writes_no_cochange_files(repo, monkeypatch, workers):
+    # one process: mining starts as soon as the commit is known; with workers allowed it starts
+    # only once they are forked (or known not to be), after the dirty check that fails here
+    monkeypatch.setenv("RAGIT_INGEST_WORKERS", workers)
     started = _spy_mining(monkeypatch)
     (repo.root / "docs" / "guide.md").write_text("# Guide\n\nChanged, not committed.\n")
     with pytest.raises(RagitError) as err:
         Repo.open(repo.root).ingest(all=True)
     assert err.value.code == "INGEST_CANDIDATES_DIRTY"
-    assert started == [repo.head_sha]  # mining had started; the thread was waited for
+    assert started == ([repo.head_sha] if workers == "1" else [])  # a started thread was waited for
     assert not _cache(repo.root).exists()
     assert not [t for t in threading.enumerate() if t.name == "ragit-cochange"]
     assert gc.isenabled()
