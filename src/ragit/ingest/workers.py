@@ -52,8 +52,9 @@ MAX_AUTO_WORKERS = 4
 MIN_PARALLEL_BYTES = 1 << 20
 MIN_WORKER_BYTES = 512 << 10
 # Characters of chunk text whose keyword fields the workers analyse (the parent keeps the fields,
-# about as large as the text, until it publishes); the rest are analysed as they are written.
-ANALYSE_CHARS = 256 << 20
+# about as large as the text, until it publishes: ~100 MB at most; sympy's 42,897 chunks hold
+# 31M characters); the rest are analysed as they are written.
+ANALYSE_CHARS = 64 << 20
 _HEADER = struct.Struct("<Q")
 _READ = 1 << 20
 _PIPE_SIZE = 1 << 20  # F_SETPIPE_SZ: a worker runs further ahead before it waits (Linux)
