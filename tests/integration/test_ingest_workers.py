@@ -40,9 +40,9 @@ if os.environ.get("TEST_SMALL_BATCHES"):  # many embedding calls and batch commi
     pipeline.EMBED_BATCH, batches.COMMIT_CHUNKS, w.MAX_AHEAD = 3, 4, 0
 forks = []
 start = w.Workers.__init__
-def spied(self, parts, work):
+def spied(self, parts, *rest):
     forks.append({"shares": [len(p) for p in parts], "threads": threading.active_count()})
-    start(self, parts, work)
+    start(self, parts, *rest)
 w.Workers.__init__ = spied
 fault, parent = os.environ.get("TEST_FAULT"), os.getpid()
 if fault:

@@ -776,12 +776,10 @@ def _fork_workers(pending, config, store: "Store | None", chunker, load: Callabl
     w.preload(code=any(c.kind == "code" for _, (c, _) in jobs), keyword=analyse > 0)
     work = w.chunk_share(git, chunker, embedder, config["ingest"]["supported_types"], analyse, EMBED_BATCH)
     try:
-        workers = w.Workers(w.shares(jobs, sizes, count), work)
+        return w.Workers(w.shares(jobs, sizes, count), work,
+                         None if progress is None else lambda done, total: progress("read", done, total))
     except OSError:  # no fork now (process or memory limits): this process does the work
         return None
-    if progress is None:
-        return workers
-    return w.Progressing(workers, len(jobs), progress)
 
 
 def _stream_present(reader, ids: list[str], progress: Progress | None) -> Iterator[tuple[str, bytes | None]]:

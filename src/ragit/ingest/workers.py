@@ -104,10 +104,12 @@ def shares(jobs: Sequence[tuple[int, Any]], sizes: Sequence[int], count: int) ->
 
 class Workers:
     """Forked processes that each run ``work(share, emit)``; :meth:`next` gives the results in
-    job order (job ``i`` of the shares is the ``i``-th result). Use as a context manager: leaving
-    it kills and reaps every worker still running."""
+    job order (job ``i`` of the shares is the ``i``-th result), telling ``progress(done, total)``
+    of each; :meth:`finish` after the last, :meth:`close` always (it kills and reaps every worker
+    still running)."""
 
-    def __init__(self, parts: list[list[tuple[int, Any]]], work: Work) -> None:
+    def __init__(self, parts: list[list[tuple[int, Any]]], work: Work,
+                 progress: Callable[[int, int], None] | None = None) -> None:
         self._procs: list[tuple[int, int]] = []  # (pid, read end) of the workers not yet reaped
         self._fds: list[int] = []  # each worker's read end, by worker
         self._buffers: dict[int, bytearray] = {}
@@ -115,6 +117,7 @@ class Workers:
         self._ready: dict[int, Any] = {}
         self._next = 0
         self._owner = {job: k for k, part in enumerate(parts) for job, _ in part}  # job -> its worker
+        self._progress = progress
         self.cpu: list[float] = []  # each finished worker's own CPU seconds (benchmarks read them)
         try:
             for part in parts:
@@ -131,17 +134,13 @@ class Workers:
             self.close()
             raise
 
-    def __enter__(self) -> Workers:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     def next(self) -> Any:
         """The next result in job order (waits for it; raises if a worker failed)."""
         while self._next not in self._ready:
             self._pump()
         self._next += 1
+        if self._progress is not None:
+            self._progress(self._next, len(self._owner))
         return self._ready.pop(self._next - 1)
 
     def finish(self) -> None:
@@ -307,25 +306,6 @@ def batch_independent(embedder: "Embedder") -> bool:
     from ..embed.static import StaticEmbedder
 
     return type(embedder) in (StaticEmbedder, PlaceholderEmbedder)
-
-
-class Progressing:
-    """:class:`Workers` that report each result as ``progress("read", done, total)``."""
-
-    def __init__(self, workers: Workers, total: int, progress: Callable[[str, int, int], None]) -> None:
-        self._workers, self._total, self._progress, self._done = workers, total, progress, 0
-
-    def next(self) -> Any:
-        result = self._workers.next()
-        self._done += 1
-        self._progress("read", self._done, self._total)
-        return result
-
-    def finish(self) -> None:
-        self._workers.finish()
-
-    def close(self) -> None:
-        self._workers.close()
 
 
 def chunk_share(git: "Git", chunker: "BlobChunker", embedder: "Embedder", supported: Iterable[str],
