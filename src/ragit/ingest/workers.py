@@ -48,9 +48,11 @@ WORKERS_ENV = "RAGIT_INGEST_WORKERS"
 # ``ingest.workers = -1`` (the default): one worker per core, at most this many (the parent's
 # store writes and the keyword index are not shared out, so more workers gain less and less).
 MAX_AUTO_WORKERS = 4
-# New blob bytes an ingest needs before it forks workers, and per worker it forks.
-MIN_PARALLEL_BYTES = 1 << 20
-MIN_WORKER_BYTES = 512 << 10
+# New blob bytes an ingest needs before it forks workers, and per worker it forks. Measured on two
+# cores (bench/README.md, session 14): 600-900 KB of code ingests 5-18 % faster with two workers,
+# 350-450 KB no faster (flask 16 % slower), for 1-20 % more CPU.
+MIN_PARALLEL_BYTES = 512 << 10
+MIN_WORKER_BYTES = 256 << 10
 # Characters of chunk text whose keyword fields the workers analyse (the parent keeps the fields,
 # about as large as the text, until it publishes: ~100 MB at most; sympy's 42,897 chunks hold
 # 31M characters); the rest are analysed as they are written.
