@@ -370,6 +370,12 @@ def _ingest_commit(root: Path, git: "Git", config, request: IngestRequest, head:
             scope_paths = ({p for p in base_lines.paths() if selected(p)} | {c.path for c in evaluated}
                            | set(request.paths))
         planned = sorted(display_name(c.path) for c in evaluated)
+        if started is not None:
+            from .workers import MIN_PARALLEL_BYTES
+
+            if sum(c.size or 0 for c in evaluated) < MIN_PARALLEL_BYTES:
+                started()  # too few bytes to fork for, even were all new: the thread need not wait
+                started = None
 
         # ---- dirty candidates (knowledge §7.3)
         blocking: list[str] = []
