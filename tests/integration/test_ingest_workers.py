@@ -19,16 +19,15 @@ import sys
 import threading
 
 import pytest
+from conftest import write_placeholder_config
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from store_digest import store_digest
 
 from ragit.config import defaults
 from ragit.errors import RagitError
 from ragit.ingest import workers
 from ragit.maintenance.doctor import run_doctor
-
-from conftest import write_placeholder_config
-from store_digest import store_digest
 
 SCRIPT = r"""
 import json, os, signal, sys, threading
@@ -177,7 +176,7 @@ def test_row_and_chunk_ids_do_not_depend_on_the_workers(git_repo, specs):
 def test_a_blob_git_cannot_stream_is_skipped_at_each_path(two_commits):
     """Content git does not give (its object vanished): every candidate of it is skipped as
     ``missing_object``, and the workers' results stay aligned with the candidates after it."""
-    repo, first, _ = two_commits
+    repo, _, _ = two_commits
     oid = repo.git("rev-parse", "HEAD:docs/beta-same.md")  # also at docs/beta-copy.md, src/beta_same.txt.py
     runs = {}
     for count in (1, 2):
@@ -192,7 +191,7 @@ def test_a_blob_git_cannot_stream_is_skipped_at_each_path(two_commits):
 
 @pytest.mark.parametrize("fault", ["raise", "kill"])
 def test_a_failed_worker_fails_the_ingest_and_publishes_nothing(two_commits, fault):
-    repo, first, second = two_commits
+    repo, first, _ = two_commits
     root = repo.root
     _reset(root)
     assert "error" not in _run(root, 2, first)

@@ -61,7 +61,9 @@ class BlobChunker:
         masked = self._mask(text, code=self._code_mode(c.path, c.kind)) if self._masking_on else None
         masked_text = masked.text if masked else text
         if c.kind == "code":
-            from .code import chunk_code  # its language table only when a code file comes
+            from .code import (
+                chunk_code,  # its language table only when a code file comes
+            )
 
             chunker, chunks = chunk_code(c.path, text, masked_text, params.chunker_version)
             fm_type = heading_type = None

@@ -16,9 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from ..clock import now_iso
 from ..errors import RagitError
-from .ids import chunk_id as make_chunk_id
 from .ids import chunker_key as make_chunker_key
-from .ids import citation_id as make_citation_id
 from .ids import document_id
 from .manifest import (
     DocLines,

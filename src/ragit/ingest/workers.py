@@ -283,17 +283,18 @@ def _failed(reason: str) -> RagitError:
 def preload(*, code: bool, keyword: bool) -> None:
     """Import before forking what every worker would otherwise import for itself (numpy, the
     language table and tree-sitter for code, the keyword analysis): once, shared by the fork."""
-    import numpy  # noqa: F401
+    import importlib
 
+    names = ["numpy"]
     if code:
-        from . import code as _  # noqa: F401
-
-        try:
-            import tree_sitter  # noqa: F401
-        except ImportError:  # chunked in line windows then (ragit.ingest.code)
-            pass
+        names += ["ragit.ingest.code", "tree_sitter"]
     if keyword:
-        from ..store import bm25 as _  # noqa: F401, F811
+        names.append("ragit.store.bm25")
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except ImportError:  # no tree-sitter: code is chunked in line windows (ragit.ingest.code)
+            pass
 
 
 def can_fork() -> bool:
