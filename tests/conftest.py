@@ -32,7 +32,8 @@ def _isolated_env(monkeypatch, tmp_path_factory):
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
     for key, value in GIT_ENV.items():
         monkeypatch.setenv(key, value)
-    for key in ("RAGIT_NOW", "RAGIT_DEBUG", "RAGIT_SKIP_HOOKS", "RAGIT_EMBEDDER", "RAGIT_DATABASE_URL"):
+    for key in ("RAGIT_NOW", "RAGIT_DEBUG", "RAGIT_SKIP_HOOKS", "RAGIT_EMBEDDER", "RAGIT_DATABASE_URL",
+                "RAGIT_INGEST_WORKERS"):
         monkeypatch.delenv(key, raising=False)
 
 

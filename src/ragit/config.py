@@ -51,6 +51,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "respect_gitignore": False,
         "max_file_bytes": 1048576,
         "chunker_version": "1",
+        # worker processes of a large ingest (ragit.ingest.workers): -1 one per core, 0 or 1 none
+        "workers": -1,
     },
     "hooks": {"post_commit": True, "post_merge": True, "post_checkout": True},
     # --scope history: ingest keeps the history index (commit messages, masked hunks) only when on;
@@ -117,6 +119,9 @@ FORMAT_ALIASES = {"markdown": "text", "table": "text"}
 _POSITIVE_INTS = {"retrieval.top_k", "retrieval.query_term_repeats", "memory.recall_top_k", "embedding.dimensions", "ingest.max_file_bytes"}
 
 
+_UNHASHED_INGEST = frozenset({"chunker_version", "workers"})
+
+
 class Config:
     """Loaded configuration: ``cfg["retrieval"]["alpha"]`` or ``cfg.get("retrieval.alpha")``."""
 
@@ -135,9 +140,10 @@ class Config:
     def config_hash(self) -> str:
         """``sha256:`` + hex of the canonical JSON of ingest settings and the masking switch.
 
-        ``ingest.chunker_version`` is left out: manifests carry it as a parameter of its own.
+        ``ingest.chunker_version`` is left out: manifests carry it as a parameter of its own;
+        ``ingest.workers`` too: it changes how an ingest runs, never what it stores.
         """
-        ingest = {k: v for k, v in self.data["ingest"].items() if k != "chunker_version"}
+        ingest = {k: v for k, v in self.data["ingest"].items() if k not in _UNHASHED_INGEST}
         obj = {"ingest": ingest, "security": {"secret_masking": self.data["security"]["secret_masking"]}}
         canonical = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()

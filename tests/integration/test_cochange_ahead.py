@@ -136,13 +136,21 @@ def test_dry_run_and_stage_off_start_no_mining(repo, monkeypatch):
     assert started == [] and not _cache(repo.root).exists()
 
 
-def test_a_failed_ingest_writes_no_cochange_files(repo, monkeypatch):
+@pytest.mark.parametrize(("workers", "fork_bytes", "mined"), [("1", None, True), ("2", None, True), ("2", 0, False)])
+def test_a_failed_ingest_writes_no_cochange_files(repo, monkeypatch, workers, fork_bytes, mined):
+    # one process, or too few bytes to fork for: mining starts at once; when workers may be
+    # forked it starts only after the fork (ragit.ingest.workers), past the dirty check failing here
+    from ragit.ingest import workers as ingest_workers
+
+    monkeypatch.setenv("RAGIT_INGEST_WORKERS", workers)
+    if fork_bytes is not None:
+        monkeypatch.setattr(ingest_workers, "MIN_PARALLEL_BYTES", fork_bytes)
     started = _spy_mining(monkeypatch)
     (repo.root / "docs" / "guide.md").write_text("# Guide\n\nChanged, not committed.\n")
     with pytest.raises(RagitError) as err:
         Repo.open(repo.root).ingest(all=True)
     assert err.value.code == "INGEST_CANDIDATES_DIRTY"
-    assert started == [repo.head_sha]  # mining had started; the thread was waited for
+    assert started == ([repo.head_sha] if mined else [])  # a started thread was waited for
     assert not _cache(repo.root).exists()
     assert not [t for t in threading.enumerate() if t.name == "ragit-cochange"]
     assert gc.isenabled()

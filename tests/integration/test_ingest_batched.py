@@ -4,7 +4,6 @@ unreferenced rows behind; a re-run then produces the store an uninterrupted inge
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 import sqlite3
 
@@ -16,29 +15,7 @@ from ragit.maintenance.doctor import run_doctor
 from ragit.store import sqlite as sqlite_store
 
 from conftest import write_placeholder_config
-
-
-def _digest(root) -> dict[str, str]:
-    """Every table and heap of the store (manifests differ only in createdAt)."""
-    db = sqlite3.connect(root / ".ragit" / "store" / "ragit.db")
-    out = {}
-    for name, query in [
-        ("blobs", "SELECT * FROM blobs ORDER BY blob_id, profile"),
-        ("chunks", "SELECT rowid, * FROM chunks ORDER BY rowid"),
-        ("fts_rows", "SELECT rowid, * FROM fts_rows ORDER BY rowid"),
-        ("vocab", "SELECT term, doc, col, offset FROM chunks_vocab ORDER BY term, doc, col, offset"),
-        ("vectors", "SELECT * FROM vectors ORDER BY chunk_id"),
-        ("blob_norms", "SELECT * FROM blob_norms ORDER BY blob_id, chunker_key, embedder_id"),
-        ("snapshot_rows", "SELECT * FROM snapshot_rows ORDER BY commit_sha"),
-        ("snapshot_docs", "SELECT * FROM snapshot_docs ORDER BY commit_sha, path"),
-        ("meta", "SELECT * FROM meta ORDER BY key"),
-        ("snapshots", "SELECT commit_sha, params FROM snapshots ORDER BY commit_sha"),  # manifests: createdAt
-    ]:
-        out[name] = hashlib.sha256(repr(db.execute(query).fetchall()).encode()).hexdigest()
-    db.close()
-    for heap in sorted((root / ".ragit" / "store").glob("vectors-*.f32")):
-        out[heap.name] = hashlib.sha256(heap.read_bytes()).hexdigest()
-    return out
+from store_digest import store_digest as _digest
 
 
 def _files(n: int, tag: str) -> dict[str, str]:

@@ -3,9 +3,7 @@ embedded into one matrix; the store is the same whatever the batch sizes."""
 
 from __future__ import annotations
 
-import hashlib
 import shutil
-import sqlite3
 
 import pytest
 
@@ -15,24 +13,7 @@ from ragit.ingest import pipeline
 from ragit.store import sqlite as sqlite_store
 
 from conftest import write_placeholder_config
-
-
-def _store_digest(root) -> dict[str, str]:
-    db = sqlite3.connect(root / ".ragit" / "store" / "ragit.db")
-    out = {}
-    for name, query in [
-        ("chunks", "SELECT rowid, * FROM chunks ORDER BY rowid"),
-        ("fts_rows", "SELECT rowid, * FROM fts_rows ORDER BY rowid"),
-        ("vocab", "SELECT term, doc, col, offset FROM chunks_vocab ORDER BY term, doc, col, offset"),
-        ("vectors", "SELECT * FROM vectors ORDER BY chunk_id"),
-        ("snapshot_rows", "SELECT * FROM snapshot_rows"),
-        ("blobs", "SELECT * FROM blobs ORDER BY blob_id, profile"),
-    ]:
-        out[name] = hashlib.sha256(repr(db.execute(query).fetchall()).encode()).hexdigest()
-    db.close()
-    for heap in sorted((root / ".ragit" / "store").glob("vectors-*.f32")):
-        out[heap.name] = hashlib.sha256(heap.read_bytes()).hexdigest()
-    return out
+from store_digest import store_digest as _store_digest
 
 
 @pytest.fixture

@@ -69,6 +69,7 @@ class RowSink:
     _vectors: list[tuple[str, bytes]] = field(default_factory=list)  # embedded, not committed
     _pending_chunks: int = 0
     _embedder: Any = None
+    _known: dict[str, bytes] = field(default_factory=dict)  # chunk id -> vector made by a worker
 
     def __post_init__(self) -> None:
         self.commit_chunks = self.commit_chunks or COMMIT_CHUNKS
@@ -83,6 +84,14 @@ class RowSink:
         self._pending_chunks += len(chunks)
         if not entries:
             self._pump()
+
+    def known(self, chunk_ids: list[str], vectors: bytes) -> None:
+        """Vectors an ingest worker made (:mod:`ragit.ingest.workers`), packed in the order of
+        ``chunk_ids``: taken instead of embedding those chunks here. A text's vector does not
+        depend on its batch, so the bits are those this process would have made."""
+        if chunk_ids:
+            row = len(vectors) // len(chunk_ids)
+            self._known.update((cid, vectors[i * row:(i + 1) * row]) for i, cid in enumerate(chunk_ids))
 
     def admit(self, blob_id: str, chunk_ids) -> None:
         """Chunks of ``blob_id`` that became part of a document (they need vectors). Once every
@@ -132,15 +141,23 @@ class RowSink:
 
     def _embed(self, part: list[tuple[str, str, str]], *, packed: bool = False) -> None:
         embedder = self._load()
-        texts = [input_text(title, text) for _, title, text in part]
-        if packed:
-            data = bytes(embedder.embed_packed(texts))
-        else:
-            import numpy as np
+        known = self._known
+        todo = [e for e in part if e[0] not in known] if known else part
+        if todo:
+            texts = [input_text(title, text) for _, title, text in todo]
+            if packed:
+                data = bytes(embedder.embed_packed(texts))
+            else:
+                import numpy as np
 
-            data = np.ascontiguousarray(embedder.embed(texts), dtype=np.float32).tobytes()
-        row = len(data) // len(part)
-        self._vectors.extend((e[0], data[i * row:(i + 1) * row]) for i, e in enumerate(part))
+                data = np.ascontiguousarray(embedder.embed(texts), dtype=np.float32).tobytes()
+            row = len(data) // len(todo)
+            if todo is part:
+                self._vectors.extend((e[0], data[i * row:(i + 1) * row]) for i, e in enumerate(part))
+            else:
+                known.update((e[0], data[i * row:(i + 1) * row]) for i, e in enumerate(todo))
+        if todo is not part:
+            self._vectors.extend((e[0], known.pop(e[0])) for e in part)
         self.embedded_count += len(part)
         if self.progress:
             self.progress("embed", self.embedded_count, self.embedded_count + len(self._ready) - len(part))

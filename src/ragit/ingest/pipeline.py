@@ -16,9 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from ..clock import now_iso
 from ..errors import RagitError
-from .ids import chunk_id as make_chunk_id
 from .ids import chunker_key as make_chunker_key
-from .ids import citation_id as make_citation_id
 from .ids import document_id
 from .manifest import (
     DocLines,
@@ -250,15 +248,29 @@ def _run(
     # An invalid --since (not a commit, not an ancestor) fails before the lock is touched: a
     # rejected input leaves the store as it was (cli-contract §3.3).
     since_sha = _resolve_since(git, request, head, head_parent, at_sha) if request.mode == "since" else None
+    started: Callable[[], None] | None = None
     if on_commit is not None:
-        on_commit(head)
+        # a full ingest may fork workers, which must come before the thread ``on_commit`` starts:
+        # it is told once the workers are forked or known not to be (ragit.ingest.workers)
+        if request.mode == "full" and not request.dry_run and _may_fork(config):
+            started = functools.partial(on_commit, head)
+        else:
+            on_commit(head)
     # An apply holds the write lock, recording `head`, from here on rather than only while it
     # writes: a read of `head` that finds no manifest then waits for this run (knowledge §5.7).
     # Only when the store exists: a failing first ingest must not create `.ragit/`.
     locked = not request.dry_run and store_dir(root, config).is_dir()
     with write_lock(store_dir(root, config), target=head) if locked else nullcontext():
         return _ingest_commit(root, git, config, request, head, head_parent, at_sha, since_sha,
-                              check_dirty=check_dirty, embedder=embedder, progress=progress, locked=locked)
+                              check_dirty=check_dirty, embedder=embedder, progress=progress, locked=locked,
+                              started=started)
+
+
+def _may_fork(config) -> bool:
+    """Whether this ingest may fork workers (``ingest.workers``, ``RAGIT_INGEST_WORKERS``)."""
+    from .workers import planned_workers
+
+    return planned_workers(config) >= 2
 
 
 def _resolve_since(git: "Git", request: IngestRequest, head: str, head_parent: Callable[[], str | None],
@@ -285,9 +297,10 @@ def _resolve_since(git: "Git", request: IngestRequest, head: str, head_parent: C
 def _ingest_commit(root: Path, git: "Git", config, request: IngestRequest, head: str,
                    head_parent: Callable[[], str | None], at_sha: str | None, since_sha: str | None, *,
                    check_dirty: bool, embedder: "Embedder | None", progress: Progress | None,
-                   locked: bool) -> IngestResult:
+                   locked: bool, started: Callable[[], None] | None = None) -> IngestResult:
     """The body of :func:`_run` for the resolved commit ``head`` (and ``since_sha``, the
-    resolved ``--since``); ``locked`` tells whether the caller already holds the write lock."""
+    resolved ``--since``); ``locked`` tells whether the caller already holds the write lock;
+    ``started`` is called when the evaluation starts (:func:`_evaluate`)."""
     from contextlib import nullcontext
 
     from ..embed import embedder_id_for
@@ -355,6 +368,12 @@ def _ingest_commit(root: Path, git: "Git", config, request: IngestRequest, head:
             scope_paths = ({p for p in base_lines.paths() if selected(p)} | {c.path for c in evaluated}
                            | set(request.paths))
         planned = sorted(display_name(c.path) for c in evaluated)
+        if started is not None:
+            from .workers import MIN_PARALLEL_BYTES
+
+            if sum(c.size or 0 for c in evaluated) < MIN_PARALLEL_BYTES:
+                started()  # too few bytes to fork for, even were all new: the thread need not wait
+                started = None
 
         # ---- dirty candidates (knowledge §7.3)
         blocking: list[str] = []
@@ -407,7 +426,7 @@ def _ingest_commit(root: Path, git: "Git", config, request: IngestRequest, head:
                 if getattr(store, "replaced", None):
                     warnings.append(f"{STORE_REPLACED_WARNING} ({store.replaced})")
                 outcome = _evaluate(evaluated, config, params, store, reader, embedder, progress, dry_run=False,
-                                    batched=True)
+                                    batched=True, git=git, started=started)
                 # an incremental ingest carries the base's other documents over as their manifest
                 # lines and store rows, so its cost follows the change, not the repository
                 delta = base is not None and scope_paths is not None
@@ -446,6 +465,7 @@ def _ingest_commit(root: Path, git: "Git", config, request: IngestRequest, head:
                     # a path that is not UTF-8 was never indexed: nothing of it to replace
                     replaced_paths=(sorted(p for p in scope_paths if utf8_name(p))
                                     if delta and scope_paths is not None else None),
+                    keyword_fields=outcome.analysed,
                 )
                 from .publish import publish_snapshot
 
@@ -562,28 +582,29 @@ class _Outcome:
     vectors: bytes | None
     dims: int = 0
     embedded: int = 0  # chunks embedded (also those already committed in batches)
+    analysed: dict | None = None  # (path, chunk id) -> keyword fields made by ingest workers
 
 
 def _evaluate(candidates, config, params: ManifestParams, store: "Store | None", reader, embedder,
-              progress: Progress | None, *, dry_run: bool, batched: bool = False) -> _Outcome:
+              progress: Progress | None, *, dry_run: bool, batched: bool = False, git: "Git | None" = None,
+              started: Callable[[], None] | None = None) -> _Outcome:
     """Reuse, or read + mask + chunk, every evaluated candidate; embed what is new.
 
     ``batched``: new blobs, chunks and vectors are committed to the store in batches as they are
     made (:mod:`ragit.ingest.batches`), so memory holds a batch of them, not all; the outcome
-    then carries none of them and the snapshot write only publishes.
+    then carries none of them and the snapshot write only publishes. With enough new blobs (and
+    ``git``, which workers read them from) the per-blob work runs in forked workers
+    (:mod:`ragit.ingest.workers`), which give the same rows;
+    ``started`` is called once they are forked, or it is known none will be (the API starts
+    its co-change mining thread then: threads come after a fork, never before).
     """
     from .batches import RowSink
-    from ..security.masking import code_mode, mask_text
-    from ..store.base import BlobRecord, NewChunk, StoredChunk
-    from .doctypes import TypeHints, resolve_doc_type, type_hints
-    from .frontmatter import parse_front_matter
-    from .markdown import chunk_markdown
-    from .skips import content_skip, path_skip
-    from .text import decode_blob
+    from .blobwork import BlobChunker
+    from .blobwork import doc_type as type_of
+    from .skips import path_skip
 
     supported = set(config["ingest"]["supported_types"])
     max_bytes = config["ingest"]["max_file_bytes"]
-    masking_on = params.masking_version is not None
     keys = [(c.blob_id, profile_for(c.kind, params)) for c in candidates]
     known = store.get_blobs(keys) if store is not None else {}
 
@@ -611,8 +632,8 @@ def _evaluate(candidates, config, params: ManifestParams, store: "Store | None",
         if record.skip_reason:
             ev.skip = record.skip_reason
             return ev
-        doc_type = resolve_doc_type(c.path, TypeHints(record.front_matter_type, record.heading_type), c.kind)
-        if doc_type not in supported:
+        doc_type = type_of(c.path, c.kind, record, supported)
+        if doc_type is None:
             ev.skip = "unsupported_type"
             return ev
         ev.doc = ManifestDoc(c.path, c.blob_id, doc_type, record.chunker,
@@ -640,26 +661,39 @@ def _evaluate(candidates, config, params: ManifestParams, store: "Store | None",
             evaluated.append(None)  # placeholder, filled below in order
             pending.append((len(evaluated) - 1, c, key))
 
-    # 2. read, mask and chunk new blobs (each distinct blob once), as git streams them (one
-    # ``cat-file --batch``, overlapping this work); a blob's bytes are dropped after its last
-    # candidate, so memory holds a few blobs, never the whole tree
+    # 2. read, mask and chunk new blobs (each (blob, profile) once, at its first candidate), as
+    # git streams them (one ``cat-file --batch``, overlapping this work), or in forked workers; a
+    # blob's bytes are dropped after its last candidate, so memory holds a few blobs, never the
+    # whole tree
     uses: dict[str, int] = {}
     for _, c, _ in pending:
         uses[c.blob_id] = uses.get(c.blob_id, 0) + 1
-    stream = _stream_present(reader, list(uses), progress)
+    chunker = BlobChunker(params)
+    rows = sink is not None
+    workers = None if sink is None or git is None else _fork_workers(pending, config, store, chunker, load, git,
+                                                                      progress)
+    if started is not None:
+        started()
+    stream = _stream_present(reader, list(uses), progress) if workers is None else None
     contents: dict[str, bytes | None] = {}
+    analysed: dict[tuple[str, str], tuple] = {}  # (path, chunk id) -> keyword fields a worker made
+    absent: set[tuple[str, str]] = set()  # keys whose blob is not in this clone (made() said so once)
 
-    def blob_bytes(blob_id: str) -> bytes | None:
-        """The blob's content (None: absent from this clone), read on up to it in stream order."""
-        while blob_id not in contents:
+    def made(c, key) -> tuple | None:
+        """(record, chunk rows, vectors or None, keyword fields or None) of a new (blob,
+        profile); None when the blob is absent from this clone."""
+        if workers is not None:
+            return workers.next()
+        while c.blob_id not in contents:  # read on up to it, in stream order
             oid, data = next(stream)
             contents[oid] = data
-        uses[blob_id] -= 1
-        return contents[blob_id] if uses[blob_id] else contents.pop(blob_id)
+        data = contents[c.blob_id]
+        return None if data is None else (*chunker(c, key[1], data, rows), None, None)
 
     def release(blob_id: str) -> None:
         """After a blob's last candidate: its rows can be written (settled), then dropped."""
         if not uses[blob_id]:
+            contents.pop(blob_id, None)
             for k in blob_keys.pop(blob_id, ()):
                 del new_blobs[k]
             if sink is not None:
@@ -667,57 +701,36 @@ def _evaluate(candidates, config, params: ManifestParams, store: "Store | None",
 
     try:
         for slot, c, key in pending:
+            uses[c.blob_id] -= 1
             record = new_blobs.get(key)
-            data = blob_bytes(c.blob_id)
-            if record is None and data is None:  # listed, but absent from this clone
-                evaluated[slot] = _Evaluated(c.path, c.blob_id, c.kind, skip="missing_object")
-                release(c.blob_id)
-                continue
             if record is None:
-                text, skip = decode_blob(data)
-                if not skip:
-                    skip = content_skip(text)
-                new_chunks: list[NewChunk] = []
-                to_embed: list[tuple[str, str, str]] = []  # (chunk id, title, text): input made per batch
-                if skip:
-                    record = BlobRecord(c.blob_id, key[1], "none", "", None, None, 0, skip, ())
-                else:
-                    masked = mask_text(text, code=code_mode(c.path, c.kind)) if masking_on else None
-                    masked_text = masked.text if masked else text
-                    if c.kind == "code":
-                        from .code import chunk_code  # its language table only when a code file comes
-
-                        chunker, chunks = chunk_code(c.path, text, masked_text, params.chunker_version)
-                        fm_type = heading_type = None
-                    else:
-                        front = parse_front_matter(masked_text)  # one parse for chunks and type hints
-                        chunker, chunks = "markdown", chunk_markdown(masked_text, front)
-                        hints = type_hints(masked_text, front)
-                        fm_type, heading_type = hints.front_matter_type, hints.heading_type
-                    ckey = make_chunker_key(chunker, params.chunker_version, params.masking_version)
-                    stored = []
-                    for ch in chunks:
-                        cid = make_chunk_id(c.blob_id, ckey, ch.ordinal)
-                        units = ch.token_count  # a property that splits the text: once per chunk
-                        stored.append(StoredChunk(cid, ch.ordinal, ch.title, ch.start_line, ch.end_line, units))
-                        if sink is not None:
-                            new_chunks.append(NewChunk(
-                                cid, c.blob_id, ckey, ch.ordinal, ch.title, ch.start_line, ch.end_line, ch.text,
-                                units, make_citation_id("document", cid, c.blob_id),
-                            ))
-                            to_embed.append((cid, ch.title, ch.text))
-                    record = BlobRecord(c.blob_id, key[1], chunker, ckey, fm_type, heading_type,
-                                        masked.count if masked else 0, None, tuple(stored))
+                fresh = None if key in absent else made(c, key)
+                if fresh is None:  # listed, but absent from this clone
+                    absent.add(key)
+                    evaluated[slot] = _Evaluated(c.path, c.blob_id, c.kind, skip="missing_object")
+                    release(c.blob_id)
+                    continue
+                record, new_chunks, vectors, fields = fresh
                 new_blobs[key] = record
                 blob_keys.setdefault(c.blob_id, []).append(key)
                 if sink is not None:
-                    sink.add(c.blob_id, record, new_chunks, to_embed)
+                    ids = [n.chunk_id for n in new_chunks]
+                    if vectors is not None:
+                        sink.known(ids, vectors)
+                    if fields is not None:
+                        analysed.update(zip(((c.path, cid) for cid in ids), fields))
+                    sink.add(c.blob_id, record, new_chunks, [(n.chunk_id, n.title, n.text) for n in new_chunks])
             evaluated[slot] = admit(c, record, reused=False)
             if evaluated[slot].doc is not None and sink is not None:
                 sink.admit(c.blob_id, [s.chunk_id for s in record.chunks])
             release(c.blob_id)
+        if workers is not None:
+            workers.finish()
     finally:
-        stream.close()
+        if stream is not None:
+            stream.close()
+        if workers is not None:
+            workers.close()
     for ev in evaluated:
         if ev.doc is not None:
             docs[ev.path] = ev.doc
@@ -735,7 +748,42 @@ def _evaluate(candidates, config, params: ManifestParams, store: "Store | None",
             sink.add_vectors_only([(cid, title, text) for cid, (title, text) in texts.items()])
     sink.finish()
     return _Outcome(evaluated, docs, sink.blobs, sink.chunks, sink.vector_ids, sink.vectors(), sink.dims,
-                    sink.embedded_count)
+                    sink.embedded_count, analysed or None)
+
+
+def _fork_workers(pending, config, store: "Store | None", chunker, load: Callable[[], "Embedder"], git: "Git",
+                  progress: Progress | None):
+    """Workers for the new blobs of ``pending`` when there are enough of them and forking is
+    possible and safe (:mod:`ragit.ingest.workers`), else None (this process does the work)."""
+    from . import workers as w
+
+    count = w.planned_workers(config)
+    if count < 2 or not pending:
+        return None
+    jobs: list[tuple[int, tuple]] = []
+    sizes: list[int] = []
+    seen: set[tuple[str, str]] = set()
+    for _, c, key in pending:
+        if key not in seen:
+            seen.add(key)
+            jobs.append((len(jobs), (c, key[1])))
+            sizes.append(c.size or 0)
+    total = sum(sizes)
+    count = min(count, len(jobs), total // w.MIN_WORKER_BYTES)
+    if total < w.MIN_PARALLEL_BYTES or count < 2 or not w.can_fork():
+        return None
+    embedder = load()
+    if not w.batch_independent(embedder):
+        return None
+    # keyword fields too, for a store that takes them (SQLite), within a memory budget
+    analyse = w.ANALYSE_CHARS // count if getattr(store, "takes_keyword_fields", False) else 0
+    w.preload(code=any(c.kind == "code" for _, (c, _) in jobs), keyword=analyse > 0)
+    work = w.chunk_share(git, chunker, embedder, config["ingest"]["supported_types"], analyse, EMBED_BATCH)
+    try:
+        return w.Workers(w.shares(jobs, sizes, count), work,
+                         None if progress is None else lambda done, total: progress("read", done, total))
+    except OSError:  # no fork now (process or memory limits): this process does the work
+        return None
 
 
 def _stream_present(reader, ids: list[str], progress: Progress | None) -> Iterator[tuple[str, bytes | None]]:

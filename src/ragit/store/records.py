@@ -87,6 +87,9 @@ class SnapshotWrite:
     # base's other document rows and its packed rows are carried over by the store.
     base_sha: str | None = None
     replaced_paths: list[str] | None = None
+    # (path, chunk id) -> :func:`ragit.store.bm25.index_fields` of that row, made ahead by ingest
+    # workers; a store that takes them (``takes_keyword_fields``) analyses only the other rows
+    keyword_fields: dict[tuple[str, str], tuple[str, str, str, int]] | None = None
 
 
 @dataclass(frozen=True)

@@ -195,6 +195,8 @@ def _with_vectors(rows: list, write: SnapshotWrite) -> list:
 class SqliteStore:
     """SQLite implementation of :class:`ragit.store.base.Store`."""
 
+    takes_keyword_fields = True  # SnapshotWrite.keyword_fields: rows analysed ahead are not analysed again
+
     def __init__(self, conn: sqlite3.Connection, path: Path, writable: bool):
         self.conn = conn
         self.path = path
@@ -545,15 +547,17 @@ class SqliteStore:
         ).fetchall()
         if not fresh:
             return
+        made = write.keyword_fields or {}  # analysed ahead by ingest workers (the same fields)
         # the write lock and BEGIN IMMEDIATE make this transaction the only writer: row ids are ours
         first = cur.execute("SELECT COALESCE(MAX(rowid), 0) + 1 FROM fts_rows").fetchone()[0]
         fts_insert = f"INSERT INTO chunks_fts(rowid, {', '.join(FIELDS)}) VALUES (?, ?, ?, ?)"
         for start in range(0, len(fresh), INDEX_BATCH):
             part = fresh[start:start + INDEX_BATCH]
+            need = [cid for path, cid in part if (path, cid) not in made] if made else [cid for _, cid in part]
             texts = {cid: (text, title) for cid, text, title in cur.execute(
                 "SELECT c.chunk_id, c.text, c.title FROM json_each(?) q JOIN chunks c ON c.chunk_id = q.value",
-                (json.dumps(list(dict.fromkeys(cid for _, cid in part))),))}
-            analysed = [index_fields(*texts[cid], path) for path, cid in part]
+                (json.dumps(list(dict.fromkeys(need))),))} if need else {}
+            analysed = [made.get((path, cid)) or index_fields(*texts[cid], path) for path, cid in part]
             rowid = first + start
             cur.executemany("INSERT INTO fts_rows(rowid, path, chunk_id, tokens) VALUES (?, ?, ?, ?)",
                             ((rowid + i, row[0], row[1], fields[3]) for i, (row, fields) in enumerate(zip(part, analysed))))
