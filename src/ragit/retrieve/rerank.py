@@ -273,9 +273,9 @@ def _normalised(names: tuple[str, ...]) -> frozenset[str]:
 PATH_CACHE = 65536
 
 
-@lru_cache(maxsize=PATH_CACHE)
 def _path_parts(path: str) -> tuple[str, frozenset[str]]:
-    """(normalised file stem, stemmed words of the file stem and its directory)."""
+    """(normalised file stem, stemmed words of the file stem and its directory; read once per
+    path, through :data:`_PATH_FACTS`)."""
     directory, _, name = path.rpartition("/")
     dot = name.find(".")
     file_stem = name[:dot] if dot > 0 else name
@@ -371,7 +371,11 @@ def _path_facts(path: str) -> tuple[str, frozenset[str], str, str | None, str, s
     file_stem, words = _path_parts(path)
     name, ext = _split_ext(path)
     kind = ".c" if ext in _SOURCES else ".h" if ext in _HEADERS else ""
-    return file_stem, words, path_role(path), bundled_project(path), name, kind, is_changelog(path)
+    # (bundled_project and is_changelog uncached: their answer is kept here, and a miss of a full
+    # lru_cache costs an eviction in memory the question's other stages have evicted; path_role
+    # stays cached, the docs-site stage asks it again)
+    return (file_stem, words, path_role(path), bundled_project.__wrapped__(path), name, kind,
+            is_changelog.__wrapped__(path))
 
 
 class _PathFacts(dict):

@@ -62,6 +62,7 @@ class SnapshotMatrix:
     _normed: "np.ndarray | None" = None
     _files_sorted: "bool | None" = None
     _file_starts: "np.ndarray | None" = None
+    _file_runs: "tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None" = None
     _paths: "RowPaths | None" = None
     _path_asks: int = 0
     _file_index: "np.ndarray | None" = None
@@ -120,6 +121,21 @@ class SnapshotMatrix:
                 counts = np.bincount(f, minlength=len(self.file_norms))
                 self._file_starts = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
         return self._file_starts
+
+    def file_runs(self) -> "tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None":
+        """The files holding rows, as runs when :meth:`files_sorted` (None otherwise): (where
+        each run starts, its row count, its file's norm, whether that norm is positive), kept per
+        snapshot. A per-file sum is then one ``add.reduceat`` and its spread back over the rows
+        one ``repeat``, instead of a scatter and a gather through every row's file ordinal."""
+        if self._file_runs is None and self.files_sorted() and len(self.files):
+            import numpy as np
+
+            starts = self.file_starts()
+            counts = np.diff(starts)
+            held = np.flatnonzero(counts)
+            norms = self.file_norms[held]
+            self._file_runs = (starts[held], counts[held], norms, norms > 0)
+        return self._file_runs
 
     def paths(self) -> "RowPaths | None":
         """The paths of this snapshot's rows by position, as a warm process reads them (kept per

@@ -78,6 +78,8 @@ class SnapshotRows(Protocol):
     def file_index(self) -> "np.ndarray": ...  # each row's file ordinal (int)
     def normed_files(self) -> "np.ndarray": ...  # the files whose norm is positive (bool)
     def file_rows(self, seed: "np.ndarray") -> "np.ndarray": ...  # every row of the seed rows' files
+    # (run starts, row counts, norms, norm > 0) of the files holding rows, when each file's rows are one run
+    def file_runs(self) -> "tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None": ...
 
 
 class PoolCut(Protocol):
@@ -192,13 +194,20 @@ def upper_vector(snap: SnapshotRows, upper: "np.ndarray", file_blend: float) -> 
 
     if not file_blend:
         return upper
-    files = snap.file_index()
-    sums = np.bincount(files, weights=upper, minlength=len(snap.file_norms))
-    file_up = np.divide(sums, snap.file_norms, out=np.zeros_like(sums), where=snap.normed_files())
+    runs = snap.file_runs()
+    if runs is not None:  # each file's rows one run: summed by reduceat, spread back by repeat
+        starts, counts, norms, normed = runs
+        # (pairwise float64 sums where bincount adds in row order: either errs by far less than the pad)
+        sums = np.add.reduceat(upper, starts, dtype=np.float64)
+    else:
+        files = snap.file_index()
+        sums = np.bincount(files, weights=upper, minlength=len(snap.file_norms))
+        norms, normed = snap.file_norms, snap.normed_files()
+    file_up = np.divide(sums, norms, out=np.zeros_like(sums), where=normed)
     file_up *= file_blend
     file_up += _F32_PAD  # (the float32 rounding of the blend below)
     out = upper * np.float32(1.0 - file_blend)
-    out += file_up.astype(np.float32)[files]
+    out += np.repeat(file_up.astype(np.float32), counts) if runs is not None else file_up.astype(np.float32)[files]
     return out
 
 
