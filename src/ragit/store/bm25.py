@@ -118,8 +118,8 @@ class RowPositions:
         # what a warm snapshot's questions share (SnapshotKeyword): each term's restricted postings
         # (restrict_term) and score contributions, the rows' length total and minimum, every row's length
         # normalisation (:func:`_norms`), and a spare row mark and accumulator of the snapshot's size
-        self.restricted: dict = {}
-        self.contributions: dict = {}
+        self.restricted = Memo(MAX_RESTRICTED_TERMS, MAX_MEMO_BYTES)
+        self.contributions = Memo(MAX_RESTRICTED_TERMS, MAX_MEMO_BYTES)
         self.length_total: "tuple[np.ndarray, float] | None" = None
         self.length_min: "tuple[np.ndarray, float] | None" = None
         self.norms: "tuple[np.ndarray, float, np.ndarray | None] | None" = None
@@ -134,9 +134,7 @@ class RowPositions:
         if hit is not None and hit[0] is ids and hit[1] is tf:
             return hit[2]
         out = self.restrict(ids, tf)
-        if len(memo) >= MAX_RESTRICTED_TERMS:
-            memo.pop(next(iter(memo)))
-        memo[term] = (ids, tf, out)
+        memo.put(term, (ids, tf, out), out[0].nbytes + out[1].nbytes)
         return out
 
     def restrict(self, ids: "np.ndarray", tf: "np.ndarray") -> "tuple[np.ndarray, np.ndarray]":
@@ -162,7 +160,40 @@ class RowPositions:
 
 
 MAX_RESTRICTED_TERMS = 4096  # terms whose snapshot positions a warm snapshot keeps (RowPositions)
+# Bytes of arrays each of those memos keeps: counted in terms alone, a warm 1M-chunk snapshot's
+# restricted postings reached 345 MB after 200 questions (432 terms); a small store never nears it.
+MAX_MEMO_BYTES = 64 << 20
 BOUND_MARGIN = 1.0 + 1e-9  # relative slack on every upper bound: covers the rounding of a few float ops
+
+
+class Memo:
+    """An insertion-ordered memo that forgets its oldest entries past ``max_items`` entries or
+    ``max_bytes`` of the arrays it alone keeps, so a long-lived warm process stays flat."""
+
+    def __init__(self, max_items: int, max_bytes: int) -> None:
+        self.max_items, self.max_bytes = max_items, max_bytes
+        self.bytes = 0
+        self._entries: dict = {}  # key -> (value, bytes)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, key):
+        hit = self._entries.get(key)
+        return None if hit is None else hit[0]
+
+    def put(self, key, value, nbytes: int) -> None:
+        """Keep ``value`` (``nbytes``: what it holds that nothing else does), forgetting the oldest
+        entries while the memo is over either bound; a value larger than the whole budget is not kept."""
+        if nbytes > self.max_bytes:
+            return
+        old = self._entries.pop(key, None)
+        if old is not None:
+            self.bytes -= old[1]
+        while self._entries and (len(self._entries) >= self.max_items or self.bytes + nbytes > self.max_bytes):
+            self.bytes -= self._entries.pop(next(iter(self._entries)))[1]
+        self._entries[key] = (value, nbytes)
+        self.bytes += nbytes
 
 
 def _length_stat(positions: "RowPositions | None", lengths: "np.ndarray", kind: str) -> float:
@@ -279,9 +310,7 @@ class SnapshotKeyword:
             return hit[3]
         contribution = weight * ((tf * (K1 + 1.0)) / (tf + self._norm(pos)))
         if memo is not None and keep:
-            if len(memo) >= MAX_RESTRICTED_TERMS:
-                memo.pop(next(iter(memo)))
-            memo[key] = (pos, tf, self.lengths, contribution)
+            memo.put(key, (pos, tf, self.lengths, contribution), contribution.nbytes)
         return contribution
 
     def _norm(self, pos: "np.ndarray") -> "np.ndarray":
