@@ -113,3 +113,20 @@ def test_populate_maps_a_file_mapping_behind_an_array(tmp_path):
     assert populate(view) and populate(memoryview(mapped)) and populate(mapped)
     assert view[4095, 63] == 4096 * 64 - 1  # the mapping is unchanged
     assert not populate(np.zeros(4)) and not populate(None) and not populate(b"bytes")
+
+
+def test_compiled_module_loads_without_the_package_init():
+    """A query opens the index through usearch's compiled module alone: the package's __init__
+    (urllib.request, http, email, ssl for a downloader) is not run, and a later ``import usearch``
+    reuses the same module."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from ragit.store import vectorindex\n"
+            "m = vectorindex.usearch_compiled()\n"
+            "assert 'usearch' not in sys.modules and 'urllib.request' not in sys.modules, sorted(sys.modules)\n"
+            "assert vectorindex._new_index(4).ndim == 4\n"
+            "import usearch\n"
+            "assert sys.modules['usearch.compiled'] is m\n")
+    subprocess.run([sys.executable, "-c", code], check=True)

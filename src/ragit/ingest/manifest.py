@@ -257,7 +257,7 @@ def load_manifest(root: Path, config, sha: str, *, trusted: Callable[[str, str],
     if hit is not None:
         return hit
     if header_only:
-        loaded = _trusted_header(where, sha, relpath, trusted)
+        loaded = _trusted_header(root, where, sha, relpath, trusted)
         if loaded is not None:
             if cache is not None and ident is not None:
                 cache.put(where, header_only, ident, loaded)
@@ -289,32 +289,48 @@ _DOCS_CLOSE = b"\n  ]\n}\n"
 _HASH_BLOCK = 1 << 20  # what _trusted_header reads (and hashes) at a time
 
 
-def _trusted_header(where: str, sha: str, relpath: str, trusted: Callable[[str, str], bool]) -> LoadedManifest | None:
-    """The header of a trusted manifest, hashed a block at a time into one reused buffer: a
-    read needs only the header, and the whole file as one bytes object cost a copy and its
-    pages (at 1M chunks 36 MB: ~50 ms CPU with the hash, against ~28 ms streamed). None when the
-    file is not trusted or its header is not in render_manifest's form within the first block
-    (the caller then loads it as before, and reports its errors)."""
-    digest = hashlib.sha256()
-    head = b""
-    buf = bytearray(_HASH_BLOCK)
-    view = memoryview(buf)
+def _trusted_header(root: Path, where: str, sha: str, relpath: str,
+                    trusted: Callable[[str, str], bool]) -> LoadedManifest | None:
+    """The header of a trusted manifest. Its digest is the one publishing recorded for this very
+    file (ragit.ingest.manifestdigest: same identity by ``fstat`` before and after the header is
+    read), else the file is hashed a block at a time into one reused buffer: a read needs only
+    the header, and the whole file as one bytes object cost a copy and its pages (at 1M chunks
+    36 MB: ~50 ms CPU with the hash, against ~28 ms streamed, against none recorded). None when
+    the file is not trusted or its header is not in render_manifest's form within the first
+    block (the caller then loads it as before, and reports its errors)."""
+    from .manifestdigest import identity, remembered
+
     try:
         with open(where, "rb", buffering=0) as fh:
-            while True:
-                n = fh.readinto(buf)
-                if not n:
-                    break
-                if not head:
-                    head = bytes(view[:n])
-                digest.update(view[:n])
+            st = os.fstat(fh.fileno())
+            hexdigest = remembered(root, sha, st)
+            if hexdigest is not None:
+                head = fh.read(_HASH_BLOCK)
+                if identity(os.fstat(fh.fileno())) != identity(st):
+                    hexdigest = None
+                    fh.seek(0)
+            if hexdigest is None:
+                hexdigest, head = stream_digest(fh)
     except OSError:
         return None
-    hexdigest = digest.hexdigest()
     if not trusted(sha, hexdigest):
         return None
     with paused():
         return _parse_header(head, sha, relpath, hexdigest)
+
+
+def stream_digest(fh) -> tuple[str, bytes]:
+    """(sha256 hex digest, first block) of an unbuffered binary file from its position on, read
+    a block at a time into one reused buffer."""
+    digest = hashlib.sha256()
+    head = b""
+    buf = bytearray(_HASH_BLOCK)
+    view = memoryview(buf)
+    while n := fh.readinto(buf):
+        if not head:
+            head = bytes(view[:n])
+        digest.update(view[:n])
+    return digest.hexdigest(), head
 
 
 def _parse_header(raw: bytes, sha: str, relpath: str, digest: str) -> LoadedManifest | None:

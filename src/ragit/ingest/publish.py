@@ -36,3 +36,18 @@ def publish_snapshot(root: Path, config, store: "Store", write: "SnapshotWrite",
     refresh_keywords = getattr(store, "refresh_keyword_postings", None)  # SQLite: ragit.store.packedpostings
     if refresh_keywords is not None:
         refresh_keywords()
+    _remember_digest(root, config, write.commit_sha, write.manifest_sha256, published)
+
+
+def _remember_digest(root: Path, config, sha: str, digest: str, published: set[str]) -> None:
+    """Record the published manifest's digest by file identity (ragit.ingest.manifestdigest), last,
+    so its ctime is most likely in the past; an accelerator of reads, so a failure only leaves
+    them hashing the file, as before."""
+    from .manifest import manifest_relpath
+    from .manifestdigest import forget_others, remember
+
+    try:
+        forget_others(root, published)
+        remember(root, sha, Path(root) / manifest_relpath(config, sha), digest)
+    except Exception:  # noqa: BLE001 - see above
+        pass
