@@ -112,14 +112,29 @@ class PieceTokenizer:
         split = [text.encode("ascii").translate(table, delete).split() if text.isascii() else None
                  for text in texts]
         cache = self._pieces
-        if len(cache) < MAX_PIECES:
-            # a membership test per distinct piece (``set.difference`` with a dict subclass
-            # would walk the whole cache instead)
-            new = list(filterfalse(cache.__contains__, set(chain.from_iterable(p for p in split if p is not None))))
+        distinct = set(chain.from_iterable(p for p in split if p is not None))
+        # a membership test per distinct piece (``set.difference`` with a dict subclass would
+        # walk the whole cache instead)
+        new = list(filterfalse(cache.__contains__, distinct))
+        if len(cache) + len(new) > MAX_PIECES:
+            # the cache starts again before the batch, not inside it: every piece of the batch
+            # is then still encoded in one pass (sympy's 491k distinct pieces crossed the bound
+            # mid-batch, and the rest of that batch went piece by piece, ~10 µs each)
+            self._forget()
+            new = list(distinct)
+        if len(new) <= MAX_PIECES:
             if len(new) >= DICT_PIECES:
                 self._encoder.use_dict()
             cache.update(zip(new, self._ascii_ids(new)))
         return [self._ids(text, pieces) for text, pieces in zip(texts, split)]
+
+    def _forget(self) -> None:
+        """Start the piece cache again (memory stays bounded); the word and punctuation caches,
+        which grow far slower (sympy: 55k words in 491k pieces), only once past the same bound."""
+        self._pieces.clear()
+        if len(self._words) > MAX_PIECES or len(self._punctuation) > MAX_PIECES:
+            self._words.clear()
+            self._punctuation.clear()
 
     def ids(self, text: str) -> bytes | None:
         """The token ids of ``text`` in piece order, packed; None when it holds an added token."""
@@ -132,9 +147,7 @@ class PieceTokenizer:
         pieces: list = ascii_pieces if ascii_pieces is not None else [p for p in _ASCII_SPACE.split(text) if p]
         cache = self._pieces
         if len(cache) > MAX_PIECES:
-            cache.clear()
-            self._words.clear()
-            self._punctuation.clear()
+            self._forget()
         return b"".join(map(cache.__getitem__, pieces))
 
     def _ascii_ids(self, pieces: list[bytes]) -> list[bytes]:
