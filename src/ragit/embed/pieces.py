@@ -24,8 +24,8 @@ from __future__ import annotations
 import re
 from array import array
 from collections.abc import Callable
-from itertools import chain, filterfalse
-from operator import add
+from itertools import chain, compress, repeat
+from operator import add, is_
 from typing import Any
 
 from .wordpiece import WordPieceEncoder
@@ -107,26 +107,33 @@ class PieceTokenizer:
         """:meth:`ids` of every text. Each ASCII text is cleaned and split once; the pieces the
         batch brings that the cache lacks are split into words once, and their ids (new words
         through the Python WordPiece) enter the cache in one C-level pass, not a Python call
-        per piece (code has many pieces seen once, such as ``self._client.send(``)."""
+        per piece (code has many pieces seen once, such as ``self._client.send(``).
+
+        The cache is asked once per distinct piece of the batch; the texts then read their
+        pieces' ids from a dict of the batch's pieces alone, which stays in the processor's
+        caches where the whole cache (sympy: 400k pieces) costs a cache miss or more a piece."""
         table, delete = self._clean
         split = [text.encode("ascii").translate(table, delete).split() if text.isascii() else None
                  for text in texts]
         cache = self._pieces
-        distinct = set(chain.from_iterable(p for p in split if p is not None))
-        # a membership test per distinct piece (``set.difference`` with a dict subclass would
-        # walk the whole cache instead)
-        new = list(filterfalse(cache.__contains__, distinct))
-        if len(cache) + len(new) > MAX_PIECES:
+        distinct = list(set(chain.from_iterable(p for p in split if p is not None)))
+        known = list(map(cache.get, distinct))  # None: a new piece (ids are bytes, never None)
+        new = list(compress(distinct, map(is_, known, repeat(None))))
+        forgot = len(cache) + len(new) > MAX_PIECES
+        if forgot:
             # the cache starts again before the batch, not inside it: every piece of the batch
-            # is then still encoded in one pass (sympy's 491k distinct pieces crossed the bound
+            # is still encoded in one pass (sympy's 491k distinct pieces crossed the bound
             # mid-batch, and the rest of that batch went piece by piece, ~10 µs each)
             self._forget()
-            new = list(distinct)
-        if len(new) <= MAX_PIECES:
-            if len(new) >= DICT_PIECES:
-                self._encoder.use_dict()
-            cache.update(zip(new, self._ascii_ids(new)))
-        return [self._ids(text, pieces) for text, pieces in zip(texts, split)]
+        if len(new) > MAX_PIECES:  # (not a real batch) piece by piece, the cache bounded as it grows
+            return [self._ids(text, pieces, cache.__getitem__) for text, pieces in zip(texts, split)]
+        if len(new) >= DICT_PIECES:
+            self._encoder.use_dict()
+        batch = dict(zip(distinct, known))
+        fresh = self._ascii_ids(new)
+        batch.update(zip(new, fresh))
+        cache.update(batch if forgot else zip(new, fresh))
+        return [self._ids(text, pieces, batch.__getitem__) for text, pieces in zip(texts, split)]
 
     def _forget(self) -> None:
         """Start the piece cache again (memory stays bounded); the word and punctuation caches,
@@ -138,17 +145,20 @@ class PieceTokenizer:
 
     def ids(self, text: str) -> bytes | None:
         """The token ids of ``text`` in piece order, packed; None when it holds an added token."""
-        return self._ids(text, text.encode("ascii").translate(*self._clean).split() if text.isascii() else None)
+        return self._ids(text, text.encode("ascii").translate(*self._clean).split() if text.isascii() else None,
+                         self._pieces.__getitem__)
 
-    def _ids(self, text: str, ascii_pieces: list[bytes] | None) -> bytes | None:
-        """:meth:`ids` given the cleaned pieces of an ASCII ``text`` (None: not ASCII)."""
+    def _ids(self, text: str, ascii_pieces: list[bytes] | None, lookup: Callable[[bytes], bytes]) -> bytes | None:
+        """:meth:`ids` given the cleaned pieces of an ASCII ``text`` and the ids of each (None:
+        not ASCII, its pieces found here and looked up in the cache)."""
         if "[" in text and any(special in text for special in self._specials):
             return None
-        pieces: list = ascii_pieces if ascii_pieces is not None else [p for p in _ASCII_SPACE.split(text) if p]
         cache = self._pieces
         if len(cache) > MAX_PIECES:
             self._forget()
-        return b"".join(map(cache.__getitem__, pieces))
+        if ascii_pieces is None:
+            return b"".join(map(cache.__getitem__, [p for p in _ASCII_SPACE.split(text) if p]))
+        return b"".join(map(lookup, ascii_pieces))
 
     def _ascii_ids(self, pieces: list[bytes]) -> list[bytes]:
         """The ids of an ASCII text's pieces (cache keys); all pre-processed in one pass."""
