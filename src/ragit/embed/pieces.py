@@ -112,11 +112,9 @@ class PieceTokenizer:
         The cache is asked once per distinct piece of the batch; the texts then read their
         pieces' ids from a dict of the batch's pieces alone, which stays in the processor's
         caches where the whole cache (sympy: 400k pieces) costs a cache miss or more a piece."""
-        table, delete = self._clean
-        split = [text.encode("ascii").translate(table, delete).split() if text.isascii() else None
-                 for text in texts]
+        split = list(map(self._split, texts))
         cache = self._pieces
-        distinct = list(set(chain.from_iterable(p for p in split if p is not None)))
+        distinct = list(set(chain.from_iterable(split)))
         known = list(map(cache.get, distinct))  # None: a new piece (ids are bytes, never None)
         new = list(compress(distinct, map(is_, known, repeat(None))))
         forgot = len(cache) + len(new) > MAX_PIECES
@@ -130,7 +128,12 @@ class PieceTokenizer:
         if len(new) >= DICT_PIECES:
             self._encoder.use_dict()
         batch = dict(zip(distinct, known))
-        fresh = self._ascii_ids(new)
+        if all(map(bytes.__instancecheck__, new)):
+            fresh = self._ascii_ids(new)
+        else:  # pieces of texts that are not all ASCII (str keys) too: each kind in its own pass
+            raw = [p for p in new if isinstance(p, bytes)]
+            text = [p for p in new if not isinstance(p, bytes)]
+            new, fresh = raw + text, (self._ascii_ids(raw) if raw else []) + self._text_ids(text)
         batch.update(zip(new, fresh))
         cache.update(batch if forgot else zip(new, fresh))
         return [self._ids(text, pieces, batch.__getitem__) for text, pieces in zip(texts, split)]
@@ -145,20 +148,22 @@ class PieceTokenizer:
 
     def ids(self, text: str) -> bytes | None:
         """The token ids of ``text`` in piece order, packed; None when it holds an added token."""
-        return self._ids(text, text.encode("ascii").translate(*self._clean).split() if text.isascii() else None,
-                         self._pieces.__getitem__)
+        return self._ids(text, self._split(text), self._pieces.__getitem__)
 
-    def _ids(self, text: str, ascii_pieces: list[bytes] | None, lookup: Callable[[bytes], bytes]) -> bytes | None:
-        """:meth:`ids` given the cleaned pieces of an ASCII ``text`` and the ids of each (None:
-        not ASCII, its pieces found here and looked up in the cache)."""
+    def _split(self, text: str) -> list[bytes] | list[str]:
+        """The pieces of ``text`` (cache keys): an ASCII text's cleaned (bytes), another's as
+        written (str)."""
+        if text.isascii():
+            return text.encode("ascii").translate(*self._clean).split()
+        return [p for p in _ASCII_SPACE.split(text) if p]
+
+    def _ids(self, text: str, pieces: list, lookup: Callable[[bytes | str], bytes]) -> bytes | None:
+        """:meth:`ids` given the pieces of ``text`` and the ids of each."""
         if "[" in text and any(special in text for special in self._specials):
             return None
-        cache = self._pieces
-        if len(cache) > MAX_PIECES:
+        if len(self._pieces) > MAX_PIECES:
             self._forget()
-        if ascii_pieces is None:
-            return b"".join(map(cache.__getitem__, [p for p in _ASCII_SPACE.split(text) if p]))
-        return b"".join(map(lookup, ascii_pieces))
+        return b"".join(map(lookup, pieces))
 
     def _ascii_ids(self, pieces: list[bytes]) -> list[bytes]:
         """The ids of an ASCII text's pieces (cache keys); all pre-processed in one pass."""
@@ -194,17 +199,25 @@ class PieceTokenizer:
         """The ids of one piece: an ASCII text's (bytes), or a piece of a text that is not all
         ASCII (str), whose pre-processed words are tokenised alone: ASCII ones as an ASCII
         text's, others by the encoder or the fallback."""
-        if isinstance(piece, bytes):
-            return self._ascii_ids([piece])[0]
-        words = piece if self._preprocess is None else self._preprocess(piece)
-        return b"".join(map(self._plain_ids, filter(None, _ASCII_SPACE.split(words))))
+        return self._ascii_ids([piece])[0] if isinstance(piece, bytes) else self._text_ids([piece])[0]
 
-    def _plain_ids(self, piece: str) -> bytes:
-        """A piece without ASCII whitespace (of a text that is not all ASCII), pre-processed."""
-        if piece.isascii():
-            return self._joined_ids(piece.encode("ascii").translate(_TABLE, _DROP), 1)[0]
-        ids = self._encoder.plain_piece_ids(piece)  # most such pieces: no need to load ``tokenizers``
-        return packed(self._fallback(piece) if ids is None else ids)
+    def _text_ids(self, pieces: list[str]) -> list[bytes]:
+        """The ids of pieces of texts that are not all ASCII, each the ids of its pre-processed
+        words in order (all pieces pre-processed in one pass, one a line): the ASCII words as an
+        ASCII text's pieces, all in one pass, the others one by one (:meth:`_plain_ids`)."""
+        joined = "\n".join(pieces)
+        lines = (joined if self._preprocess is None else self._preprocess(joined)).split("\n")
+        words = [[w for w in _ASCII_SPACE.split(line) if w] for line in lines]
+        plain = [w for line in words for w in line if w.isascii()]
+        # (pieces hold no tab, newline or return: the newline-keeping table cleans them as _TABLE)
+        found = iter(self._joined_ids("\n".join(plain).encode("ascii").translate(_TABLE_NL, _DROP), len(plain))
+                     if plain else ())
+        return [b"".join([next(found) if w.isascii() else self._plain_ids(w) for w in line]) for line in words]
+
+    def _plain_ids(self, word: str) -> bytes:
+        """A pre-processed word that is not ASCII (of a text that is not all ASCII)."""
+        ids = self._encoder.plain_piece_ids(word)  # most such words: no need to load ``tokenizers``
+        return packed(self._fallback(word) if ids is None else ids)
 
     def _encode_word(self, word: bytes) -> bytes:
         ids = self._encoder.word_ids(word.decode("ascii"))
