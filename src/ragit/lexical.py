@@ -50,7 +50,11 @@ were what when where which while who whom why will with would you your yours you
 def _stemmer():
     import Stemmer  # PyStemmer: the Snowball stemmers compiled (~1 ms to import, ~0.1 µs a word)
 
-    return Stemmer.Stemmer("english")
+    stemmer = Stemmer.Stemmer("english")
+    # its own word cache (10,000 words by default) costs ~1 µs per new word and only repeats
+    # what stem()'s cache already does (a first index stems ~170k parts of sympy's words)
+    stemmer.maxCacheSize = 0
+    return stemmer
 
 
 @lru_cache(maxsize=262144)
@@ -63,12 +67,15 @@ def stem(word: str) -> str:
 def word_terms(word: str) -> tuple[str, ...]:
     """Index terms of one word: for a multi-part identifier its joined form and its parts, else
     the word; lower-cased, stop words and single characters dropped, each term stemmed."""
-    parts = identifier_parts(word) if word.isascii() else [p.lower() for p in word.split("_") if p]
+    return _parts_terms(identifier_parts(word) if word.isascii() else [p.lower() for p in word.split("_") if p])
+
+
+def _parts_terms(parts: list[str]) -> tuple[str, ...]:
+    """:func:`word_terms` of a word given its lower-case parts (one comprehension and one
+    ``map``: a first index meets ~50k new multi-part words in sympy)."""
     if len(parts) > 1:
-        pieces = ["".join(parts), *parts]
-    else:
-        pieces = parts
-    return tuple(stem(p) for p in pieces if is_term(p))
+        parts.insert(0, "".join(parts))
+    return tuple(map(stem, [p for p in parts if len(p) > 1 and p not in STOPWORDS]))
 
 
 def is_term(part: str) -> bool:
@@ -92,9 +99,12 @@ class _ByteWordTerms(dict):
         if (word.isalpha() and word.islower()) or word.isdigit():
             # one part, already lower-case (most new words of code): word_terms' result without
             # its splitting, ~1 µs less per word of a first index (issue 15)
-            value = self[word] = (stem(text),) if is_term(text) else ()
+            value = self[word] = (stem(text),) if len(text) > 1 and text not in STOPWORDS else ()
         else:
-            value = self[word] = word_terms(text)
+            # word_terms' result, not kept in its cache too: an ASCII word (letters, digits and
+            # underscores) is split by one ``findall`` (no part pattern matches or looks across
+            # ``_``, so splitting at ``_`` first finds the same parts)
+            value = self[word] = _parts_terms([p.lower() for p in _PARTS.findall(text)])
         return value
 
 

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from itertools import compress, count
+from operator import ne
 
 # One pass: a space after a lower-case letter or digit followed by a capital (getUser -> get User,
 # base64Encode -> base64 Encode) and after a capital followed by capital + lower-case
@@ -70,9 +72,16 @@ def code_words_pieces(pieces: str) -> str:
     are its pieces' words."""
     if _ANY_BOUNDARY.search(pieces) is None:
         return pieces.replace("_", " ")
-    split = _BOUNDARY_AT.sub(" ", pieces).replace("_", " ").split("\n")
-    compounds = map(" ".join, map(_CAMEL_WORD.findall, pieces.split("\n")))
-    return "\n".join(map(" ".join, zip(split, compounds)))
+    marked = _BOUNDARY_AT.sub(" ", pieces)
+    # every line as split, followed by a space and then its camelCase words (none: just the
+    # space); only a line the boundary pass changed can hold one (a camelCase word has a
+    # boundary in it), so only those are searched: one ``findall`` per such line, not per
+    # line (most new pieces of a batch have none)
+    lines = (marked.replace("_", " ").replace("\n", " \n") + " ").split("\n")
+    originals = pieces.split("\n")
+    for i in compress(count(), map(ne, originals, marked.split("\n"))):
+        lines[i] += " ".join(_CAMEL_WORD.findall(originals[i]))
+    return "\n".join(lines)
 
 
 class Preprocessor:

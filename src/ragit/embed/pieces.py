@@ -63,6 +63,9 @@ _ASCII_SPACE = re.compile(r"[ \t\n\r]+")
 DICT_PIECES = 256
 # Pieces remembered at most; past it the cache starts again (memory stays bounded on huge repositories).
 MAX_PIECES = 400_000
+# From this many pieces in the cache, a batch's texts read their pieces' ids from a dict of the
+# batch's own pieces (PieceTokenizer.ids_many).
+LOCAL_PIECES = 65_536
 
 
 class PieceTokenizer:
@@ -107,35 +110,72 @@ class PieceTokenizer:
         """:meth:`ids` of every text. Each ASCII text is cleaned and split once; the pieces the
         batch brings that the cache lacks are split into words once, and their ids (new words
         through the Python WordPiece) enter the cache in one C-level pass, not a Python call
-        per piece (code has many pieces seen once, such as ``self._client.send(``)."""
-        table, delete = self._clean
-        split = [text.encode("ascii").translate(table, delete).split() if text.isascii() else None
-                 for text in texts]
+        per piece (code has many pieces seen once, such as ``self._client.send(``).
+
+        Once the cache is large (:data:`LOCAL_PIECES`), the texts read their pieces' ids from a
+        dict of the batch's pieces alone: it stays in the processor's caches, where a lookup in
+        the whole cache (sympy: 400k pieces) costs a cache miss or more (sympy's pieces, 3.6M:
+        1.50 -> 1.34 s once known); a small cache is read directly (building the batch's dict
+        would cost more than it saves)."""
+        split = self._split(texts)
         cache = self._pieces
-        if len(cache) < MAX_PIECES:
-            # a membership test per distinct piece (``set.difference`` with a dict subclass
-            # would walk the whole cache instead)
-            new = list(filterfalse(cache.__contains__, set(chain.from_iterable(p for p in split if p is not None))))
-            if len(new) >= DICT_PIECES:
-                self._encoder.use_dict()
-            cache.update(zip(new, self._ascii_ids(new)))
-        return [self._ids(text, pieces) for text, pieces in zip(texts, split)]
+        distinct = set(chain.from_iterable(split))
+        # a membership test per distinct piece (``set.difference`` with a dict subclass would
+        # walk the whole cache instead)
+        new = list(filterfalse(cache.__contains__, distinct))
+        if len(new) > MAX_PIECES:  # (not a real batch) piece by piece, the cache bounded as it grows
+            return [self._ids(text, pieces, cache.__getitem__) for text, pieces in zip(texts, split)]
+        forgot = len(cache) + len(new) > MAX_PIECES
+        batch = dict(zip(distinct, map(cache.get, distinct))) if forgot or len(cache) >= LOCAL_PIECES else None
+        if forgot:
+            # the cache starts again before the batch, not inside it: the batch's known ids
+            # enter it again and its new pieces are encoded in one pass (sympy's 491k distinct
+            # pieces crossed the bound mid-batch, and the rest of that batch went piece by
+            # piece, ~10 µs each)
+            self._forget()
+        if len(new) >= DICT_PIECES:
+            self._encoder.use_dict()
+        if all(map(bytes.__instancecheck__, new)):
+            fresh = self._ascii_ids(new)
+        else:  # pieces of texts that are not all ASCII (str keys) too: each kind in its own pass
+            raw = [p for p in new if isinstance(p, bytes)]
+            text = [p for p in new if not isinstance(p, bytes)]
+            new, fresh = raw + text, (self._ascii_ids(raw) if raw else []) + self._text_ids(text)
+        if batch is None:
+            cache.update(zip(new, fresh))
+            lookup = cache.__getitem__
+        else:
+            batch.update(zip(new, fresh))
+            cache.update(batch if forgot else zip(new, fresh))
+            lookup = batch.__getitem__
+        return [self._ids(text, pieces, lookup) for text, pieces in zip(texts, split)]
+
+    def _forget(self) -> None:
+        """Start the piece cache again (memory stays bounded); the word and punctuation caches,
+        which grow far slower (sympy: 55k words in 491k pieces), only once past the same bound."""
+        self._pieces.clear()
+        if len(self._words) > MAX_PIECES or len(self._punctuation) > MAX_PIECES:
+            self._words.clear()
+            self._punctuation.clear()
 
     def ids(self, text: str) -> bytes | None:
         """The token ids of ``text`` in piece order, packed; None when it holds an added token."""
-        return self._ids(text, text.encode("ascii").translate(*self._clean).split() if text.isascii() else None)
+        return self._ids(text, self._split([text])[0], self._pieces.__getitem__)
 
-    def _ids(self, text: str, ascii_pieces: list[bytes] | None) -> bytes | None:
-        """:meth:`ids` given the cleaned pieces of an ASCII ``text`` (None: not ASCII)."""
+    def _split(self, texts: list[str]) -> list[list[bytes] | list[str]]:
+        """The pieces of each text (cache keys): an ASCII text's cleaned (bytes), another's as
+        written (str); one comprehension for the batch, not a method call per text."""
+        table, delete = self._clean
+        return [text.encode("ascii").translate(table, delete).split() if text.isascii()
+                else [p for p in _ASCII_SPACE.split(text) if p] for text in texts]
+
+    def _ids(self, text: str, pieces: list, lookup: Callable[[bytes | str], bytes]) -> bytes | None:
+        """:meth:`ids` given the pieces of ``text`` and the ids of each."""
         if "[" in text and any(special in text for special in self._specials):
             return None
-        pieces: list = ascii_pieces if ascii_pieces is not None else [p for p in _ASCII_SPACE.split(text) if p]
-        cache = self._pieces
-        if len(cache) > MAX_PIECES:
-            cache.clear()
-            self._words.clear()
-            self._punctuation.clear()
-        return b"".join(map(cache.__getitem__, pieces))
+        if len(self._pieces) > MAX_PIECES:
+            self._forget()
+        return b"".join(map(lookup, pieces))
 
     def _ascii_ids(self, pieces: list[bytes]) -> list[bytes]:
         """The ids of an ASCII text's pieces (cache keys); all pre-processed in one pass."""
@@ -171,17 +211,25 @@ class PieceTokenizer:
         """The ids of one piece: an ASCII text's (bytes), or a piece of a text that is not all
         ASCII (str), whose pre-processed words are tokenised alone: ASCII ones as an ASCII
         text's, others by the encoder or the fallback."""
-        if isinstance(piece, bytes):
-            return self._ascii_ids([piece])[0]
-        words = piece if self._preprocess is None else self._preprocess(piece)
-        return b"".join(map(self._plain_ids, filter(None, _ASCII_SPACE.split(words))))
+        return self._ascii_ids([piece])[0] if isinstance(piece, bytes) else self._text_ids([piece])[0]
 
-    def _plain_ids(self, piece: str) -> bytes:
-        """A piece without ASCII whitespace (of a text that is not all ASCII), pre-processed."""
-        if piece.isascii():
-            return self._joined_ids(piece.encode("ascii").translate(_TABLE, _DROP), 1)[0]
-        ids = self._encoder.plain_piece_ids(piece)  # most such pieces: no need to load ``tokenizers``
-        return packed(self._fallback(piece) if ids is None else ids)
+    def _text_ids(self, pieces: list[str]) -> list[bytes]:
+        """The ids of pieces of texts that are not all ASCII, each the ids of its pre-processed
+        words in order (all pieces pre-processed in one pass, one a line): the ASCII words as an
+        ASCII text's pieces, all in one pass, the others one by one (:meth:`_plain_ids`)."""
+        joined = "\n".join(pieces)
+        lines = (joined if self._preprocess is None else self._preprocess(joined)).split("\n")
+        words = [[w for w in _ASCII_SPACE.split(line) if w] for line in lines]
+        plain = [w for line in words for w in line if w.isascii()]
+        # (pieces hold no tab, newline or return: the newline-keeping table cleans them as _TABLE)
+        found = iter(self._joined_ids("\n".join(plain).encode("ascii").translate(_TABLE_NL, _DROP), len(plain))
+                     if plain else ())
+        return [b"".join([next(found) if w.isascii() else self._plain_ids(w) for w in line]) for line in words]
+
+    def _plain_ids(self, word: str) -> bytes:
+        """A pre-processed word that is not ASCII (of a text that is not all ASCII)."""
+        ids = self._encoder.plain_piece_ids(word)  # most such words: no need to load ``tokenizers``
+        return packed(self._fallback(word) if ids is None else ids)
 
     def _encode_word(self, word: bytes) -> bytes:
         ids = self._encoder.word_ids(word.decode("ascii"))
