@@ -9,7 +9,7 @@ import pytest
 
 from ragit.api import Repo
 from ragit.gitsnap.blobs import MissingObject
-from ragit.ingest import pipeline
+from ragit.ingest import blobwork, pipeline
 from ragit.store import sqlite as sqlite_store
 
 from conftest import write_placeholder_config
@@ -60,7 +60,7 @@ def test_stream_reports_missing_objects_in_order_and_goes_on():
     ids = [f"{i:040x}" for i in range(6)]
     reader = _Reader({oid: oid.encode() for oid in ids if oid not in (ids[1], ids[4])})
     seen = []
-    got = list(pipeline._stream_present(reader, ids, lambda stage, done, total: seen.append((done, total))))
+    got = list(blobwork.stream_present(reader, ids, lambda stage, done, total: seen.append((done, total))))
     assert [oid for oid, _ in got] == ids
     assert [data is None for _, data in got] == [False, True, False, False, True, False]
     assert reader.calls == 3  # resumed after each missing object

@@ -55,12 +55,12 @@ if fault:
         return chunk(self, c, profile, data, rows)
     blobwork.BlobChunker.__call__ = faulty
 if os.environ.get("TEST_ABSENT_OID"):  # git streams no content for this blob (as for a vanished object)
-    from ragit.ingest import pipeline
-    stream = pipeline._stream_present
+    from ragit.ingest import blobwork as bw
+    stream = bw.stream_present
     def gappy(reader, ids, progress):
         for oid, data in stream(reader, ids, progress):
             yield oid, None if oid == os.environ["TEST_ABSENT_OID"] else data
-    pipeline._stream_present = gappy
+    bw.stream_present = gappy
 from ragit.api import Repo
 out = {"forks": forks}
 try:

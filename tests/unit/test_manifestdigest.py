@@ -41,7 +41,7 @@ def _no_hashing(monkeypatch):
     def refuse(fh):
         raise AssertionError("the manifest was hashed")
 
-    monkeypatch.setattr(manifest_mod, "stream_digest", refuse)
+    monkeypatch.setattr(manifestdigest, "stream_digest", refuse)
 
 
 def test_a_recorded_file_is_read_without_hashing(tmp_path, monkeypatch):

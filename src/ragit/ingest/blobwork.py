@@ -14,6 +14,8 @@ from .ids import chunker_key as make_chunker_key
 from .ids import citation_id as make_citation_id
 
 if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Callable, Iterator
+
     from ..store.base import BlobRecord, NewChunk
     from .discovery import Candidate
     from .manifest import ManifestParams
@@ -86,3 +88,29 @@ class BlobChunker:
         record = self._record(c.blob_id, profile, chunker, ckey, fm_type, heading_type,
                               masked.count if masked else 0, None, tuple(stored))
         return record, new_chunks
+
+
+def stream_present(reader, ids: list[str],
+                   progress: "Callable[[str, int, int], None] | None") -> "Iterator[tuple[str, bytes | None]]":
+    """``(oid, content)`` of every blob of ``ids``, in order, as ``git cat-file --batch`` streams
+    them; content None for an object missing from a partial or shallow clone (its file is
+    skipped, never a crash)."""
+    from ..gitsnap.blobs import MissingObject
+
+    todo = ids
+    done = 0
+    while todo:
+        at = 0
+        try:
+            for oid, data in reader.read_many(todo):
+                at += 1
+                done += 1
+                if progress:
+                    progress("read", done, len(ids))
+                yield oid, data
+            return
+        except MissingObject as exc:
+            yield exc.oid, None
+            rest = todo[at:]
+            # the next id (the usual case), or else wherever it stands
+            todo = rest[1:] if rest and rest[0] == exc.oid else [oid for oid in rest if oid != exc.oid]

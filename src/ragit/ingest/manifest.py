@@ -286,7 +286,6 @@ def load_manifest(root: Path, config, sha: str, *, trusted: Callable[[str, str],
 _DOCS_MARK = b',\n  "docs": '
 _DOCS_OPEN = b',\n  "docs": [\n'
 _DOCS_CLOSE = b"\n  ]\n}\n"
-_HASH_BLOCK = 1 << 20  # what _trusted_header reads (and hashes) at a time
 
 
 def _trusted_header(root: Path, where: str, sha: str, relpath: str,
@@ -298,14 +297,14 @@ def _trusted_header(root: Path, where: str, sha: str, relpath: str,
     36 MB: ~50 ms CPU with the hash, against ~28 ms streamed, against none recorded). None when
     the file is not trusted or its header is not in render_manifest's form within the first
     block (the caller then loads it as before, and reports its errors)."""
-    from .manifestdigest import identity, remembered
+    from .manifestdigest import HASH_BLOCK, identity, remembered, stream_digest
 
     try:
         with open(where, "rb", buffering=0) as fh:
             st = os.fstat(fh.fileno())
             hexdigest = remembered(root, sha, st)
             if hexdigest is not None:
-                head = fh.read(_HASH_BLOCK)
+                head = fh.read(HASH_BLOCK)
                 if identity(os.fstat(fh.fileno())) != identity(st):
                     hexdigest = None
                     fh.seek(0)
@@ -317,20 +316,6 @@ def _trusted_header(root: Path, where: str, sha: str, relpath: str,
         return None
     with paused():
         return _parse_header(head, sha, relpath, hexdigest)
-
-
-def stream_digest(fh) -> tuple[str, bytes]:
-    """(sha256 hex digest, first block) of an unbuffered binary file from its position on, read
-    a block at a time into one reused buffer."""
-    digest = hashlib.sha256()
-    head = b""
-    buf = bytearray(_HASH_BLOCK)
-    view = memoryview(buf)
-    while n := fh.readinto(buf):
-        if not head:
-            head = bytes(view[:n])
-        digest.update(view[:n])
-    return digest.hexdigest(), head
 
 
 def _parse_header(raw: bytes, sha: str, relpath: str, digest: str) -> LoadedManifest | None:

@@ -19,12 +19,14 @@ reads hash it, as every read did before.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
 
 RECORD_DIR = Path(".ragit") / "cache" / "manifest"
 FORMAT = 1
+HASH_BLOCK = 1 << 20  # what a manifest's header read takes (and hashes) at a time
 
 
 def record_path(root: Path | str, sha: str) -> Path:
@@ -55,7 +57,6 @@ def remember(root: Path | str, sha: str, manifest: Path | str, digest: str) -> b
     digest the store holds) and its ctime is safely in the past; False when no record is kept
     (a stale one is removed). Called after publishing, never by a read."""
     from ..fsutil import atomic_write_bytes, writing
-    from .manifest import stream_digest
 
     target = record_path(root, sha)
     with writing(target):
@@ -106,3 +107,17 @@ def _fs_clock(directory: Path) -> int:
     finally:
         os.close(fd)
         probe.unlink(missing_ok=True)
+
+
+def stream_digest(fh) -> tuple[str, bytes]:
+    """(sha256 hex digest, first block) of an unbuffered binary file from its position on, read
+    a block at a time into one reused buffer."""
+    digest = hashlib.sha256()
+    head = b""
+    buf = bytearray(HASH_BLOCK)
+    view = memoryview(buf)
+    while n := fh.readinto(buf):
+        if not head:
+            head = bytes(view[:n])
+        digest.update(view[:n])
+    return digest.hexdigest(), head

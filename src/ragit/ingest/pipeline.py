@@ -12,7 +12,7 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..clock import now_iso
 from ..errors import RagitError
@@ -599,7 +599,7 @@ def _evaluate(candidates, config, params: ManifestParams, store: "Store | None",
     its co-change mining thread then: threads come after a fork, never before).
     """
     from .batches import RowSink
-    from .blobwork import BlobChunker
+    from .blobwork import BlobChunker, stream_present
     from .blobwork import doc_type as type_of
     from .skips import path_skip
 
@@ -674,7 +674,7 @@ def _evaluate(candidates, config, params: ManifestParams, store: "Store | None",
                                                                       progress)
     if started is not None:
         started()
-    stream = _stream_present(reader, list(uses), progress) if workers is None else None
+    stream = stream_present(reader, list(uses), progress) if workers is None else None
     contents: dict[str, bytes | None] = {}
     analysed: dict[tuple[str, str], tuple] = {}  # (path, chunk id) -> keyword fields a worker made
     absent: set[tuple[str, str]] = set()  # keys whose blob is not in this clone (made() said so once)
@@ -784,28 +784,3 @@ def _fork_workers(pending, config, store: "Store | None", chunker, load: Callabl
                          None if progress is None else lambda done, total: progress("read", done, total))
     except OSError:  # no fork now (process or memory limits): this process does the work
         return None
-
-
-def _stream_present(reader, ids: list[str], progress: Progress | None) -> Iterator[tuple[str, bytes | None]]:
-    """``(oid, content)`` of every blob of ``ids``, in order, as ``git cat-file --batch`` streams
-    them; content None for an object missing from a partial or shallow clone (its file is
-    skipped, never a crash)."""
-    from ..gitsnap.blobs import MissingObject
-
-    todo = ids
-    done = 0
-    while todo:
-        at = 0
-        try:
-            for oid, data in reader.read_many(todo):
-                at += 1
-                done += 1
-                if progress:
-                    progress("read", done, len(ids))
-                yield oid, data
-            return
-        except MissingObject as exc:
-            yield exc.oid, None
-            rest = todo[at:]
-            # the next id (the usual case), or else wherever it stands
-            todo = rest[1:] if rest and rest[0] == exc.oid else [oid for oid in rest if oid != exc.oid]

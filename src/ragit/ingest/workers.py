@@ -325,9 +325,8 @@ def chunk_share(git: "Git", chunker: "BlobChunker", embedder: "Embedder", suppor
 
         from ..gitsnap.blobs import BlobReader
         from ..store.bm25 import index_fields
-        from .blobwork import doc_type
+        from .blobwork import doc_type, stream_present
         from .chunks import input_text
-        from .pipeline import _stream_present
 
         held: list[tuple[int, Any, Any, list, bool]] = []  # (job, candidate, record, chunks, admitted) unsent
         texts: list[str] = []
@@ -358,7 +357,7 @@ def chunk_share(git: "Git", chunker: "BlobChunker", embedder: "Embedder", suppor
             texts.clear()
 
         with BlobReader(git) as reader:
-            stream = _stream_present(reader, [c.blob_id for _, (c, _) in part], None)
+            stream = stream_present(reader, [c.blob_id for _, (c, _) in part], None)
             try:
                 for (job, (c, profile)), (_, data) in zip(part, stream):
                     if data is None:
