@@ -75,6 +75,8 @@ def _ingest_query(rows: list[Row]) -> None:
 
     # issue 15: "≥ 5× less CPU than today" (4.73 s when the issue was filed, equal to the reference's)
     pick("ingest_1k_cli_s", "1,000 docs (6k chunks): `ragit ingest --all` CPU", 0.95, cpu=True)
+    # since session 14 a large ingest forks workers (ragit.ingest.workers): more CPU, less wall
+    pick("ingest_1k_cli_s", "1,000 docs (6k chunks): `ragit ingest --all` wall")
     pick("cold_cli_query_6k_s", "cold `ragit query` CPU, 6k chunks, in-process (ingest_query.py)", 0.15, cpu=True)
     pick("warm_api_query_p50_6k_ms", "warm `Repo.query` p50 wall, 6k chunks", 1.0)
     pick("ingest_10k_full_s", "10,000-file repo: full `ragit ingest --all` CPU", cpu=True)
@@ -88,8 +90,12 @@ def _index_speed(rows: list[Row]) -> None:
     s = data["summary"]
     load = [data["machine"].get("load_average_at_start"), data["machine"].get("load_average_at_end")]
     n = s.get("repositories")
-    rows.append(_row(f"speed set ({n} repositories): mean index CPU, in-process", s.get("api_cpu_s"), "s",
+    # the target is semble's published index time (wall); CPU is shown beside it, since ingest
+    # workers (session 14) spend more CPU for less wall on a multi-core machine
+    rows.append(_row(f"speed set ({n} repositories): mean index wall, in-process", s.get("api_wall_s"), "s",
                      s.get("target_mean_index_s"), load, "index_speed.py"))
+    rows.append(_row(f"speed set: mean index CPU, in-process", s.get("api_cpu_s"), "s", None, load,
+                     "index_speed.py"))
     rows.append(_row(f"speed set: mean `ragit ingest --all` CPU (fresh process)", s.get("cli_cpu_s"), "s", None,
                      load, "index_speed.py"))
     if s.get("warm_query_cpu_p50_ms_median") is not None:
@@ -107,6 +113,8 @@ def _repo_ingest(rows: list[Row]) -> None:
     name = data["repo"].split("/")[-1]
     rows.append(_row(f"{name} ({data['chunks']:,} chunks): full `ragit ingest --all` CPU", data.get("cli_cpu_s"), "s",
                      data.get("target_cpu_s"), load, "repo_ingest.py"))
+    rows.append(_row(f"{name}: full `ragit ingest --all` wall", data.get("cli_wall_s"), "s", None, load,
+                     "repo_ingest.py"))
 
 
 def _serve(rows: list[Row]) -> None:
