@@ -27,7 +27,9 @@ _PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 def identifier_parts(word: str) -> list[str]:
     """``HTTPServerError`` → ``http, server, error``; ``send_file`` → ``send, file`` (lower case)."""
-    return [p.lower() for chunk in word.split("_") if chunk for p in _PARTS.findall(chunk)]
+    # one ``findall`` over the whole word: no part pattern matches ``_`` or looks across it, so
+    # splitting at ``_`` first would find the same parts
+    return [p.lower() for p in _PARTS.findall(word)]
 
 
 # ---------------------------------------------------------------- index and question terms
@@ -71,11 +73,11 @@ def word_terms(word: str) -> tuple[str, ...]:
 
 
 def _parts_terms(parts: list[str]) -> tuple[str, ...]:
-    """:func:`word_terms` of a word given its lower-case parts (one comprehension and one
-    ``map``: a first index meets ~50k new multi-part words in sympy)."""
+    """:func:`word_terms` of a word given its lower-case parts (a first index meets ~50k new
+    multi-part words in sympy)."""
     if len(parts) > 1:
         parts.insert(0, "".join(parts))
-    return tuple(map(stem, [p for p in parts if len(p) > 1 and p not in STOPWORDS]))
+    return tuple(map(stem, filter(is_term, parts)))
 
 
 def is_term(part: str) -> bool:
@@ -99,12 +101,10 @@ class _ByteWordTerms(dict):
         if (word.isalpha() and word.islower()) or word.isdigit():
             # one part, already lower-case (most new words of code): word_terms' result without
             # its splitting, ~1 µs less per word of a first index (issue 15)
-            value = self[word] = (stem(text),) if len(text) > 1 and text not in STOPWORDS else ()
+            value = self[word] = (stem(text),) if is_term(text) else ()
         else:
-            # word_terms' result, not kept in its cache too: an ASCII word (letters, digits and
-            # underscores) is split by one ``findall`` (no part pattern matches or looks across
-            # ``_``, so splitting at ``_`` first finds the same parts)
-            value = self[word] = _parts_terms([p.lower() for p in _PARTS.findall(text)])
+            # word_terms' result, not kept in its cache too
+            value = self[word] = _parts_terms(identifier_parts(text))
         return value
 
 
