@@ -141,8 +141,8 @@ class RowSink:
 
     def _embed(self, part: list[tuple[str, str, str]], *, packed: bool = False) -> None:
         embedder = self._load()
-        known = self._known
-        todo = [e for e in part if e[0] not in known] if known else part
+        known = self._known  # vectors a worker made, and (below) those made here, by chunk id
+        todo = [e for e in part if e[0] not in known]
         if todo:
             texts = [input_text(title, text) for _, title, text in todo]
             if packed:
@@ -152,12 +152,8 @@ class RowSink:
 
                 data = np.ascontiguousarray(embedder.embed(texts), dtype=np.float32).tobytes()
             row = len(data) // len(todo)
-            if todo is part:
-                self._vectors.extend((e[0], data[i * row:(i + 1) * row]) for i, e in enumerate(part))
-            else:
-                known.update((e[0], data[i * row:(i + 1) * row]) for i, e in enumerate(todo))
-        if todo is not part:
-            self._vectors.extend((e[0], known.pop(e[0])) for e in part)
+            known.update((e[0], data[i * row:(i + 1) * row]) for i, e in enumerate(todo))
+        self._vectors.extend((e[0], known.pop(e[0])) for e in part)
         self.embedded_count += len(part)
         if self.progress:
             self.progress("embed", self.embedded_count, self.embedded_count + len(self._ready) - len(part))

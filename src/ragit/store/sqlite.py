@@ -553,7 +553,7 @@ class SqliteStore:
         fts_insert = f"INSERT INTO chunks_fts(rowid, {', '.join(FIELDS)}) VALUES (?, ?, ?, ?)"
         for start in range(0, len(fresh), INDEX_BATCH):
             part = fresh[start:start + INDEX_BATCH]
-            need = [cid for path, cid in part if (path, cid) not in made] if made else [cid for _, cid in part]
+            need = [cid for path, cid in part if (path, cid) not in made]
             texts = {cid: (text, title) for cid, text, title in cur.execute(
                 "SELECT c.chunk_id, c.text, c.title FROM json_each(?) q JOIN chunks c ON c.chunk_id = q.value",
                 (json.dumps(list(dict.fromkeys(need))),))} if need else {}
