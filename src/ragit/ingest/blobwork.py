@@ -9,25 +9,30 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+# (this module is imported only when an ingest has blobs to read, so its imports cost nothing earlier)
+from ..security.masking import code_mode, mask_text
+from ..store.base import BlobRecord, NewChunk, StoredChunk
+from .doctypes import TypeHints, resolve_doc_type, type_hints
+from .frontmatter import parse_front_matter
 from .ids import chunk_id as make_chunk_id
 from .ids import chunker_key as make_chunker_key
 from .ids import citation_id as make_citation_id
+from .markdown import chunk_markdown
+from .skips import content_skip
+from .text import decode_blob
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable, Iterator
 
-    from ..store.base import BlobRecord, NewChunk
     from .discovery import Candidate
     from .manifest import ManifestParams
 
 
-def doc_type(path: str, kind: str, record: "BlobRecord", supported: set[str] | frozenset[str]) -> str | None:
+def doc_type(path: str, kind: str, record: BlobRecord, supported: set[str] | frozenset[str]) -> str | None:
     """The document type ``record`` gets at ``path``; None when it is not admitted (a skipped
     blob, or a type outside ``ingest.supported_types``)."""
     if record.skip_reason:
         return None
-    from .doctypes import TypeHints, resolve_doc_type
-
     found = resolve_doc_type(path, TypeHints(record.front_matter_type, record.heading_type), kind)
     return found if found in supported else None
 
@@ -37,55 +42,41 @@ class BlobChunker:
     chunk rows (texts included), in chunk order."""
 
     def __init__(self, params: "ManifestParams") -> None:
-        from ..security.masking import code_mode, mask_text
-        from ..store.base import BlobRecord, NewChunk, StoredChunk
-        from .doctypes import type_hints
-        from .frontmatter import parse_front_matter
-        from .markdown import chunk_markdown
-        from .skips import content_skip
-        from .text import decode_blob
-
         self.params = params
         self._masking_on = params.masking_version is not None
-        self._mask, self._code_mode = mask_text, code_mode
-        self._record, self._new_chunk, self._stored = BlobRecord, NewChunk, StoredChunk
-        self._type_hints, self._front, self._markdown = type_hints, parse_front_matter, chunk_markdown
-        self._content_skip, self._decode = content_skip, decode_blob
 
-    def __call__(self, c: "Candidate", profile: str, data: bytes, rows: bool) -> tuple["BlobRecord", list["NewChunk"]]:
+    def __call__(self, c: "Candidate", profile: str, data: bytes, rows: bool) -> tuple[BlobRecord, list[NewChunk]]:
         params = self.params
-        text, skip = self._decode(data)
+        text, skip = decode_blob(data)
         if not skip:
-            skip = self._content_skip(text)
+            skip = content_skip(text)
         new_chunks: list[NewChunk] = []
         if skip:
-            return self._record(c.blob_id, profile, "none", "", None, None, 0, skip, ()), new_chunks
-        masked = self._mask(text, code=self._code_mode(c.path, c.kind)) if self._masking_on else None
+            return BlobRecord(c.blob_id, profile, "none", "", None, None, 0, skip, ()), new_chunks
+        masked = mask_text(text, code=code_mode(c.path, c.kind)) if self._masking_on else None
         masked_text = masked.text if masked else text
         if c.kind == "code":
-            from .code import (
-                chunk_code,  # its language table only when a code file comes
-            )
+            from .code import chunk_code  # its language table only when a code file comes
 
             chunker, chunks = chunk_code(c.path, text, masked_text, params.chunker_version)
             fm_type = heading_type = None
         else:
-            front = self._front(masked_text)  # one parse for chunks and type hints
-            chunker, chunks = "markdown", self._markdown(masked_text, front)
-            hints = self._type_hints(masked_text, front)
+            front = parse_front_matter(masked_text)  # one parse for chunks and type hints
+            chunker, chunks = "markdown", chunk_markdown(masked_text, front)
+            hints = type_hints(masked_text, front)
             fm_type, heading_type = hints.front_matter_type, hints.heading_type
         ckey = make_chunker_key(chunker, params.chunker_version, params.masking_version)
         stored = []
         for ch in chunks:
             cid = make_chunk_id(c.blob_id, ckey, ch.ordinal)
             units = ch.token_count  # a property that splits the text: once per chunk
-            stored.append(self._stored(cid, ch.ordinal, ch.title, ch.start_line, ch.end_line, units))
+            stored.append(StoredChunk(cid, ch.ordinal, ch.title, ch.start_line, ch.end_line, units))
             if rows:
-                new_chunks.append(self._new_chunk(
+                new_chunks.append(NewChunk(
                     cid, c.blob_id, ckey, ch.ordinal, ch.title, ch.start_line, ch.end_line, ch.text,
                     units, make_citation_id("document", cid, c.blob_id),
                 ))
-        record = self._record(c.blob_id, profile, chunker, ckey, fm_type, heading_type,
+        record = BlobRecord(c.blob_id, profile, chunker, ckey, fm_type, heading_type,
                               masked.count if masked else 0, None, tuple(stored))
         return record, new_chunks
 
