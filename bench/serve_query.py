@@ -75,6 +75,9 @@ def build_corpus(work: Path) -> Path:
     iq.init_repo(repo)
     iq.write_typed_docs(repo, 1000, iq.WordSampler(words, random.Random(iq.SEED)))
     iq.commit_all(repo, "typed docs corpus")
+    # as ingest_query's cold rows: a user's git index is settled, not "racily clean" (files
+    # committed in the index's own second, which git status hashes again on every query)
+    iq.settle_index(repo)
     return repo
 
 
