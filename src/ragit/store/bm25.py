@@ -178,6 +178,10 @@ MAX_RESTRICTED_TERMS = 4096  # terms whose snapshot positions a warm snapshot ke
 # Bytes of arrays each of those memos keeps: counted in terms alone, a warm 1M-chunk snapshot's
 # restricted postings reached 345 MB after 200 questions (432 terms); a small store never nears it.
 MAX_MEMO_BYTES = 64 << 20
+# SnapshotKeyword.best scans the snapshot's held scores for its rows instead of reading them at
+# the reaching postings once those outnumber the snapshot's rows by 1 to this (a posting read,
+# compared and merged costs ~10× a row scanned).
+SCAN_POSTINGS = 10
 BOUND_MARGIN = 1.0 + 1e-9  # relative slack on every upper bound: covers the rounding of a few float ops
 
 
@@ -228,6 +232,20 @@ def length_norm(length, avgdl: float):
     """BM25's length normalisation k1 (1 − b + b·D/avgdl) of a row length or an array of them:
     every path computes it here, so a kept table and an on-demand value are the same floats."""
     return K1 * (1.0 - B + B * length / avgdl)
+
+
+def shares(tf: "np.ndarray", norm: "np.ndarray", weight: float) -> "np.ndarray":
+    """A term's share ``weight · tf (k1 + 1) / (tf + norm)`` of each posting's score, computed in
+    ``norm``'s memory (a fresh float64 array the caller gives up): the same operations on the
+    same operands as the expression (IEEE addition and multiplication commute), so the same
+    floats, with two temporaries of the postings' size fewer (1M chunks: ≈ 30 % of a question's
+    keyword arithmetic)."""
+    import numpy as np
+
+    norm += tf
+    np.divide(tf * (K1 + 1.0), norm, out=norm)
+    norm *= weight
+    return norm
 
 
 def _norms(positions: "RowPositions | None", lengths: "np.ndarray", avgdl: float) -> "np.ndarray | None":
@@ -323,7 +341,7 @@ class SnapshotKeyword:
         hit = memo.get(key) if memo is not None else None
         if hit is not None and hit[0] is pos and hit[1] is tf and hit[2] is self.lengths:
             return hit[3]
-        contribution = weight * ((tf * (K1 + 1.0)) / (tf + self._norm(pos)))
+        contribution = shares(tf, self._norm(pos), weight)
         if memo is not None and keep:
             memo.put(key, (pos, tf, self.lengths, contribution), contribution.nbytes)
         return contribution
@@ -370,7 +388,7 @@ class SnapshotKeyword:
                 inside = pos[at] == rows
                 hit = found[term] = (inside, tf[at[inside]], weight)
             inside, tf, weight = hit
-            score[inside] += weight * ((tf * (K1 + 1.0)) / (tf + norm[inside]))
+            score[inside] += shares(tf, norm[inside], weight)
         return score
 
     def _accumulated(self) -> "tuple[np.ndarray, np.ndarray]":
@@ -439,11 +457,19 @@ class SnapshotKeyword:
                 size, at = min((size, at) for at, size in enumerate(sizes) if size >= k)
                 values = acc[self.terms[distinct[at]][0]]
                 floor = float(np.partition(values, size - k)[size - k])
-            parts = []
-            for term in self._reaching(distinct, floor):
-                pos = self.terms[term][0]
-                parts.append(pos[acc[pos] >= floor])
-            rows = unique_sorted(np.concatenate(parts))
+            reaching = self._reaching(distinct, floor)
+            if sum(len(self.terms[t][0]) for t in reaching) * SCAN_POSTINGS > self.n:
+                # the same rows (every row scoring the floor or more holds a reaching term, and
+                # with no floor every matching row scores more than 0), ascending and distinct,
+                # from one pass over the held scores: cheaper than reading each reaching
+                # posting's score and merging (1M chunks, ~120k postings: 1.15 → 0.75 ms)
+                rows = np.flatnonzero(acc >= floor) if floor > 0.0 else np.flatnonzero(acc > 0.0)
+            else:
+                parts = []
+                for term in reaching:
+                    pos = self.terms[term][0]
+                    parts.append(pos[acc[pos] >= floor])
+                rows = unique_sorted(np.concatenate(parts))
             return best_matches(rows, acc[rows], k)
         finally:
             if not holding:
@@ -541,7 +567,7 @@ class SnapshotKeyword:
             pos, tf = pos[live], tf[live]
         theta = 0.0
         if len(pos) >= k > 0:
-            share = weight * ((tf * (K1 + 1.0)) / (tf + self._norm(pos)))
+            share = shares(tf, self._norm(pos), weight)
             theta = float(np.partition(share, len(share) - k)[len(share) - k])
         j = next((i for i in range(len(order)) if rest[i] < theta), len(order) - 1)
         if j == 0:
