@@ -236,12 +236,15 @@ def length_norm(length, avgdl: float):
 
 def shares(tf: "np.ndarray", norm: "np.ndarray", weight: float) -> "np.ndarray":
     """A term's share ``weight · tf (k1 + 1) / (tf + norm)`` of each posting's score, computed in
-    ``norm``'s memory (a fresh float64 array the caller gives up): the same operations on the
-    same operands as the expression (IEEE addition and multiplication commute), so the same
-    floats, with two temporaries of the postings' size fewer (1M chunks: ≈ 30 % of a question's
-    keyword arithmetic)."""
+    ``norm``'s memory (a fresh array the caller gives up): the same operations on the same
+    operands as the expression (IEEE addition and multiplication commute), so the same floats,
+    with two temporaries of the postings' size fewer (1M chunks: ≈ 30 % of a question's keyword
+    arithmetic). Counts or norms of another type than float64 take the expression as written
+    (its own promotions)."""
     import numpy as np
 
+    if norm.dtype != np.float64 or getattr(tf, "dtype", None) != np.float64:
+        return weight * ((tf * (K1 + 1.0)) / (tf + norm))
     norm += tf
     np.divide(tf * (K1 + 1.0), norm, out=norm)
     norm *= weight
