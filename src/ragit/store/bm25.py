@@ -182,6 +182,10 @@ MAX_MEMO_BYTES = 64 << 20
 # the reaching postings once those outnumber the snapshot's rows by 1 to this (a posting read,
 # compared and merged costs ~10× a row scanned).
 SCAN_POSTINGS = 10
+# Postings a scratch accumulation (SnapshotKeyword._accumulated) scores at a time: a block's norms,
+# shares and positions (~0.4 MB) stay in the 2-4 MB L2 (one 160k-posting term's arrays do not;
+# 1M chunks, four terms of 20k-160k postings: 2.97 → 2.50 ms).
+SHARE_BLOCK = 16_384
 BOUND_MARGIN = 1.0 + 1e-9  # relative slack on every upper bound: covers the rounding of a few float ops
 
 
@@ -338,16 +342,25 @@ class SnapshotKeyword:
         """The term's share of the score of each row of its postings, in postings order. A warm
         snapshot keeps it (its RowPositions' memo, ``keep``): the same floats while the term's
         rows, its weight and the snapshot's avgdl are the same."""
+        kept = self._kept(term)
+        if kept is not None:
+            return kept
         pos, tf, weight = self.terms[term]
-        memo = self._positions.contributions if self._positions is not None else None
-        key = (term, weight, self.avgdl)
-        hit = memo.get(key) if memo is not None else None
+        contribution = shares(tf, self._norm(pos), weight)
+        if keep and self._positions is not None:
+            self._positions.contributions.put((term, weight, self.avgdl), (pos, tf, self.lengths, contribution),
+                                              contribution.nbytes)
+        return contribution
+
+    def _kept(self, term: str) -> "np.ndarray | None":
+        """The term's contribution as a warm snapshot kept it (:meth:`_contribution`), or None."""
+        if self._positions is None:
+            return None
+        pos, tf, weight = self.terms[term]
+        hit = self._positions.contributions.get((term, weight, self.avgdl))
         if hit is not None and hit[0] is pos and hit[1] is tf and hit[2] is self.lengths:
             return hit[3]
-        contribution = shares(tf, self._norm(pos), weight)
-        if memo is not None and keep:
-            memo.put(key, (pos, tf, self.lengths, contribution), contribution.nbytes)
-        return contribution
+        return None
 
     def _norm(self, pos: "np.ndarray") -> "np.ndarray":
         """BM25's length normalisation k1 (1 − b + b·D/avgdl) of the rows at ``pos`` (computed
@@ -401,7 +414,16 @@ class SnapshotKeyword:
 
         mark, acc = self._scratch()
         for term in self.sequence:
-            np.add.at(acc, self.terms[term][0], self._contribution(term))
+            pos, tf, weight = self.terms[term]
+            kept = self._kept(term)
+            if kept is not None or len(pos) <= SHARE_BLOCK:
+                np.add.at(acc, pos, kept if kept is not None else shares(tf, self._norm(pos), weight))
+                continue
+            # a long posting list in blocks whose temporaries stay in cache (each posting's share is
+            # its own: the same floats, added in the same order)
+            for lo in range(0, len(pos), SHARE_BLOCK):
+                part = pos[lo : lo + SHARE_BLOCK]
+                np.add.at(acc, part, shares(tf[lo : lo + SHARE_BLOCK], self._norm(part), weight))
         return mark, acc
 
     def _clear(self, mark: "np.ndarray", acc: "np.ndarray") -> None:
