@@ -144,8 +144,11 @@ def test_full_exact_and_top_agree_with_the_reference(world, k):
 @given(worlds(), st.integers(1, 30))
 def test_best_is_the_top_k_of_full_scoring_and_held_reads_agree(world, k):
     """best(k): the k best matching rows of full() (ties at the cut: the lowest positions), as
-    top(k) cut by best_matches gives them; while held, exact() reads give full()'s floats, and
-    release() leaves the lent arrays clean."""
+    top(k) cut by best_matches gives them, whether its rows come from the reaching postings or
+    from a scan of the held scores (bm25.SCAN_POSTINGS) and whether the accumulator adds a term's
+    postings at once or in blocks (bm25.SHARE_BLOCK); while held, exact() reads give full()'s
+    floats, and release() leaves the lent arrays clean."""
+    from ragit.store import bm25
     from ragit.store.bm25 import best_matches
 
     index, rowids, lengths, terms, rng = world
@@ -157,9 +160,17 @@ def test_best_is_the_top_k_of_full_scoring_and_held_reads_agree(world, k):
     want = best_matches(matching, full[matching], k)
     top_rows, top_scores, _ = scorer.top(k)
     assert [a.tobytes() for a in best_matches(top_rows, top_scores, k)] == [a.tobytes() for a in want]
-    scorer.hold()
-    rows, scores = scorer.best(k)
-    assert rows.tobytes() == want[0].tobytes() and scores.tobytes() == want[1].tobytes()
+    saved = bm25.SCAN_POSTINGS, bm25.SHARE_BLOCK
+    try:
+        for scan, block in ((10**9, saved[1]), (0, 3)):  # always scan, whole terms; never scan, blocks of 3
+            bm25.SCAN_POSTINGS, bm25.SHARE_BLOCK = scan, block
+            for one in (scorer, scorer_of(index, terms, rowids, lengths)):  # kept shares (full() ran); none
+                one.release()
+                one.hold()
+                rows, scores = one.best(k)
+                assert rows.tobytes() == want[0].tobytes() and scores.tobytes() == want[1].tobytes()
+    finally:
+        bm25.SCAN_POSTINGS, bm25.SHARE_BLOCK = saved
     for size in (1, 3, len(rowids)):
         picked = np.sort(rng.choice(len(rowids), size=min(size, len(rowids)), replace=False))
         assert scorer.exact(picked).tobytes() == full[picked].tobytes()
