@@ -502,10 +502,17 @@ def question_cosines(matrix: "np.ndarray", embedder: "Embedder", masked_question
     """
     import numpy as np
 
-    qvecs = _question_vectors(embedder, masked_question, passage_words)
+    return _cosines32(matrix, _question_vectors(embedder, masked_question, passage_words)).astype(np.float64)
+
+
+def _cosines32(matrix: "np.ndarray", qvecs: "np.ndarray") -> "np.ndarray":
+    """:func:`question_cosines` before its widening to float64: the einsum's own float32 result
+    (of the best passage)."""
+    import numpy as np
+
     if len(qvecs) == 1:
-        return np.einsum("ij,j->i", matrix, qvecs[0]).astype(np.float64)
-    return np.einsum("ij,kj->ik", matrix, qvecs).max(axis=1).astype(np.float64)
+        return np.einsum("ij,j->i", matrix, qvecs[0])
+    return np.einsum("ij,kj->ik", matrix, qvecs).max(axis=1)
 
 
 # Weight of the file cosine in the vector score under ``vector_normalization = "file_blend"``
@@ -589,17 +596,19 @@ def vector_scores(snap: SnapshotMatrix, embedder: "Embedder", masked_question: s
 
     if not len(snap.rowids):
         return np.zeros(0, dtype=np.float64)
-    cosine = question_cosines(snap.full_matrix(), embedder, masked_question, passage_words)
     if not file_blend:
-        return cosine
+        return question_cosines(snap.full_matrix(), embedder, masked_question, passage_words)
+    # the float32 cosines, widened where they are read (bincount adds its weights as float64; the
+    # product is taken in float64): the same numbers as widening them first, one pass less
+    cosine = _cosines32(snap.full_matrix(), _question_vectors(embedder, masked_question, passage_words))
     files = snap.file_index()
     sums = np.bincount(files, weights=cosine, minlength=len(snap.file_norms))
     file_cos = np.divide(sums, snap.file_norms, out=np.zeros_like(sums), where=snap.normed_files())
-    # (1 − blend) · cosine + blend · file cosine, with one temporary less (the same products and sum)
-    blended = cosine * (1.0 - file_blend)
-    spread = file_cos[files]
-    spread *= file_blend
-    blended += spread
+    # (1 − blend) · cosine + blend · file cosine, with one temporary less (the same products and sum;
+    # blend · file cosine once per file, then spread over its rows)
+    blended = np.multiply(cosine, 1.0 - file_blend, dtype=np.float64)
+    file_cos *= file_blend
+    blended += file_cos[files]
     return blended
 
 
@@ -1226,8 +1235,10 @@ def rank_hits(
     if snapshot is not None and store is not None and sha is not None and len(snapshot.rowids):
         n = len(snapshot.rowids)
         keyword = np.zeros(n, dtype=np.float64)
-        if best > 0:  # raw / best where raw > 0, else 0 (one temporary less than np.where)
-            np.divide(raw_keyword, best, out=keyword, where=raw_keyword > 0)
+        matched = None
+        if best > 0:  # raw / best where raw > 0, else 0
+            matched = np.flatnonzero(raw_keyword > 0)
+            keyword[matched] = raw_keyword[matched] / best
         retrieval = alpha * snapshot.vector
         retrieval += (1.0 - alpha) * keyword  # alpha · vector + (1 − alpha) · keyword, in place
         if eligible is not None:
@@ -1235,12 +1246,18 @@ def rank_hits(
         if params.rerank:
             from .rerank import pool_indices
 
-            candidate = retrieval > -np.inf
-            whole = bool(candidate.all())  # (no filter: every row is a candidate)
-            pool = pool_indices(retrieval, keyword if whole else np.where(candidate, keyword, -np.inf),
-                                snapshot.vector if whole else np.where(candidate, snapshot.vector, -np.inf),
-                                params.rerank_weights.pool, top_k,
-                                _content_order(store, snapshot.rowids, snapshot.paths, sha))
+            order = _content_order(store, snapshot.rowids, snapshot.paths, sha)
+            if eligible is None and np.isfinite(retrieval).all():
+                # every row a candidate, and every fused score finite (so every vector score too):
+                # the keyword matches are the positive normalised scores, known already
+                pool = pool_indices(retrieval, keyword, snapshot.vector, params.rerank_weights.pool, top_k, order,
+                                    finite=True, matches=None if matched is None else matched[keyword[matched] > 0])
+            else:
+                candidate = retrieval > -np.inf
+                whole = bool(candidate.all())  # (no filter: every row is a candidate)
+                pool = pool_indices(retrieval, keyword if whole else np.where(candidate, keyword, -np.inf),
+                                    snapshot.vector if whole else np.where(candidate, snapshot.vector, -np.inf),
+                                    params.rerank_weights.pool, top_k, order)
         else:
             final = RETRIEVAL_WEIGHT * retrieval + AUTHORITY_WEIGHT * 1.0 + RECENCY_WEIGHT * 1.0
             k = min(top_k, n)
