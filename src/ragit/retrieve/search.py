@@ -1022,16 +1022,17 @@ class _Column(abc.Sequence):
         return map(self._field, self._chunk)
 
 
-def _reranked(question: str, pool: "np.ndarray", rows: "dict[int, ChunkRow] | None", pool_paths: list[str] | None,
+def _reranked(question: str, pool: "np.ndarray", rows: "dict[int, ChunkRow] | None",
+              paths_of: "abc.Callable[[np.ndarray], list[str]] | None",
               source: "_PoolRows", wanted: list[int], snapshot: SnapshotScores, keyword: "np.ndarray", retrieval: "np.ndarray",
               alpha: float, params: RetrievalParams, top_k: int, cochange: "CoChange | None") -> list[tuple]:
     """The pool re-ranked (and raised by co-change), then the rows whose final score can make the
     first ``top_k``, sorted: ``(sort key, snapshot row, (re-ranked score, factors))`` each.
 
     ``rows`` may hold light rows (path and chunk id: all the re-rank reads of a question naming no
-    identifier), or be None with the pool's paths given instead (``pool_paths``, in pool order); the
-    whole rows of the few that need more (the tie-break of equal scores, the
-    possible hits) come from ``source``. The final scores of the whole pool are computed in numpy
+    identifier), or be None with ``paths_of`` giving the paths of snapshot positions instead (read
+    once the pool is in order); the whole rows of the few that need more (the tie-break of equal
+    scores, the possible hits) come from ``source``. The final scores of the whole pool are computed in numpy
     with exactly ``final_score``'s operations in its order (IEEE float64 either way, so the same
     bits); only the few rows that reach the ``top_k``-th best get their factors and the exact
     tie-break (path, title, ...).
@@ -1042,10 +1043,10 @@ def _reranked(question: str, pool: "np.ndarray", rows: "dict[int, ChunkRow] | No
 
     order = _pool_order(retrieval[pool], lambda: list(map(source.full(wanted).__getitem__, wanted)))
     pool = pool[order]
-    ids = list(map(wanted.__getitem__, order))
+    ids = snapshot.rowids[pool].tolist()
     hybrid = retrieval[pool]
     if rows is None:  # a question naming no identifier: the re-rank reads no title or text
-        paths = list(map(pool_paths.__getitem__, order))
+        paths = paths_of(pool)
         inp = RerankInput(hybrid=hybrid, paths=paths, titles=(), texts=())
     else:
         chunk = list(map(rows.__getitem__, ids))
@@ -1158,7 +1159,7 @@ def _content_order(store: "Store", rowids: "np.ndarray", paths: "RowPaths | None
     return order
 
 
-def _pool_order(fused: "np.ndarray", rows: "abc.Callable[[], list]") -> list[int]:
+def _pool_order(fused: "np.ndarray", rows: "abc.Callable[[], list]") -> "np.ndarray":
     """Positions of the pool in descending fused score, ties by (path, title, citation, chunk id)
     of the pool's whole ``rows()``.
 
@@ -1170,11 +1171,11 @@ def _pool_order(fused: "np.ndarray", rows: "abc.Callable[[], list]") -> list[int
     order = np.argsort(-fused, kind="stable")
     ranked = fused[order]
     if len(ranked) < 2 or not np.any(ranked[1:] == ranked[:-1]):
-        return order.tolist()
+        return order
     chunk = rows()
     negated = (-fused).tolist()
-    return sorted(range(len(chunk)), key=lambda j: (negated[j], chunk[j].path, chunk[j].title,
-                                                   chunk[j].citation_id, chunk[j].chunk_id))
+    return np.array(sorted(range(len(chunk)), key=lambda j: (negated[j], chunk[j].path, chunk[j].title,
+                                                            chunk[j].citation_id, chunk[j].chunk_id)), dtype=np.intp)
 
 
 def rank_hits(
@@ -1270,15 +1271,18 @@ def rank_hits(
         # the re-rank reads titles and texts only for a question that names identifiers: else the
         # pool's paths and chunk ids are enough, and whole rows are read for its possible hits only
         light = params.rerank and len(pool) and not _names_in(question)
+        paths_of = None
         if light and snapshot.paths is not None:  # a warm process: the paths by position
-            rows, pool_paths = None, snapshot.paths.of(pool, store, sha)
+            rows = None
+
+            def paths_of(positions: "np.ndarray", kept: "RowPaths | _SubsetPaths" = snapshot.paths) -> list[str]:
+                return kept.of(positions, store, sha)
         else:
             rows = source.light(wanted) if light else source.full(wanted)
-            pool_paths = None
         from ..ingest.ids import masking_of
 
         if params.rerank and len(pool):
-            ranked = _reranked(question, pool, rows, pool_paths, source, wanted, snapshot, keyword, retrieval,
+            ranked = _reranked(question, pool, rows, paths_of, source, wanted, snapshot, keyword, retrieval,
                                alpha, params, top_k, cochange)
         else:
             ranked = []
