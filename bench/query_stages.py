@@ -34,6 +34,7 @@ STAGES = (
     ("ragit.retrieve.query", "score_snapshot", "score_snapshot"),
     ("ragit.retrieve.search", "vector_scores", "vector_scores"),
     ("ragit.retrieve.search", "question_cosines", "question_cosines"),
+    ("ragit.retrieve.search", "_cosines32", "the einsum (_cosines32)"),
     ("ragit.retrieve.search", "_question_vectors", "question_vectors (embed)"),
     ("ragit.retrieve.search", "keyword_scorer", "keyword_scorer"),
     ("ragit.retrieve.vector_bound", "bounded_scores", "bounded_scores (warm, ≥ 20k rows)"),

@@ -288,18 +288,20 @@ def _dir_words(parent: str) -> frozenset[str]:
     return frozenset(lexical_terms(parent))
 
 
-def _top(scores, k: int, tie_order=None):
+def _top(scores, k: int, tie_order=None, finite: bool = False):
     """Positions of the ``k`` highest finite scores. When rows tied at the threshold must be cut,
     ``tie_order`` (positions → the same positions in a content order, e.g. by path and chunk id)
     decides which stay, so the pool does not depend on row numbering (which follows the order a
     store ingested its commits); without it, the first rows. A pool never swells with a run of
-    equal scores."""
+    equal scores. ``finite``: the caller knows every score is finite."""
     import numpy as np
 
-    finite = np.isfinite(scores)
-    if finite.all():  # every row a candidate, none gathered
+    if finite:
         return _top_of(scores, None, k, tie_order)
-    idx = np.flatnonzero(finite)
+    is_finite = np.isfinite(scores)
+    if is_finite.all():  # every row a candidate, none gathered
+        return _top_of(scores, None, k, tie_order)
+    idx = np.flatnonzero(is_finite)
     return _top_of(scores[idx], idx, k, tie_order)
 
 
@@ -329,20 +331,24 @@ def _top_of(values, idx, k: int, tie_order=None):
 _MASK_RATIO = 64
 
 
-def pool_indices(hybrid, keyword, vector, size: int, top: int, tie_order=None):
+def pool_indices(hybrid, keyword, vector, size: int, top: int, tie_order=None, *, finite: bool = False,
+                 matches=None):
     """Rows worth re-ranking: the ``max(size, 2·top)`` best by fused score, and the ``size`` best
     by keyword (matches only) and by vector score each (a definition can rank low on one input
     alone); ties cut at a threshold are settled by ``tie_order`` (see :func:`_top`). Arrays in
-    (``-inf`` = not a candidate), a sorted int64 array out."""
+    (``-inf`` = not a candidate), a sorted int64 array out. A caller that knows may say that every
+    fused and vector score is ``finite`` and give the keyword ``matches`` (the positions of the
+    positive keyword scores, ascending), which are then not looked for again."""
     import numpy as np
 
-    matches = np.flatnonzero(keyword > 0)  # the finite positive keyword scores: the positive ones,
+    if matches is None:
+        matches = np.flatnonzero(keyword > 0)  # the finite positive keyword scores: the positive ones,
     matched = keyword[matches]  # then (seldom) without an infinite one
     if len(matched) and matched.max() == np.inf:
-        finite = matched < np.inf
-        matches, matched = matches[finite], matched[finite]
-    parts = (_top(hybrid, max(size, 2 * top), tie_order), _top_of(matched, matches, size, tie_order),
-             _top(vector, size, tie_order))
+        is_finite = matched < np.inf
+        matches, matched = matches[is_finite], matched[is_finite]
+    parts = (_top(hybrid, max(size, 2 * top), tie_order, finite), _top_of(matched, matches, size, tie_order),
+             _top(vector, size, tie_order, finite))
     n = len(hybrid)
     if n <= _MASK_RATIO * sum(map(len, parts)):  # a small snapshot: mark the rows, read them in order
         chosen = np.zeros(n, dtype=bool)

@@ -502,10 +502,17 @@ def question_cosines(matrix: "np.ndarray", embedder: "Embedder", masked_question
     """
     import numpy as np
 
-    qvecs = _question_vectors(embedder, masked_question, passage_words)
+    return _cosines32(matrix, _question_vectors(embedder, masked_question, passage_words)).astype(np.float64)
+
+
+def _cosines32(matrix: "np.ndarray", qvecs: "np.ndarray") -> "np.ndarray":
+    """:func:`question_cosines` before its widening to float64: the einsum's own float32 result
+    (of the best passage)."""
+    import numpy as np
+
     if len(qvecs) == 1:
-        return np.einsum("ij,j->i", matrix, qvecs[0]).astype(np.float64)
-    return np.einsum("ij,kj->ik", matrix, qvecs).max(axis=1).astype(np.float64)
+        return np.einsum("ij,j->i", matrix, qvecs[0])
+    return np.einsum("ij,kj->ik", matrix, qvecs).max(axis=1)
 
 
 # Weight of the file cosine in the vector score under ``vector_normalization = "file_blend"``
@@ -589,17 +596,19 @@ def vector_scores(snap: SnapshotMatrix, embedder: "Embedder", masked_question: s
 
     if not len(snap.rowids):
         return np.zeros(0, dtype=np.float64)
-    cosine = question_cosines(snap.full_matrix(), embedder, masked_question, passage_words)
     if not file_blend:
-        return cosine
+        return question_cosines(snap.full_matrix(), embedder, masked_question, passage_words)
+    # the float32 cosines, widened where they are read (bincount adds its weights as float64; the
+    # product is taken in float64): the same numbers as widening them first, one pass less
+    cosine = _cosines32(snap.full_matrix(), _question_vectors(embedder, masked_question, passage_words))
     files = snap.file_index()
     sums = np.bincount(files, weights=cosine, minlength=len(snap.file_norms))
     file_cos = np.divide(sums, snap.file_norms, out=np.zeros_like(sums), where=snap.normed_files())
-    # (1 − blend) · cosine + blend · file cosine, with one temporary less (the same products and sum)
-    blended = cosine * (1.0 - file_blend)
-    spread = file_cos[files]
-    spread *= file_blend
-    blended += spread
+    # (1 − blend) · cosine + blend · file cosine, with one temporary less (the same products and sum;
+    # blend · file cosine once per file, then spread over its rows)
+    blended = np.multiply(cosine, 1.0 - file_blend, dtype=np.float64)
+    file_cos *= file_blend
+    blended += file_cos[files]
     return blended
 
 
@@ -1013,16 +1022,17 @@ class _Column(abc.Sequence):
         return map(self._field, self._chunk)
 
 
-def _reranked(question: str, pool: "np.ndarray", rows: "dict[int, ChunkRow] | None", pool_paths: list[str] | None,
+def _reranked(question: str, pool: "np.ndarray", rows: "dict[int, ChunkRow] | None",
+              paths_of: "abc.Callable[[np.ndarray], list[str]] | None",
               source: "_PoolRows", wanted: list[int], snapshot: SnapshotScores, keyword: "np.ndarray", retrieval: "np.ndarray",
               alpha: float, params: RetrievalParams, top_k: int, cochange: "CoChange | None") -> list[tuple]:
     """The pool re-ranked (and raised by co-change), then the rows whose final score can make the
     first ``top_k``, sorted: ``(sort key, snapshot row, (re-ranked score, factors))`` each.
 
     ``rows`` may hold light rows (path and chunk id: all the re-rank reads of a question naming no
-    identifier), or be None with the pool's paths given instead (``pool_paths``, in pool order); the
-    whole rows of the few that need more (the tie-break of equal scores, the
-    possible hits) come from ``source``. The final scores of the whole pool are computed in numpy
+    identifier), or be None with ``paths_of`` giving the paths of snapshot positions instead (read
+    once the pool is in order); the whole rows of the few that need more (the tie-break of equal
+    scores, the possible hits) come from ``source``. The final scores of the whole pool are computed in numpy
     with exactly ``final_score``'s operations in its order (IEEE float64 either way, so the same
     bits); only the few rows that reach the ``top_k``-th best get their factors and the exact
     tie-break (path, title, ...).
@@ -1033,10 +1043,10 @@ def _reranked(question: str, pool: "np.ndarray", rows: "dict[int, ChunkRow] | No
 
     order = _pool_order(retrieval[pool], lambda: list(map(source.full(wanted).__getitem__, wanted)))
     pool = pool[order]
-    ids = list(map(wanted.__getitem__, order))
+    ids = snapshot.rowids[pool].tolist()
     hybrid = retrieval[pool]
     if rows is None:  # a question naming no identifier: the re-rank reads no title or text
-        paths = list(map(pool_paths.__getitem__, order))
+        paths = paths_of(pool)
         inp = RerankInput(hybrid=hybrid, paths=paths, titles=(), texts=())
     else:
         chunk = list(map(rows.__getitem__, ids))
@@ -1149,7 +1159,7 @@ def _content_order(store: "Store", rowids: "np.ndarray", paths: "RowPaths | None
     return order
 
 
-def _pool_order(fused: "np.ndarray", rows: "abc.Callable[[], list]") -> list[int]:
+def _pool_order(fused: "np.ndarray", rows: "abc.Callable[[], list]") -> "np.ndarray":
     """Positions of the pool in descending fused score, ties by (path, title, citation, chunk id)
     of the pool's whole ``rows()``.
 
@@ -1161,11 +1171,11 @@ def _pool_order(fused: "np.ndarray", rows: "abc.Callable[[], list]") -> list[int
     order = np.argsort(-fused, kind="stable")
     ranked = fused[order]
     if len(ranked) < 2 or not np.any(ranked[1:] == ranked[:-1]):
-        return order.tolist()
+        return order
     chunk = rows()
     negated = (-fused).tolist()
-    return sorted(range(len(chunk)), key=lambda j: (negated[j], chunk[j].path, chunk[j].title,
-                                                   chunk[j].citation_id, chunk[j].chunk_id))
+    return np.array(sorted(range(len(chunk)), key=lambda j: (negated[j], chunk[j].path, chunk[j].title,
+                                                            chunk[j].citation_id, chunk[j].chunk_id)), dtype=np.intp)
 
 
 def rank_hits(
@@ -1226,8 +1236,10 @@ def rank_hits(
     if snapshot is not None and store is not None and sha is not None and len(snapshot.rowids):
         n = len(snapshot.rowids)
         keyword = np.zeros(n, dtype=np.float64)
-        if best > 0:  # raw / best where raw > 0, else 0 (one temporary less than np.where)
-            np.divide(raw_keyword, best, out=keyword, where=raw_keyword > 0)
+        matched = None
+        if best > 0:  # raw / best where raw > 0, else 0
+            matched = np.flatnonzero(raw_keyword > 0)
+            keyword[matched] = raw_keyword[matched] / best
         retrieval = alpha * snapshot.vector
         retrieval += (1.0 - alpha) * keyword  # alpha · vector + (1 − alpha) · keyword, in place
         if eligible is not None:
@@ -1235,12 +1247,18 @@ def rank_hits(
         if params.rerank:
             from .rerank import pool_indices
 
-            candidate = retrieval > -np.inf
-            whole = bool(candidate.all())  # (no filter: every row is a candidate)
-            pool = pool_indices(retrieval, keyword if whole else np.where(candidate, keyword, -np.inf),
-                                snapshot.vector if whole else np.where(candidate, snapshot.vector, -np.inf),
-                                params.rerank_weights.pool, top_k,
-                                _content_order(store, snapshot.rowids, snapshot.paths, sha))
+            order = _content_order(store, snapshot.rowids, snapshot.paths, sha)
+            if eligible is None and np.isfinite(retrieval).all():
+                # every row a candidate, and every fused score finite (so every vector score too):
+                # the keyword matches are the positive normalised scores, known already
+                pool = pool_indices(retrieval, keyword, snapshot.vector, params.rerank_weights.pool, top_k, order,
+                                    finite=True, matches=None if matched is None else matched[keyword[matched] > 0])
+            else:
+                candidate = retrieval > -np.inf
+                whole = bool(candidate.all())  # (no filter: every row is a candidate)
+                pool = pool_indices(retrieval, keyword if whole else np.where(candidate, keyword, -np.inf),
+                                    snapshot.vector if whole else np.where(candidate, snapshot.vector, -np.inf),
+                                    params.rerank_weights.pool, top_k, order)
         else:
             final = RETRIEVAL_WEIGHT * retrieval + AUTHORITY_WEIGHT * 1.0 + RECENCY_WEIGHT * 1.0
             k = min(top_k, n)
@@ -1253,15 +1271,18 @@ def rank_hits(
         # the re-rank reads titles and texts only for a question that names identifiers: else the
         # pool's paths and chunk ids are enough, and whole rows are read for its possible hits only
         light = params.rerank and len(pool) and not _names_in(question)
+        paths_of = None
         if light and snapshot.paths is not None:  # a warm process: the paths by position
-            rows, pool_paths = None, snapshot.paths.of(pool, store, sha)
+            rows = None
+
+            def paths_of(positions: "np.ndarray", kept: "RowPaths | _SubsetPaths" = snapshot.paths) -> list[str]:
+                return kept.of(positions, store, sha)
         else:
             rows = source.light(wanted) if light else source.full(wanted)
-            pool_paths = None
         from ..ingest.ids import masking_of
 
         if params.rerank and len(pool):
-            ranked = _reranked(question, pool, rows, pool_paths, source, wanted, snapshot, keyword, retrieval,
+            ranked = _reranked(question, pool, rows, paths_of, source, wanted, snapshot, keyword, retrieval,
                                alpha, params, top_k, cochange)
         else:
             ranked = []
