@@ -6,12 +6,16 @@ cannot change what ragit reads.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
 from datetime import datetime, timezone
 
 from ragit.clock import format_iso
-from ragit.gitsnap.git import Git, decode_path
+from ragit.gitsnap.git import Git, GitError, decode_path, git_env
 
 _HEX = b"0123456789abcdef"
+BLOCK = 32  # commits in a block of diff_tree_stdin
+QUEUED = 3  # blocks queued at each diff-tree process of diff_tree_stdin
 
 
 def rev_list(git: Git, sha: str) -> list[str]:
@@ -104,3 +108,110 @@ def diff_tree_records(raw: bytes) -> list[tuple[str, list[tuple[str, tuple[str, 
             entries.append((status, (decode_path(tokens[i]),)))
             i += 1
     return out
+
+
+def diff_tree_stdin(git: Git, shas: Sequence[str], flags: Sequence[str], processes: int = 2) -> bytes:
+    """``git diff-tree --stdin <flags>`` over the commits ``shas``: the output of one process,
+    byte for byte (each commit's diff in input order), made by up to ``processes`` processes.
+
+    A commit's diff depends on that commit alone, but not every commit costs the same: with
+    ``-M`` a few commits whose added and deleted files are large hold most of the time (redux:
+    three commits of 2,000 take 0.12 of 0.22 s). So the commits are dealt out in blocks of
+    :data:`BLOCK`, :data:`QUEUED` at a time to each process and one more whenever it finishes
+    one: after every block a process is sent a line that is not a commit id, which ``diff-tree
+    --stdin`` echoes and flushes, marking where that block's output ends. The queue keeps a
+    process busy while the thread that deals the blocks waits for the interpreter lock (an
+    ingest's main thread holds it most of the time). The blocks' outputs are joined in order.
+    """
+    if processes < 2 or len(shas) <= 2 * BLOCK:
+        return git.run("diff-tree", "--stdin", *flags, input="".join(f"{s}\n" for s in shas).encode())
+    import selectors
+    import subprocess
+    from collections import deque
+
+    from .blobs import _anonymous_file
+
+    mark = f"ragit-block-{os.urandom(8).hex()}\n".encode()  # never an object id; never in a path
+    blocks = [shas[i:i + BLOCK] for i in range(0, len(shas), BLOCK)]
+    outputs: list[bytes] = [b""] * len(blocks)
+    procs: list[subprocess.Popen] = []
+    errors = []
+    dealt = 0  # blocks handed out so far
+    running: dict[int, tuple[subprocess.Popen, deque[int], bytearray]] = {}  # stdout fd -> (process, its blocks, output)
+    selector = selectors.DefaultSelector()
+
+    def deal(fd: int) -> None:
+        """Top up the queue of the process reading into ``fd``; end its input when all are dealt."""
+        nonlocal dealt
+        proc, queued, _ = running[fd]
+        assert proc.stdin is not None
+        if dealt == len(blocks):
+            if not queued:
+                proc.stdin.close()
+                selector.unregister(fd)
+                del running[fd]
+            return
+        data = []
+        while len(queued) < QUEUED and dealt < len(blocks):
+            data.append("".join(f"{s}\n" for s in blocks[dealt]).encode() + mark)
+            queued.append(dealt)
+            dealt += 1
+        try:
+            proc.stdin.write(b"".join(data))  # a few kB into a pipe git keeps reading: never blocks
+            proc.stdin.flush()
+        except BrokenPipeError:  # git exited (a bad option, a broken repository)
+            raise _failed(proc, errors[procs.index(proc)], flags) from None
+
+    try:
+        for _ in range(min(processes, (len(blocks) + QUEUED - 1) // QUEUED)):
+            errors.append(_anonymous_file())
+            proc = subprocess.Popen(["git", "diff-tree", "--stdin", *flags], cwd=git.root, stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=errors[-1], env=git_env())
+            procs.append(proc)
+            assert proc.stdout is not None
+            fd = proc.stdout.fileno()
+            selector.register(fd, selectors.EVENT_READ)
+            running[fd] = (proc, deque(), bytearray())
+            deal(fd)
+        while running:
+            for key, _ in selector.select():
+                proc, queued, out = running[key.fd]
+                data = os.read(key.fd, 1 << 16)
+                if not data:  # git exited before finishing its blocks
+                    raise _failed(proc, errors[procs.index(proc)], flags)
+                start = max(0, len(out) - len(mark))  # a mark may straddle two reads
+                out += data
+                done = False
+                while (at := out.find(mark, start)) >= 0:
+                    outputs[queued.popleft()] = bytes(out[:at])
+                    del out[:at + len(mark)]
+                    start, done = 0, True
+                if done:
+                    deal(key.fd)
+        for proc, err in zip(procs, errors):
+            if proc.wait() != 0:
+                raise _failed(proc, err, flags)
+        return b"".join(outputs)
+    finally:
+        selector.close()
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            for pipe in (proc.stdin, proc.stdout):
+                if pipe is not None:
+                    try:
+                        pipe.close()
+                    except OSError:  # BrokenPipeError: git is gone
+                        pass
+        for err in errors:
+            err.close()
+
+
+def _failed(proc, err, flags: Sequence[str]) -> GitError:
+    """The error of a ``diff-tree --stdin`` process that failed, with what it wrote to stderr."""
+    if proc.poll() is None:
+        proc.kill()
+    code = proc.wait()
+    err.seek(0)
+    return GitError(("diff-tree", "--stdin", *flags), code, err.read() or b"diff-tree --stdin ended early")
