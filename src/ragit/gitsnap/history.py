@@ -16,10 +16,12 @@ from ragit.gitsnap.git import Git, GitError, decode_path, git_env
 _HEX = b"0123456789abcdef"
 BLOCK = 32  # commits in a block of diff_tree_stdin
 QUEUED = 3  # blocks queued at each diff-tree process of diff_tree_stdin
-# Seconds diff_tree_stdin runs one process before it starts another: most histories (1,500-2,000
-# commits of 19 of the speed set's 20 repositories) take 0.02-0.15 s, which a second process
-# would shorten by less than it costs; redux takes 0.23 s.
-HELP_AFTER = 0.05
+# Seconds diff_tree_stdin runs one process before it starts another. An ingest waits for its
+# mining only when the history outlasts the ingest itself (redux: 0.23 s of diff-tree against
+# 0.09 s of ingest CPU); 18 of the speed set's 20 histories take 0.02-0.10 s, which a second
+# process would shorten by less than its start costs (under load it also took CPU from the ingest:
+# flask and click 0.01-0.03 s slower with 0.05 s here).
+HELP_AFTER = 0.1
 
 
 def rev_list(git: Git, sha: str) -> list[str]:
