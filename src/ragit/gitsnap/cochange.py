@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .git import Git
-from .history import diff_tree_records
+from .history import diff_tree_records, diff_tree_stdin
 
 DEFAULT_LIMIT = 2000  # commits mined per snapshot (flask's whole history is about 3,000)
 MAX_FILES = 30  # commits touching more paths are skipped
@@ -46,6 +46,8 @@ CACHE_VERSION = 1
 CACHE_KEEP = 4  # the cache holds at most this many × limit commits
 COUNTS_KEEP = 8  # snapshots whose counts are kept on disk
 COUNTS_VERSION = 2  # 2: each counted commit's files, not the pair sums (files of 1 are ignored)
+DIFF_FLAGS = ("--root", "-r", "-z", "-M", "--name-status", "--no-ext-diff")
+MINERS = 2  # diff-tree processes sharing the commits to mine, at most one per core (history.diff_tree_stdin)
 
 
 @dataclass(frozen=True)
@@ -204,8 +206,7 @@ def _gather(git: Git, cache_root: Path | None, sha: str, limit: int) -> tuple[li
     missing = [s for s in shas if s not in known and s not in roots]
     cache = None
     if missing:
-        raw = git.run("diff-tree", "--stdin", "--root", "-r", "-z", "-M", "--name-status", "--no-ext-diff",
-                      input="\n".join(missing).encode() + b"\n")
+        raw = diff_tree_stdin(git, missing, DIFF_FLAGS, min(MINERS, os.cpu_count() or 1))
         mined = {c.sha: c for c in _parse_diff_tree(raw)}
         for s in missing:  # an empty commit prints nothing
             known[s] = mined.get(s) or Change(s, ())

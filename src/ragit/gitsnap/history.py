@@ -6,12 +6,16 @@ cannot change what ragit reads.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
 from datetime import datetime, timezone
 
 from ragit.clock import format_iso
-from ragit.gitsnap.git import Git, decode_path
+from ragit.gitsnap.git import Git, GitError, decode_path, git_env
 
 _HEX = b"0123456789abcdef"
+BLOCK = 16  # commits in a block of diff_tree_stdin
+READ_PAUSE = 0.002  # seconds diff_tree_stdin lets git's output gather between reads
 
 
 def rev_list(git: Git, sha: str) -> list[str]:
@@ -104,3 +108,122 @@ def diff_tree_records(raw: bytes) -> list[tuple[str, list[tuple[str, tuple[str, 
             entries.append((status, (decode_path(tokens[i]),)))
             i += 1
     return out
+
+
+def diff_tree_stdin(git: Git, shas: Sequence[str], flags: Sequence[str], processes: int = 2) -> bytes:
+    """``git diff-tree --stdin <flags>`` over the commits ``shas``: the output of one process,
+    byte for byte (each commit's diff in input order), made by up to ``processes`` processes.
+
+    A commit's diff depends on that commit alone, but not every commit costs the same: with
+    ``-M`` a few commits whose added and deleted files are large hold most of the time (redux:
+    three commits of 2,000 take 0.12 of 0.22 s). So the commits are cut into blocks of
+    :data:`BLOCK`, dealt in turn to the processes (the costly commits end up spread out), each
+    block followed by a line that is not a commit id, which ``diff-tree --stdin`` echoes and
+    flushes: it marks where that block's output ends. Every process is given all its blocks at
+    once and its output pipe is enlarged, so git never waits for the thread that reads it (an
+    ingest's main thread holds the interpreter lock most of the time: blocks dealt as processes
+    finished theirs left git idle, flask's mining 0.10 -> 0.19 s). The outputs are joined in order.
+    """
+    if processes < 2 or len(shas) <= 2 * BLOCK:
+        return git.run("diff-tree", "--stdin", *flags, input="".join(f"{s}\n" for s in shas).encode())
+    import selectors
+    import subprocess
+    import time
+
+    from .blobs import _anonymous_file
+
+    mark = f"ragit-block-{os.urandom(8).hex()}\n".encode()  # never an object id; never in a path
+    blocks = [shas[i:i + BLOCK] for i in range(0, len(shas), BLOCK)]
+    count = min(processes, len(blocks))
+    outputs: list[bytes] = [b""] * len(blocks)
+    procs: list[subprocess.Popen] = []
+    errors = []
+    reading: dict[int, tuple[int, bytearray, list[int]]] = {}  # stdout fd -> (process, output, blocks left)
+    writing: dict[int, tuple[int, memoryview]] = {}  # stdin fd -> (process, input left)
+    selector = selectors.DefaultSelector()
+    try:
+        for k in range(count):
+            errors.append(_anonymous_file())
+            proc = subprocess.Popen(["git", "diff-tree", "--stdin", *flags], cwd=git.root, stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=errors[-1], env=git_env())
+            procs.append(proc)
+            assert proc.stdin is not None and proc.stdout is not None
+            out, inp = proc.stdout.fileno(), proc.stdin.fileno()
+            _grow_pipe(out)
+            os.set_blocking(inp, False)
+            mine = list(range(k, len(blocks), count))
+            reading[out] = (k, bytearray(), mine)
+            writing[inp] = (k, memoryview(b"".join("".join(f"{s}\n" for s in blocks[i]).encode() + mark
+                                                  for i in mine)))
+            selector.register(out, selectors.EVENT_READ)
+            selector.register(inp, selectors.EVENT_WRITE)
+        while reading:
+            if not writing:  # let output gather in the enlarged pipes: fewer wake-ups, each taking
+                time.sleep(READ_PAUSE)  # the interpreter lock from the ingest's main thread
+            for key, _ in selector.select():
+                fd = key.fd
+                if fd in writing:
+                    k, left = writing[fd]
+                    try:
+                        left = left[os.write(fd, left):]
+                    except BrokenPipeError:  # git exited (a bad option, a broken repository)
+                        raise _failed(procs[k], errors[k], flags) from None
+                    if left:
+                        writing[fd] = (k, left)
+                    else:
+                        selector.unregister(fd)
+                        del writing[fd]
+                        procs[k].stdin.close()  # end of input: git exits after its last block
+                    continue
+                k, out, mine = reading[fd]
+                data = os.read(fd, 1 << 20)
+                if not data:
+                    if mine:  # git exited before finishing its blocks
+                        raise _failed(procs[k], errors[k], flags)
+                    selector.unregister(fd)
+                    del reading[fd]
+                    continue
+                start = max(0, len(out) - len(mark))  # a mark may straddle two reads
+                out += data
+                while (at := out.find(mark, start)) >= 0:
+                    outputs[mine.pop(0)] = bytes(out[:at])
+                    del out[:at + len(mark)]
+                    start = 0
+        for proc, err in zip(procs, errors):
+            if proc.wait() != 0:
+                raise _failed(proc, err, flags)
+        return b"".join(outputs)
+    finally:
+        selector.close()
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            for pipe in (proc.stdin, proc.stdout):
+                if pipe is not None:
+                    try:
+                        pipe.close()
+                    except OSError:  # BrokenPipeError: git is gone
+                        pass
+        for err in errors:
+            err.close()
+
+
+def _grow_pipe(fd: int) -> None:
+    """Enlarge a pipe to 1 MiB where Linux allows it (else it keeps its size, which still works)."""
+    import fcntl
+
+    if hasattr(fcntl, "F_SETPIPE_SZ"):
+        try:
+            fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, 1 << 20)
+        except OSError:
+            pass
+
+
+def _failed(proc, err, flags: Sequence[str]) -> GitError:
+    """The error of a ``diff-tree --stdin`` process that failed, with what it wrote to stderr."""
+    if proc.poll() is None:
+        proc.kill()
+    code = proc.wait()
+    err.seek(0)
+    return GitError(("diff-tree", "--stdin", *flags), code, err.read() or b"diff-tree --stdin ended early")
