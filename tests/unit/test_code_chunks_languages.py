@@ -10,7 +10,6 @@ import sys
 import pytest
 
 from ragit.ingest import code as code_module
-from ragit.ingest.code import chunk_code
 
 from chunk_helpers import chunk, padding, summary
 

@@ -18,7 +18,7 @@ from tokenizers import Tokenizer, models, pre_tokenizers
 
 import ragit.embed as embed_pkg
 from ragit.config import defaults
-from ragit.embed import CODE_ID, MINILM_DIR, MINILM_ID, embedder_id_for, load_embedder
+from ragit.embed import CODE_ID, MINILM_DIR, embedder_id_for, load_embedder
 from ragit.embed import static
 from ragit.embed.base import Embedder
 from ragit.embed.static import StaticEmbedder

@@ -9,7 +9,6 @@ import time
 
 import pytest
 
-from ragit.ingest import manifest as manifest_mod
 from ragit.ingest import manifestdigest
 from ragit.ingest.manifest import Manifest, ManifestParams, load_manifest, render_manifest
 

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Iterable, Sequence
 
-from ..lexical import identifier_parts, stem, terms as lexical_terms, title_name
+from ..lexical import identifier_parts, terms as lexical_terms, title_name
 from ..pathroles import bundled_project, is_changelog, path_role
 from ..arrays import unique_sorted
 
