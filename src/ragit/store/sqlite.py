@@ -184,9 +184,12 @@ _ROW_JOINS = (
 )
 
 
-def _with_vectors(rows: list, write: SnapshotWrite) -> list:
-    """``rows`` when every one has a heap slot, else StoreUnreadable (vectors must precede rows)."""
-    missing = sum(1 for r in rows if r[1] is None)
+def _with_vectors(rows, write: SnapshotWrite):
+    """``rows`` (a list, or a :class:`~ragit.store.packed.RowTable`) when every one has a heap
+    slot, else StoreUnreadable (vectors must precede rows)."""
+    missing = getattr(rows, "missing", None)
+    if missing is None:
+        missing = sum(1 for r in rows if r[1] is None)
     if missing:
         raise StoreUnreadable(f"{missing} chunk(s) of {write.commit_sha} have no vector for {write.embedder_id}")
     return rows
@@ -562,6 +565,9 @@ class SqliteStore:
             cur.executemany("INSERT INTO fts_rows(rowid, path, chunk_id, tokens) VALUES (?, ?, ?, ?)",
                             ((rowid + i, row[0], row[1], fields[3]) for i, (row, fields) in enumerate(zip(part, analysed))))
             cur.executemany(fts_insert, ((rowid + i, *fields[:3]) for i, fields in enumerate(analysed)))
+            if made:  # written: let go of them now, not after the index build that follows (issue 15)
+                for key in part:
+                    made.pop(key, None)
 
     def _write_docs(self, cur: sqlite3.Cursor, write: SnapshotWrite) -> None:
         """The snapshot's document rows. For an incremental write, the base's rows at paths not
@@ -726,12 +732,12 @@ class SqliteStore:
         A file's norm depends only on its blob, so it is computed once per (blob, chunker,
         embedder) and reused by every later snapshot.
         """
-        from .packed import pack_rows
+        from .packed import RowTable, pack_rows
 
-        rows = _with_vectors(cur.execute(
+        rows = _with_vectors(RowTable.collect(cur.execute(
             f"SELECT {_ROW_COLUMNS} FROM snapshot_docs d{_ROW_JOINS} WHERE d.commit_sha = ? ORDER BY r.rowid",
             (write.embedder_id, write.commit_sha),
-        ).fetchall(), write)
+        )), write)
         self._put_rows(cur, write, *pack_rows(rows, lambda rows: self._file_norms(cur, write.embedder_id, rows)))
 
     def _heap_file(self, cur, embedder_id: str) -> tuple[int, Path]:
