@@ -1,17 +1,27 @@
-"""Peak RSS of a full ``ragit ingest --all`` as the corpus grows (issue 15: 1M chunks in <= 4 GB).
+"""Peak memory of a full ``ragit ingest --all`` as the corpus grows (issue 15: 1M chunks in <= 4 GB).
 
 Builds typed Markdown corpora with bench/ingest_query.py's generator (fixed seed, ~6 chunks per
 document) and runs ``ragit ingest --all`` on each as a child process under the launcher of
-ingest_query.py, which reports the child's own CPU time and peak RSS. ``--src`` runs another
-checkout's sources (PYTHONPATH) for a before/after comparison in one run. The slope of peak RSS
-per 100k chunks (least squares over the sizes) projects 1M chunks.
+ingest_query.py, which reports the child's own CPU time and peak RSS (``wait4``: the largest of
+the ingest's and each reaped worker's own peaks, never their sum). Since the ingest forks worker
+processes (src/ragit/ingest/workers.py), the whole tree is also sampled from /proc
+(bench/proctree.py, every ``--interval`` seconds): the peak of its summed RSS, and of its summed
+PSS, which counts a page shared by n processes (the copy-on-write image a worker inherits, the
+model mapped once) 1/n in each, so once in the sum: the memory the tree takes from the machine.
+Every size runs with each ``--workers`` setting (RAGIT_INGEST_WORKERS; ``default`` leaves it
+unset) and each ``--src`` (PYTHONPATH) for a before/after comparison in one run. The slope per
+100k chunks of each figure (least squares over the sizes) projects 1M chunks.
 
 The default sizes reach 300k chunks: from ``vectorindex.APPROX_MIN_ROWS`` (200,000) rows on, the
 ingest also builds the HNSW index at publish, so a projection from smaller corpora alone leaves
 out the step that used to dominate peak memory (1,190 MB at 300k chunks before its heap reads
-were bounded, against 235 MB at 100k). The 300k corpus costs a few minutes of CPU.
+were bounded, against 235 MB at 100k); a projection through it overstates 1M, since 30k and 100k
+have no index. The 300k corpus costs a few minutes of CPU. A run that fails or is stopped (kill
+its ``ragit ingest``) keeps its peaks so far in the JSON, marked with its return code and left
+out of the slope.
 
-    python bench/ingest_memory.py [--docs 5000,16667,50000] [--src PATH ...] [--work DIR] [--out PATH]
+    python bench/ingest_memory.py [--docs 5000,16667,50000] [--workers default,1] [--src PATH ...]
+                                  [--interval 0.025] [--timeline DIR] [--work DIR] [--out PATH]
 """
 
 from __future__ import annotations
@@ -67,17 +77,21 @@ def measure(repo: Path, src: str | None, workers: str, interval: float,
         env[WORKERS_ENV] = workers
     iq.run_cmd([iq.ragit_bin(), "init"], repo, env=env, check=False)
     sampler = TreeSampler(interval=interval, timeline=timeline is not None)
-    run = iq.run_cmd([iq.ragit_bin(), "ingest", "--all", "--format", "json"], repo, env=env, sampler=sampler)
+    run = iq.run_cmd([iq.ragit_bin(), "ingest", "--all", "--format", "json"], repo, env=env, sampler=sampler,
+                     check=False)
     db = next((repo / ".ragit").rglob("ragit.db"))
     with sqlite3.connect(db) as conn:
-        chunks = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+        chunks = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]  # committed in batches: a stopped run's too
     if timeline is not None:
         timeline.mkdir(parents=True, exist_ok=True)
         name = timeline / f"{repo.name}-w{workers}-{int(time.time())}.csv"
         name.write_text("t_s,tree_rss_kb,tree_pss_kb,tree_pss_anon_kb,main_pss_kb,procs\n"
                         + "".join(",".join(map(str, r)) + "\n" for r in sampler.rows))
-    return {"chunks": chunks, "cpu_s": round(run.cpu_s, 2), "wall_s": round(run.wall_s, 2),
-            "peak_rss_mb": round(run.max_rss_mb, 1), **sampler.summary()}
+    point = {"chunks": chunks, "cpu_s": round(run.cpu_s, 2), "wall_s": round(run.wall_s, 2),
+             "peak_rss_mb": round(run.max_rss_mb, 1), **sampler.summary()}
+    if run.returncode:  # failed or stopped (a run past the time it has): its peaks so far, left out of the slope
+        point["returncode"] = run.returncode
+    return point
 
 
 METRICS = ("peak_rss_mb", "tree_peak_rss_mb", "tree_peak_pss_mb", "tree_peak_pss_anon_mb")
@@ -85,6 +99,7 @@ METRICS = ("peak_rss_mb", "tree_peak_rss_mb", "tree_peak_pss_mb", "tree_peak_pss
 
 def slope(points: list[dict[str, Any]], key: str = "peak_rss_mb") -> tuple[float, float]:
     """Least-squares (MB per 100k chunks, intercept MB) of ``key`` against chunks."""
+    points = [p for p in points if not p.get("returncode")]
     xs = [p["chunks"] / 1e5 for p in points]
     ys = [p[key] for p in points]
     if len(xs) < 2:
@@ -144,7 +159,7 @@ def write(out: Path, results: dict[str, list[dict[str, Any]]]) -> dict[str, Any]
     for name, points in results.items():
         projections = {}
         for key in METRICS:
-            if len(points) < 2:
+            if sum(not p.get("returncode") for p in points) < 2:
                 continue
             b, a = slope(points, key)
             projections[key] = {"mb_per_100k_chunks": round(b, 1), "intercept_mb": round(a, 1),

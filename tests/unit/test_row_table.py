@@ -31,7 +31,8 @@ def test_rows_read_back_as_fetched(monkeypatch) -> None:
     assert len(table.doc_keys) == 3  # one per (path, blob, key, norm)
 
 
-def test_packs_the_same_bytes_and_norms() -> None:
+def test_packs_the_same_bytes_and_norms(monkeypatch) -> None:
+    monkeypatch.setattr(RowTable, "_BATCH", 2)
     def norms(segments):
         return [float(sum(seg)) for seg in segments]
 
@@ -39,16 +40,18 @@ def test_packs_the_same_bytes_and_norms() -> None:
     expected = pack_rows(_ROWS, lambda rows: file_norms(rows, norms, lambda c: remembered.append(c)))
     got_remembered: list = []
     table = RowTable.collect(_cursor(_ROWS))
+    assert isinstance(table, RowTable)
     assert pack_rows(table, lambda rows: file_norms(rows, norms, lambda c: got_remembered.append(c))) == expected
     assert got_remembered == remembered == [[("b1", "k", 21.0)]]
 
 
-def test_a_row_without_a_slot_is_counted() -> None:
+def test_a_row_without_a_slot_is_counted(monkeypatch) -> None:
+    monkeypatch.setattr(RowTable, "_BATCH", 2)
     rows = [*_ROWS[:2], (6, None, "d.md", "b3", "k", None, 0, 1)]
     table = RowTable.collect(_cursor(rows))
     assert table.missing == 1 and list(table) == rows
 
 
-def test_no_rows() -> None:
-    table = RowTable.collect(_cursor([]))
-    assert len(table) == 0 and list(table) == [] and table.missing == 0
+def test_one_batch_stays_the_fetched_list(monkeypatch) -> None:
+    monkeypatch.setattr(RowTable, "_BATCH", 6)
+    assert RowTable.collect(_cursor(_ROWS)) == _ROWS and RowTable.collect(_cursor([])) == []
