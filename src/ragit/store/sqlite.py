@@ -565,9 +565,6 @@ class SqliteStore:
             cur.executemany("INSERT INTO fts_rows(rowid, path, chunk_id, tokens) VALUES (?, ?, ?, ?)",
                             ((rowid + i, row[0], row[1], fields[3]) for i, (row, fields) in enumerate(zip(part, analysed))))
             cur.executemany(fts_insert, ((rowid + i, *fields[:3]) for i, fields in enumerate(analysed)))
-            if made:  # written: let go of them now, not after the index build that follows (issue 15)
-                for key in part:
-                    made.pop(key, None)
 
     def _write_docs(self, cur: sqlite3.Cursor, write: SnapshotWrite) -> None:
         """The snapshot's document rows. For an incremental write, the base's rows at paths not
