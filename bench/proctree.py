@@ -38,7 +38,7 @@ class Proc:
 class TreeSampler:
     """Samples ``root`` and its descendants (``skip_root``: the root itself, a launcher, not counted)."""
 
-    interval: float = 0.025
+    interval: float = 0.05
     skip_root: bool = True
     timeline: bool = False
     samples: int = 0
