@@ -370,13 +370,24 @@ with open(report, "w") as fh:
 """
 
 
-def run_cmd(argv: list[str], cwd: Path, *, check: bool = True, env: dict[str, str] | None = None) -> Run:
-    """Run ``argv`` through the launcher: wall time, CPU time and peak RSS of that command."""
+def run_cmd(argv: list[str], cwd: Path, *, check: bool = True, env: dict[str, str] | None = None,
+            sampler: Any = None) -> Run:
+    """Run ``argv`` through the launcher: wall time, CPU time and peak RSS of that command.
+    ``sampler`` (a ``proctree.TreeSampler``) watches the launcher's tree while it runs."""
     exe = argv[0] if os.path.isabs(argv[0]) else (shutil.which(argv[0]) or argv[0])
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
             tempfile.NamedTemporaryFile(suffix=".json") as report:
-        subprocess.run([sys.executable, "-c", LAUNCHER, report.name, exe, *argv[1:]], cwd=cwd, stdout=out,
-                       stderr=err, stdin=subprocess.DEVNULL, env=CHILD_ENV if env is None else env, check=True)
+        proc = subprocess.Popen([sys.executable, "-c", LAUNCHER, report.name, exe, *argv[1:]], cwd=cwd, stdout=out,
+                                stderr=err, stdin=subprocess.DEVNULL, env=CHILD_ENV if env is None else env)
+        if sampler is not None:
+            sampler.start(proc.pid)
+        try:
+            code = proc.wait()
+        finally:
+            if sampler is not None:
+                sampler.stop()
+        if code:
+            raise subprocess.CalledProcessError(code, proc.args)
         info = json.loads(Path(report.name).read_text(encoding="utf-8"))
         out.seek(0)
         err.seek(0)

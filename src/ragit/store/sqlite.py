@@ -184,9 +184,12 @@ _ROW_JOINS = (
 )
 
 
-def _with_vectors(rows: list, write: SnapshotWrite) -> list:
-    """``rows`` when every one has a heap slot, else StoreUnreadable (vectors must precede rows)."""
-    missing = sum(1 for r in rows if r[1] is None)
+def _with_vectors(rows, write: SnapshotWrite):
+    """``rows`` (a list, or a :class:`~ragit.store.packed.RowTable`) when every one has a heap
+    slot, else StoreUnreadable (vectors must precede rows)."""
+    missing = getattr(rows, "missing", None)
+    if missing is None:
+        missing = sum(1 for r in rows if r[1] is None)
     if missing:
         raise StoreUnreadable(f"{missing} chunk(s) of {write.commit_sha} have no vector for {write.embedder_id}")
     return rows
@@ -726,12 +729,12 @@ class SqliteStore:
         A file's norm depends only on its blob, so it is computed once per (blob, chunker,
         embedder) and reused by every later snapshot.
         """
-        from .packed import pack_rows
+        from .packed import RowTable, pack_rows
 
-        rows = _with_vectors(cur.execute(
+        rows = _with_vectors(RowTable.collect(cur.execute(
             f"SELECT {_ROW_COLUMNS} FROM snapshot_docs d{_ROW_JOINS} WHERE d.commit_sha = ? ORDER BY r.rowid",
             (write.embedder_id, write.commit_sha),
-        ).fetchall(), write)
+        )), write)
         self._put_rows(cur, write, *pack_rows(rows, lambda rows: self._file_norms(cur, write.embedder_id, rows)))
 
     def _heap_file(self, cur, embedder_id: str) -> tuple[int, Path]:
