@@ -30,6 +30,21 @@ def _add_corpus(root: Path, project: str) -> None:
         shutil.copyfile(src, target)
 
 
+def _errors(outs: list[tuple[str, str]]) -> list:
+    """Each run's error object (code, message, details) and stderr tail: what a failure needs, which
+    pytest's truncated repr of the whole envelopes hid once (an exit 3 under heavy load)."""
+    import json
+
+    found = []
+    for stdout, stderr in outs:
+        try:
+            envelope = json.loads(stdout)
+        except ValueError:
+            envelope = {}
+        found.append((envelope.get("error") or envelope.get("errors"), stderr[-2000:]))
+    return found
+
+
 def test_two_ingests_of_one_commit_publish_it_once(git_repo, tmp_path, pg_dsn):
     write_pg_config(git_repo.root)
     _add_corpus(git_repo.root, "requests")
@@ -42,7 +57,7 @@ def test_two_ingests_of_one_commit_publish_it_once(git_repo, tmp_path, pg_dsn):
         trees.append(path)
     procs = [_ragit(path, pg_dsn, "ingest", "--all") for path in trees]
     outs = [p.communicate(timeout=300) for p in procs]
-    assert [p.returncode for p in procs] == [0, 0], outs
+    assert [p.returncode for p in procs] == [0, 0], _errors(outs)
 
     head = git_repo.head()
     assert pg_rows(pg_dsn, "SELECT COUNT(*) FROM snapshots WHERE commit_sha = %s", (head,))[0][0] == 1
