@@ -8,7 +8,6 @@ side waits for the other and the pipes never deadlock.
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import threading
@@ -16,7 +15,7 @@ from collections.abc import Iterable, Iterator
 from types import TracebackType
 from typing import IO, NoReturn
 
-from ragit.gitsnap.git import Git, GitError, git_env
+from ragit.gitsnap.git import Git, GitError, anonymous_file, git_env
 
 _OID = re.compile(r"[0-9a-f]{40}")
 _HEX = re.compile(r"[0-9a-fA-F]{4,40}")
@@ -109,21 +108,11 @@ class BlobReader:
             cat.close()
 
 
-def _anonymous_file() -> IO[bytes]:
-    """A file without a name for a child's stderr: a memfd on Linux (no ``tempfile`` import,
-    which costs a one-file ingest ~5 ms), else a temporary file."""
-    if hasattr(os, "memfd_create"):
-        return os.fdopen(os.memfd_create("ragit-git-stderr", os.MFD_CLOEXEC), "w+b")
-    import tempfile
-
-    return tempfile.TemporaryFile()
-
-
 class _CatFile:
     """One ``git cat-file --batch`` process and its response protocol."""
 
     def __init__(self, git: Git, *flags: str) -> None:
-        self._stderr = _anonymous_file()
+        self._stderr = anonymous_file()
         self.proc = subprocess.Popen(
             ["git", "cat-file", "--batch", *flags],
             cwd=git.root,

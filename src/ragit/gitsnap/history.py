@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 
 from ragit.clock import format_iso
-from ragit.gitsnap.git import Git, GitError, decode_path, git_env
+from ragit.gitsnap.git import Git, GitError, anonymous_file, decode_path, git_env
 
 _HEX = b"0123456789abcdef"
 BLOCK = 16  # commits in a block of diff_tree_stdin
@@ -130,8 +130,6 @@ def diff_tree_stdin(git: Git, shas: Sequence[str], flags: Sequence[str], process
     import subprocess
     import time
 
-    from .blobs import _anonymous_file
-
     mark = f"ragit-block-{os.urandom(8).hex()}\n".encode()  # never an object id; never in a path
     blocks = [shas[i:i + BLOCK] for i in range(0, len(shas), BLOCK)]
     count = min(processes, len(blocks))
@@ -143,7 +141,7 @@ def diff_tree_stdin(git: Git, shas: Sequence[str], flags: Sequence[str], process
     selector = selectors.DefaultSelector()
     try:
         for k in range(count):
-            errors.append(_anonymous_file())
+            errors.append(anonymous_file())
             proc = subprocess.Popen(["git", "diff-tree", "--stdin", *flags], cwd=git.root, stdin=subprocess.PIPE,
                                     stdout=subprocess.PIPE, stderr=errors[-1], env=git_env())
             procs.append(proc)
