@@ -1247,18 +1247,21 @@ def rank_hits(
         if params.rerank:
             from .rerank import pool_indices
 
-            order = _content_order(store, snapshot.rowids, snapshot.paths, sha)
-            if eligible is None and np.isfinite(retrieval).all():
+            finite = eligible is None and bool(np.isfinite(retrieval).all())
+            if finite:
                 # every row a candidate, and every fused score finite (so every vector score too):
                 # the keyword matches are the positive normalised scores, known already
-                pool = pool_indices(retrieval, keyword, snapshot.vector, params.rerank_weights.pool, top_k, order,
-                                    finite=True, matches=None if matched is None else matched[keyword[matched] > 0])
+                kw, vec = keyword, snapshot.vector
+                matches = None if matched is None else matched[keyword[matched] > 0]
             else:
                 candidate = retrieval > -np.inf
                 whole = bool(candidate.all())  # (no filter: every row is a candidate)
-                pool = pool_indices(retrieval, keyword if whole else np.where(candidate, keyword, -np.inf),
-                                    snapshot.vector if whole else np.where(candidate, snapshot.vector, -np.inf),
-                                    params.rerank_weights.pool, top_k, order)
+                kw = keyword if whole else np.where(candidate, keyword, -np.inf)
+                vec = snapshot.vector if whole else np.where(candidate, snapshot.vector, -np.inf)
+                matches = None
+            pool = pool_indices(retrieval, kw, vec, params.rerank_weights.pool, top_k,
+                                _content_order(store, snapshot.rowids, snapshot.paths, sha),
+                                finite=finite, matches=matches)
         else:
             final = RETRIEVAL_WEIGHT * retrieval + AUTHORITY_WEIGHT * 1.0 + RECENCY_WEIGHT * 1.0
             k = min(top_k, n)
