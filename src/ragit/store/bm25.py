@@ -416,11 +416,11 @@ class SnapshotKeyword:
         for term in self.sequence:
             pos, tf, weight = self.terms[term]
             kept = self._kept(term)
-            if kept is not None or len(pos) <= SHARE_BLOCK:
-                np.add.at(acc, pos, kept if kept is not None else shares(tf, self._norm(pos), weight))
+            if kept is not None:
+                np.add.at(acc, pos, kept)
                 continue
-            # a long posting list in blocks whose temporaries stay in cache (each posting's share is
-            # its own: the same floats, added in the same order)
+            # a long posting list in blocks whose temporaries stay in cache, a short one in one
+            # block (each posting's share is its own: the same floats, added in the same order)
             for lo in range(0, len(pos), SHARE_BLOCK):
                 part = pos[lo : lo + SHARE_BLOCK]
                 np.add.at(acc, part, shares(tf[lo : lo + SHARE_BLOCK], self._norm(part), weight))
