@@ -211,6 +211,49 @@ def upper_vector(snap: SnapshotRows, upper: "np.ndarray", file_blend: float) -> 
     return out
 
 
+class _Leaders:
+    """The rows whose bound ``upper`` is at least a threshold ``floor``, found in one pass: the
+    ``first`` best bounds and (usually) every later threshold of :func:`bounded_scores` lie above
+    it, so its selections read these few thousand rows' bounds instead of passing over the
+    snapshot again (a partition and two more full passes: ≈ 0.15 ms at 100k rows). ``floor`` is the
+    ``SAMPLE_RANK``-th best of every ``SAMPLE_STRIDE``-th bound (about the ``SAMPLE_RANK ×
+    SAMPLE_STRIDE``-th best of all); when fewer than ``first`` rows reach it, it is lowered to
+    the ``first``-th best bound itself. Every answer is the same as from a pass over every row:
+    a selection above ``floor`` finds every row there; one below it passes over every row."""
+
+    SAMPLE_STRIDE = 16
+    SAMPLE_RANK = 128
+
+    def __init__(self, upper: "np.ndarray", first: int):
+        import numpy as np
+
+        self.upper = upper
+        sample = upper[:: self.SAMPLE_STRIDE]
+        floor = _kth(sample, min(self.SAMPLE_RANK, len(sample)))
+        rows = np.flatnonzero(upper >= floor) if floor == floor else np.zeros(0, dtype=np.int64)
+        if len(rows) < first:  # (−inf when there are fewer than ``first`` rows: every row)
+            floor = _kth(upper, first)
+            rows = np.flatnonzero(upper >= floor)
+        self.floor, self.rows, self.values = floor, rows, upper[rows]
+
+    def at_least(self, level: float) -> "np.ndarray":
+        """The rows (ascending) whose bound is at least ``level``."""
+        import numpy as np
+
+        if level >= self.floor:
+            return self.rows[self.values >= level]
+        return np.flatnonzero(self.upper >= level)
+
+    def best(self, k: int) -> "np.ndarray":
+        """The rows (ascending) whose bound is at least the ``k``-th best (every row when there
+        are fewer than ``k``): when ``k`` rows reach ``floor``, the ``k``-th best of all is theirs."""
+        import numpy as np
+
+        if len(self.rows) >= k:
+            return self.rows[self.values >= _kth(self.values, k)]
+        return np.flatnonzero(self.upper >= _kth(self.upper, k))
+
+
 def _kth(values: "np.ndarray", k: int) -> float:
     """The k-th largest of ``values``; −inf when there are fewer."""
     import numpy as np
@@ -260,7 +303,8 @@ def bounded_scores(snap: SnapshotRows, sketch: Sketch, qvecs: "np.ndarray", file
 
     first = max(k, fused_k)
     pool_kw = kw_rows[kw_raw >= _kth(kw_raw, k)] if len(kw_raw) > k else kw_rows  # the keyword pool, ties kept
-    seed = unique_sorted(np.concatenate([pool_kw, np.flatnonzero(upper >= _kth(upper, first)),
+    leaders = _Leaders(upper, first)
+    seed = unique_sorted(np.concatenate([pool_kw, leaders.best(first),
                                          *(() if always is None else (always,))]).astype(np.int64))
     rows = snap.file_rows(seed) if file_blend else seed
     vector, raw = exact(rows)
@@ -271,7 +315,8 @@ def bounded_scores(snap: SnapshotRows, sketch: Sketch, qvecs: "np.ndarray", file
     inside = np.zeros(n, dtype=bool)
     inside[rows] = True
     # a row can reach the fused pool only with a vector bound of at least this (keyword ≤ outside)
-    near = np.flatnonzero((upper >= min(level_v, (level_f - (1.0 - alpha) * outside) / alpha) - slack) & ~inside)
+    near = leaders.at_least(min(level_v, (level_f - (1.0 - alpha) * outside) / alpha) - slack)
+    near = near[~inside[near]]
     if len(near):
         sure = upper[near] >= level_v - slack  # the vector pool's reach
         maybe = near[~sure]  # only the fused pool's: decided by the row's exact keyword score

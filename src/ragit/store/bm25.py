@@ -595,6 +595,17 @@ class SnapshotKeyword:
             share = shares(tf, self._norm(pos), weight)
             theta = float(np.partition(share, len(share) - k)[len(share) - k])
         j = next((i for i in range(len(order)) if rest[i] < theta), len(order) - 1)
+        bound = 0.0 if j == len(order) - 1 else rest[j]
+        if self._holding and eligible is None:
+            # every row's score is to be held anyway (hold()): the rows scoring more than the
+            # bound are a valid answer (a subset of the postings' rows below, holding the same
+            # k rows above it and every match when the bound is 0), found in one pass over the
+            # held scores instead of marking the postings of the first terms
+            if self._held is None:
+                self._held = self._accumulated()
+            acc = self._held[1]
+            rows = np.flatnonzero(acc > bound)
+            return rows, acc[rows], bound
         if j == 0:
             rows = self.terms[order[0]][0]
         else:
@@ -606,7 +617,7 @@ class SnapshotKeyword:
             self._give_back(mark, acc)
         # no term left out (j last): every matching row, bound 0 (every posting scores more than
         # 0: a weight is at least 1e-6 and a count positive)
-        return rows, self.exact(rows), 0.0 if j == len(order) - 1 else rest[j]
+        return rows, self.exact(rows), bound
 
 
 def best_matches(rows: "np.ndarray", scores: "np.ndarray", count: int) -> "tuple[np.ndarray, np.ndarray]":
