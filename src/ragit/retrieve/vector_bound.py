@@ -119,6 +119,7 @@ class Sketch:
     scale: "np.ndarray"  # float32 per row: max |x − μ| / 127 (1 for a row equal to μ)
     spread: float  # the largest scale · ‖codes‖, padded
     error: "np.ndarray"  # float32 per row: ‖(x − μ) − scale·codes‖ + γ·‖x‖, padded
+    padded_error: "np.ndarray"  # float32 per row: error + the float32 pad (scaled)
 
     @classmethod
     def of(cls, matrix: "np.ndarray") -> "Sketch":
@@ -146,14 +147,16 @@ class Sketch:
             if len(block):
                 spread = max(spread, float((top * np.sqrt(np.einsum("ij,ij->i", q, q))).max()) * _PAD)
             error[lo : lo + len(block)] = (np.sqrt(np.einsum("ij,ij->i", rest, rest)) + gamma * norm) * _PAD + 1e-12
-        return cls(numkong.dots_pack(codes), mean, scale.astype(np.float32), spread, error.astype(np.float32))
+        error32 = error.astype(np.float32)
+        return cls(numkong.dots_pack(codes), mean, scale.astype(np.float32), spread, error32,
+                   error32 + np.float32(_F32_PAD))
 
-    def upper(self, qvecs: "np.ndarray") -> "np.ndarray":
-        """Per row, at least its ``question_cosines`` value for the question's passage vectors
-        ``qvecs`` (float32 [passages, d]); see the module's bound, applied to ``x − μ`` (``q·μ``
-        is one float64 product a passage). The question is quantised to 14 bits,
-        ``ζ = 127·ζ₁ + ζ₂`` with int8 halves (so ``ε`` is negligible: the row's own error is the
-        bound's width), and ``‖ε‖·s‖ξ‖`` taken at the largest ``s‖ξ‖``."""
+    def _dots(self, qvecs: "np.ndarray") -> "tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]":
+        """(``ζ·ξ`` of every row per passage, int32 [passages, rows]; each passage's ``σ``, its
+        ``‖q‖`` padded, and its shift: ``q·μ`` with far more than its float64 rounding plus
+        ``‖ε‖·s‖ξ‖`` at the largest ``s‖ξ‖``) of the question's passage vectors ``qvecs``
+        (float32 [passages, d]). The question is quantised to 14 bits, ``ζ = 127·ζ₁ + ζ₂`` with
+        int8 halves (so ``ε`` is negligible: the row's own error is the bound's width)."""
         import numkong
         import numpy as np
 
@@ -167,24 +170,50 @@ class Sketch:
         eps = np.sqrt(np.einsum("ij,ij->i", rest, rest)) * _PAD
         qnorm = np.sqrt(np.einsum("ij,ij->i", q, q)) * _PAD
         shared = q @ self.mean
+        shift = eps * self.spread + shared + 1e-9 * (1.0 + np.abs(shared))
         halves = np.concatenate([high, low]).astype(np.int8)
         dots = np.asarray(numkong.dots_packed(halves, self.packed))  # exact int32 [2·passages, rows]
-        out = None
         passages = len(q)
-        for p in range(passages):
-            whole = dots[p]
-            whole *= 127
-            whole += dots[passages + p]  # ζ·ξ, exactly (|ζ·ξ| ≤ d·127³ < 2³¹)
-            bound = np.multiply(whole, self.scale, dtype=np.float32)
+        whole = dots[:passages]
+        whole *= 127
+        whole += dots[passages:]  # ζ·ξ, exactly (|ζ·ξ| ≤ d·127³ < 2³¹)
+        return whole, step, qnorm, shift
+
+    def upper(self, qvecs: "np.ndarray") -> "np.ndarray":
+        """Per row, at least its ``question_cosines`` value for the question's passage vectors
+        ``qvecs`` (float32 [passages, d]); see the module's bound, applied to ``x − μ`` (``q·μ``
+        is one float64 product a passage)."""
+        import numpy as np
+
+        whole, step, qnorm, shift = self._dots(qvecs)
+        out = None
+        for p in range(len(whole)):
+            bound = np.multiply(whole[p], self.scale, dtype=np.float32)
             bound *= np.float32(step[p])
             slack = self.error * np.float32(qnorm[p])
-            # q·μ (with far more than its float64 rounding), the question's own rounding and the
-            # float32 pad
-            slack += np.float32(eps[p] * self.spread + float(shared[p]) + 1e-9 * (1.0 + abs(float(shared[p])))
-                                + _F32_PAD)
+            slack += np.float32(shift[p] + _F32_PAD)  # (and the float32 pad)
             bound += slack
             out = bound if out is None else np.maximum(out, bound, out=out)
         return out
+
+    def scaled(self, qvec: "np.ndarray", weight: float) -> "tuple[np.ndarray, float]":
+        """``(v, c)`` for one passage vector ``qvec`` (float32 [1, d]) and a weight ``w > 0``:
+        float32 ``v`` with ``v ≥ w·(b − c)`` for every row's bound ``b`` of :meth:`upper` (``c``
+        the passage's shift, the same for every row), each ``v`` with room above its own
+        rounding, so that a sum of any rows' ``v`` is at least ``w`` times the sum of their
+        ``b − c`` (what :func:`blended_upper` needs of a file). One fused multiply-add pass
+        (numkong's ``fma``) instead of :meth:`upper`'s five: ``v = w·σ·(ζ·ξ)·s + w·‖q‖·(e +
+        pad)``, whose float32 roundings (the int32 → float32 conversion, the scalars', the
+        result's: a few times 2⁻²⁴ of ``w·‖q‖·‖x − μ‖``, rows of norm ≤ ~10) stay far below
+        the pad's ``w·‖q‖·10⁻⁵``."""
+        import numkong
+        import numpy as np
+
+        whole, step, qnorm, shift = self._dots(qvec)
+        out = np.empty(whole.shape[1], dtype=np.float32)
+        numkong.fma(whole[0].astype(np.float32), self.scale, self.padded_error, alpha=float(weight * step[0]),
+                    beta=float(weight * qnorm[0]), out=out)
+        return out, float(shift[0])
 
 
 def upper_vector(snap: SnapshotRows, upper: "np.ndarray", file_blend: float) -> "np.ndarray":
@@ -209,6 +238,31 @@ def upper_vector(snap: SnapshotRows, upper: "np.ndarray", file_blend: float) -> 
     out = upper * np.float32(1.0 - file_blend)
     out += np.repeat(file_up.astype(np.float32), counts) if runs is not None else file_up.astype(np.float32)[files]
     return out
+
+
+def blended_upper(snap: SnapshotRows, sketch: Sketch, qvecs: "np.ndarray", file_blend: float) -> "np.ndarray":
+    """:func:`upper_vector` of the question's bounds (at least each row's vector score), for a
+    question of one passage over a snapshot whose files' rows form runs in fewer passes over
+    the rows: with ``w = 1 − β`` and ``c`` the passage's shift (:meth:`Sketch.scaled`), a row's
+    bound is ``v + w·c + β·(Σ v / w + n·c) / ‖Σ x‖`` over its file's ``n`` rows, the sum and
+    the shift added per file (``Σ v / w + n·c`` is at least the file's sum of :meth:`Sketch.upper`,
+    each ``v`` holding its own pad), then spread back over the rows once."""
+    import numpy as np
+
+    runs = snap.file_runs() if len(qvecs) == 1 and 0.0 < file_blend < 1.0 else None
+    if runs is None:
+        return upper_vector(snap, sketch.upper(qvecs), file_blend)
+    starts, counts, norms, normed = runs
+    keep = 1.0 - file_blend
+    scaled, shift = sketch.scaled(qvecs, keep)
+    sums = np.add.reduceat(scaled, starts, dtype=np.float64)
+    sums /= keep
+    sums += counts * shift
+    file_up = np.divide(sums, norms, out=np.zeros_like(sums), where=normed)
+    file_up *= file_blend
+    file_up += keep * shift + _F32_PAD  # (the float32 rounding of the sum below)
+    scaled += np.repeat(file_up.astype(np.float32), counts)
+    return scaled
 
 
 class _Leaders:
@@ -282,7 +336,7 @@ def bounded_scores(snap: SnapshotRows, sketch: Sketch, qvecs: "np.ndarray", file
     if len(qvecs) > MAX_SKETCH_PASSAGES or not 0.0 < alpha <= 1.0 or cut.pool_k <= 0:
         return None
     n = len(snap.rowids)
-    upper = upper_vector(snap, sketch.upper(qvecs), file_blend)
+    upper = blended_upper(snap, sketch, qvecs, file_blend)
     if scorer is not None:
         scorer.hold()  # (released by the caller) the later exact reads are gathers
         kw_rows, kw_raw, bound = scorer.top(k)
