@@ -920,7 +920,9 @@ def score_snapshot(
                 lambda picked: _scored_rows(snap, picked, embedder, masked_question, params.file_blend,
                                             params.passage_words)[0],
                 scorer, FusedCut.of(params, top_k, extra_raw),
-                always=snap.site_positions(store, sha) if params.docsite else None)
+                always=snap.site_positions(store, sha) if params.docsite else None,
+                cosines_of=lambda picked: _row_cosines(snap, picked, embedder, masked_question,
+                                                       params.passage_words))
         finally:
             if scorer is not None:
                 scorer.release()

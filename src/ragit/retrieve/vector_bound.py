@@ -240,18 +240,39 @@ def upper_vector(snap: SnapshotRows, upper: "np.ndarray", file_blend: float) -> 
     return out
 
 
-def blended_upper(snap: SnapshotRows, sketch: Sketch, qvecs: "np.ndarray", file_blend: float) -> "np.ndarray":
+@dataclass(frozen=True)
+class FileShare:
+    """What :func:`blended_upper` bounds of each file's share of its rows' vector scores:
+    ``part[f]`` is at least ``β`` times the file cosine of the file whose run starts at
+    ``starts[f]`` (with room above the rounding of a score's blend), so ``w·cos + part`` bounds
+    the vector score of a row whose exact cosine ``cos`` is known (``w = 1 − β``)."""
+
+    starts: "np.ndarray"  # where each file's run of rows starts (ascending)
+    part: "np.ndarray"  # float64 per run
+    keep: float  # w
+
+    def tightened(self, rows: "np.ndarray", cosines: "np.ndarray") -> "np.ndarray":
+        """At least the vector score of each of ``rows`` given its exact ``question_cosines``
+        value (float64): narrower than the sketch's bound by the row's own share of its width."""
+        import numpy as np
+
+        return self.keep * cosines + self.part[np.searchsorted(self.starts, rows, side="right") - 1]
+
+
+def blended_upper(snap: SnapshotRows, sketch: Sketch, qvecs: "np.ndarray", file_blend: float
+                  ) -> "tuple[np.ndarray, FileShare | None]":
     """:func:`upper_vector` of the question's bounds (at least each row's vector score), for a
     question of one passage over a snapshot whose files' rows form runs in fewer passes over
     the rows: with ``w = 1 − β`` and ``c`` the passage's shift (:meth:`Sketch.scaled`), a row's
     bound is ``v + w·c + β·(Σ v / w + n·c) / ‖Σ x‖`` over its file's ``n`` rows, the sum and
     the shift added per file (``Σ v / w + n·c`` is at least the file's sum of :meth:`Sketch.upper`,
-    each ``v`` holding its own pad), then spread back over the rows once."""
+    each ``v`` holding its own pad), then spread back over the rows once. With it, the files'
+    shares (:class:`FileShare`; None on the other paths)."""
     import numpy as np
 
     runs = snap.file_runs() if len(qvecs) == 1 and 0.0 < file_blend < 1.0 else None
     if runs is None:
-        return upper_vector(snap, sketch.upper(qvecs), file_blend)
+        return upper_vector(snap, sketch.upper(qvecs), file_blend), None
     starts, counts, norms, normed = runs
     keep = 1.0 - file_blend
     scaled, shift = sketch.scaled(qvecs, keep)
@@ -260,9 +281,10 @@ def blended_upper(snap: SnapshotRows, sketch: Sketch, qvecs: "np.ndarray", file_
     sums += counts * shift
     file_up = np.divide(sums, norms, out=np.zeros_like(sums), where=normed)
     file_up *= file_blend
-    file_up += keep * shift + _F32_PAD  # (the float32 rounding of the sum below)
-    scaled += np.repeat(file_up.astype(np.float32), counts)
-    return scaled
+    file_up += _F32_PAD  # (the float64 rounding of a score's blend; below, the float32 rounding of the sum)
+    share = FileShare(starts, file_up, keep)
+    scaled += np.repeat((file_up + keep * shift).astype(np.float32), counts)
+    return scaled, share
 
 
 class _Leaders:
@@ -319,7 +341,8 @@ def _kth(values: "np.ndarray", k: int) -> float:
 
 def bounded_scores(snap: SnapshotRows, sketch: Sketch, qvecs: "np.ndarray", file_blend: float,
                    vector_of: "Callable[[np.ndarray], np.ndarray]", scorer: "SnapshotKeyword | None",
-                   cut: PoolCut, always: "np.ndarray | None" = None
+                   cut: PoolCut, always: "np.ndarray | None" = None,
+                   cosines_of: "Callable[[np.ndarray], np.ndarray] | None" = None
                    ) -> "tuple[np.ndarray, np.ndarray, np.ndarray] | None":
     """(rows ascending, exact vector score, exact raw BM25) of a set of snapshot rows that holds
     every row of the re-rank's pools (the module's proof), or None when a check fails and every
@@ -327,7 +350,9 @@ def bounded_scores(snap: SnapshotRows, sketch: Sketch, qvecs: "np.ndarray", file
     vector scores of ``rows`` (ascending, whole files with a blend), as scoring every row gives
     them; ``cut`` gives the pools (the re-rank's: ``pool_k > 0``); the rows at positions
     ``always`` are scored too (a later stage reads them wherever they rank; more exactly scored
-    rows never change a pool: the proof holds for any set that holds the seed)."""
+    rows never change a pool: the proof holds for any set that holds the seed);
+    ``cosines_of(rows)``: their exact ``question_cosines`` values, with which a row that the
+    sketch's bound lets reach a pool is tested again before its whole file is scored."""
     import numpy as np
 
     from ..arrays import unique_sorted
@@ -336,7 +361,7 @@ def bounded_scores(snap: SnapshotRows, sketch: Sketch, qvecs: "np.ndarray", file
     if len(qvecs) > MAX_SKETCH_PASSAGES or not 0.0 < alpha <= 1.0 or cut.pool_k <= 0:
         return None
     n = len(snap.rowids)
-    upper = blended_upper(snap, sketch, qvecs, file_blend)
+    upper, share = blended_upper(snap, sketch, qvecs, file_blend)
     if scorer is not None:
         scorer.hold()  # (released by the caller) the later exact reads are gathers
         kw_rows, kw_raw, bound = scorer.top(k)
@@ -384,6 +409,12 @@ def bounded_scores(snap: SnapshotRows, sketch: Sketch, qvecs: "np.ndarray", file
     kw_left = ~inside[kw_rows]
     kw_late = kw_rows[kw_left][hybrid(upper[kw_rows[kw_left]], kw_raw[kw_left]) >= level_f - slack]
     late = unique_sorted(np.concatenate([late, kw_late]).astype(np.int64))
+    if len(late) and share is not None and cosines_of is not None:
+        # each late row's bound with its own exact cosine in place of its sketch bound (its
+        # file's share still bounded): a row that then reaches neither pool is not scored whole
+        tight = share.tightened(late, cosines_of(late))
+        late_raw = scorer.exact(late) if scorer is not None else np.zeros(len(late), dtype=np.float64)
+        late = late[(tight >= level_v - slack) | (hybrid(tight, late_raw) >= level_f - slack)]
     if len(late):
         more = snap.file_rows(late) if file_blend else late
         more = more[~inside[more]]  # (whole files: the scored rows are whole files)
