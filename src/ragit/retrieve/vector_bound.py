@@ -26,7 +26,11 @@ per-row term adds, with a relative pad far above the float64 rounding of the bou
 operations. So :meth:`Sketch.upper` is at least every row's computed cosine (the best passage's:
 the maximum of the passages' bounds), and with a file blend, ``Σ upper / ‖Σ x‖`` at least each
 file's cosine (a sum of the file's cosines divided by the same stored norm), hence
-``u = (1 − β)·upper + β·file upper`` at least each row's vector score (:func:`upper_vector`).
+``u = (1 − β)·upper + β·file upper`` at least each row's vector score (:func:`upper_vector`;
+:func:`blended_upper` computes the same bound with fewer passes, each row's float32 term carrying
+its own pad so that a file's sum of them still bounds the sum of its rows' bounds). For a row
+whose exact cosine ``cos`` is known, ``(1 − β)·cos + β·file upper`` is a narrower bound of the
+same score (:meth:`FileShare.tightened`); below, ``u`` may be either.
 
 Why a row outside the scored set can never change the output
 -------------------------------------------------------------
@@ -37,8 +41,9 @@ match is in ``R`` when ``b = 0``). ``rank_hits`` ranks ``S`` alone.
 
 1. *The normaliser*: the best match is in ``R`` and scores at least R's K-th best, so ``S``
    (which holds those) has it, and ``best`` is the same.
-2. *The keyword pool*: R's K-th best is the true K-th best, and every row tied with it is in
-   ``R`` (the others score ``≤ b`` below it); ``S`` holds them. As in ``keyword_bound`` (step
+2. *The keyword pool* (``R`` may be any set with that promise: while the scores are held,
+   ``top`` gives the rows scoring more than ``b``): R's K-th best is the true K-th best, and
+   every row tied with it is in ``R`` (the others score ``≤ b`` below it); ``S`` holds them. As in ``keyword_bound`` (step
    2) it is checked on ``S`` that the K-th best *normalised* keyword still exceeds ``b / best``
    (rounding could merge them), so no row left out ties with the cut.
 3. *The vector pool*: ``V``, the K-th best vector score of ``S``, is at most the true K-th best;

@@ -572,6 +572,11 @@ class SnapshotKeyword:
         most the sum of the other terms' bounds; once ``k`` eligible rows of those postings score
         more than that sum, no other row can reach them, and the other (usually frequent, low
         idf) terms are only looked up for those rows, never scattered over the snapshot.
+
+        While the scorer holds the question's scores (:meth:`hold`, with no ``eligible``), every
+        term's postings are added up anyway, so ``rows`` are those scoring more than the bound,
+        found in one pass over the held scores: a subset of the postings' rows above, with the
+        same promise (the ``k`` rows above the bound and, when it is 0, every match).
         """
         import numpy as np
 
