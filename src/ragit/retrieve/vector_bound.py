@@ -43,9 +43,10 @@ match is in ``R`` when ``b = 0``). ``rank_hits`` ranks ``S`` alone.
    (which holds those) has it, and ``best`` is the same.
 2. *The keyword pool* (``R`` may be any set with that promise: while the scores are held,
    ``top`` gives the rows scoring more than ``b``): R's K-th best is the true K-th best, and
-   every row tied with it is in ``R`` (the others score ``≤ b`` below it); ``S`` holds them. As in ``keyword_bound`` (step
-   2) it is checked on ``S`` that the K-th best *normalised* keyword still exceeds ``b / best``
-   (rounding could merge them), so no row left out ties with the cut.
+   every row tied with it is in ``R`` (the others score ``≤ b`` below it); ``S`` holds them.
+   As in ``keyword_bound`` (step 2) it is checked on ``S`` that the K-th best *normalised*
+   keyword still exceeds ``b / best`` (rounding could merge them), so no row left out ties
+   with the cut.
 3. *The vector pool*: ``V``, the K-th best vector score of ``S``, is at most the true K-th best;
    every row with ``u ≥ V`` is in ``S``, so every row at or above the true cut (ties included)
    is, with its exact score, and ``_top`` picks the same rows.
