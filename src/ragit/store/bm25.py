@@ -580,6 +580,8 @@ class SnapshotKeyword:
         """
         import numpy as np
 
+        from ..arrays import unique_sorted
+
         bounds = self.term_bounds()
         if not bounds:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64), 0.0
@@ -609,7 +611,13 @@ class SnapshotKeyword:
             if self._held is None:
                 self._held = self._accumulated()
             acc = self._held[1]
-            rows = np.flatnonzero(acc > bound)
+            # (a row scoring more than the bound holds one of the first j + 1 terms: their postings'
+            # scores are read when they are fewer than a scan of the snapshot costs, as best() does)
+            reach = [self.terms[term][0] for term in order[: j + 1]]
+            if sum(map(len, reach)) * SCAN_POSTINGS > self.n:
+                rows = np.flatnonzero(acc > bound)
+            else:
+                rows = unique_sorted(np.concatenate([pos[acc[pos] > bound] for pos in reach]))
             return rows, acc[rows], bound
         if j == 0:
             rows = self.terms[order[0]][0]
