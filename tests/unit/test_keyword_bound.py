@@ -90,3 +90,25 @@ def test_small_snapshots_are_scored_whole(monkeypatch):
     scorer = _scorer(["common", "rare"])
     raw = pool_raw(scorer, np.linspace(0.0, 0.5, N), None, 0.7, [], keyword_k=5, fused_k=20, final_space=False)
     assert raw.tobytes() == scorer.full().tobytes()
+
+
+@pytest.mark.parametrize("terms", [["common", "rare"], ["rare"], ["common"], ["rare", "common", "rare"]])
+@pytest.mark.parametrize("k", [1, 5, 10, 50])
+def test_top_while_holding_keeps_its_promise_with_the_rows_above_its_bound(terms, k):
+    """While the scores are held, top() answers with the rows scoring more than its bound (every
+    match when it is 0): the same bound as without holding, the promise kept, the scores full()'s."""
+    plain = _scorer(terms)
+    _, _, plain_bound = plain.top(k)
+    held = _scorer(terms)
+    held.hold()
+    rows, scores, bound = held.top(k)
+    full = held.full()
+    assert bound == plain_bound
+    assert scores.tobytes() == full[rows].tobytes()
+    outside = np.setdiff1d(np.arange(N), rows)
+    assert (full[outside] <= bound).all()
+    if bound > 0:
+        assert (scores > bound).sum() >= k
+    else:
+        assert rows.tolist() == np.flatnonzero(full > 0).tolist()
+    held.release()

@@ -218,7 +218,11 @@ class SnapshotMatrix:
         """The float32 vectors of the rows at positions ``rows``: from the matrix when gathered,
         else read from the heap (the approximate path)."""
         if self.matrix is not None:
-            return self.matrix[rows]
+            import numpy as np
+
+            # (take: the same rows as indexing, copied ~15 % faster: 1k rows of 1 KB from memory
+            # the sketch's scan evicted, 184 → 155 µs)
+            return np.take(self.matrix, rows, axis=0)
         return self.heap[self.slots[rows]]
 
     def full_matrix(self) -> "np.ndarray":
@@ -733,12 +737,30 @@ def _scored_rows(snap: SnapshotMatrix, picked: "np.ndarray", embedder: "Embedder
     cosine = _row_cosines(snap, picked, embedder, masked_question, passage_words, known)
     if not file_blend or not len(picked):
         return cosine, 0.0
-    files = unique_sorted(snap.files[picked])
-    at = np.searchsorted(files, snap.files[picked])
+    files, at = _file_positions(snap.files[picked])
     sums = np.bincount(at, weights=cosine, minlength=len(files))
     norms = snap.file_norms[files]
     file_cos = np.divide(sums, norms, out=np.zeros_like(sums), where=norms > 0)
     return (1.0 - file_blend) * cosine + file_blend * file_cos[at], float(file_cos.max())
+
+
+def _file_positions(files: "np.ndarray") -> "tuple[np.ndarray, np.ndarray]":
+    """(the distinct file ordinals of ``files``, ascending; where each element's is among them).
+    Rows picked ascending from a snapshot that keeps each file's rows together (the bounded and
+    approximate paths' whole files) give ordinals that never decrease: their distinct values are
+    where they change, and their places a running count, without a sort or a binary search."""
+    import numpy as np
+
+    if len(files) > 1:
+        change = np.empty(len(files), dtype=bool)
+        change[0] = True
+        np.not_equal(files[1:], files[:-1], out=change[1:])
+        if not np.any(files[1:][change[1:]] < files[:-1][change[1:]]):  # never decreasing
+            at = np.cumsum(change)
+            at -= 1
+            return files[change], at
+    distinct = unique_sorted(files)
+    return distinct, np.searchsorted(distinct, files)
 
 
 def _kth_best(values: "np.ndarray", k: int) -> float:
@@ -898,7 +920,9 @@ def score_snapshot(
                 lambda picked: _scored_rows(snap, picked, embedder, masked_question, params.file_blend,
                                             params.passage_words)[0],
                 scorer, FusedCut.of(params, top_k, extra_raw),
-                always=snap.site_positions(store, sha) if params.docsite else None)
+                always=snap.site_positions(store, sha) if params.docsite else None,
+                cosines_of=lambda picked: _row_cosines(snap, picked, embedder, masked_question,
+                                                       params.passage_words))
         finally:
             if scorer is not None:
                 scorer.release()

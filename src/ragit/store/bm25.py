@@ -572,8 +572,15 @@ class SnapshotKeyword:
         most the sum of the other terms' bounds; once ``k`` eligible rows of those postings score
         more than that sum, no other row can reach them, and the other (usually frequent, low
         idf) terms are only looked up for those rows, never scattered over the snapshot.
+
+        While the scorer holds the question's scores (:meth:`hold`, with no ``eligible``), every
+        term's postings are added up anyway, so ``rows`` are those scoring more than the bound,
+        found in one pass over the held scores: a subset of the postings' rows above, with the
+        same promise (the ``k`` rows above the bound and, when it is 0, every match).
         """
         import numpy as np
+
+        from ..arrays import unique_sorted
 
         bounds = self.term_bounds()
         if not bounds:
@@ -595,6 +602,23 @@ class SnapshotKeyword:
             share = shares(tf, self._norm(pos), weight)
             theta = float(np.partition(share, len(share) - k)[len(share) - k])
         j = next((i for i in range(len(order)) if rest[i] < theta), len(order) - 1)
+        bound = 0.0 if j == len(order) - 1 else rest[j]
+        if self._holding and eligible is None:
+            # every row's score is to be held anyway (hold()): the rows scoring more than the
+            # bound are a valid answer (a subset of the postings' rows below, holding the same
+            # k rows above it and every match when the bound is 0), found in one pass over the
+            # held scores instead of marking the postings of the first terms
+            if self._held is None:
+                self._held = self._accumulated()
+            acc = self._held[1]
+            # (a row scoring more than the bound holds one of the first j + 1 terms: their postings'
+            # scores are read when they are fewer than a scan of the snapshot costs, as best() does)
+            reach = [self.terms[term][0] for term in order[: j + 1]]
+            if sum(map(len, reach)) * SCAN_POSTINGS > self.n:
+                rows = np.flatnonzero(acc > bound)
+            else:
+                rows = unique_sorted(np.concatenate([pos[acc[pos] > bound] for pos in reach]))
+            return rows, acc[rows], bound
         if j == 0:
             rows = self.terms[order[0]][0]
         else:
@@ -606,7 +630,7 @@ class SnapshotKeyword:
             self._give_back(mark, acc)
         # no term left out (j last): every matching row, bound 0 (every posting scores more than
         # 0: a weight is at least 1e-6 and a count positive)
-        return rows, self.exact(rows), 0.0 if j == len(order) - 1 else rest[j]
+        return rows, self.exact(rows), bound
 
 
 def best_matches(rows: "np.ndarray", scores: "np.ndarray", count: int) -> "tuple[np.ndarray, np.ndarray]":
