@@ -118,7 +118,7 @@ class PieceTokenizer:
         # an ASCII text without control characters is read as its words (runs of letters, digits
         # and underscores, each a cache key as a piece would be) and its punctuation characters
         self._word_table = _WORDS_RAW if preprocess is not None else _WORDS_LOWER
-        self._mark_table: list[bytes] | None = None
+        self._mark_table: Any = None  # numpy: the id of each ASCII punctuation character, by byte
         self._flat = True  # every id so far is below _MAX_FLAT_ID: the one-pass split holds
 
     def ids_many(self, texts: list[str]) -> list[bytes | None]:
@@ -139,7 +139,7 @@ class PieceTokenizer:
         # walk the whole cache instead)
         new = list(filterfalse(cache.__contains__, distinct))
         if len(new) > MAX_PIECES:  # (not a real batch) piece by piece, the cache bounded as it grows
-            return list(map(self._ids, texts, split, repeat(cache.__getitem__), marks))
+            return self._with_marks(list(map(self._ids, texts, split, repeat(cache.__getitem__))), marks)
         forgot = len(cache) + len(new) > MAX_PIECES
         batch = dict(zip(distinct, map(cache.get, distinct))) if forgot or len(cache) >= LOCAL_PIECES else None
         if forgot:
@@ -163,7 +163,7 @@ class PieceTokenizer:
             batch.update(zip(new, fresh))
             cache.update(batch if forgot else zip(new, fresh))
             lookup = batch.__getitem__
-        return list(map(self._ids, texts, split, repeat(lookup), marks))
+        return self._with_marks(list(map(self._ids, texts, split, repeat(lookup))), marks)
 
     def _forget(self) -> None:
         """Start the piece cache again (memory stays bounded); the word and punctuation caches,
@@ -176,7 +176,7 @@ class PieceTokenizer:
     def ids(self, text: str) -> bytes | None:
         """The token ids of ``text`` in piece order, packed; None when it holds an added token."""
         split, marks = self._split([text])
-        return self._ids(text, split[0], self._pieces.__getitem__, marks[0])
+        return self._with_marks([self._ids(text, split[0], self._pieces.__getitem__)], marks)[0]
 
     def _split(self, texts: list[str]) -> tuple[list[list[bytes] | list[str]], list[bytes | None]]:
         """The keys of each text's ids (cache keys) and its marks: an ASCII text's words (bytes)
@@ -207,22 +207,36 @@ class PieceTokenizer:
             marks.append(None)
         return out, marks
 
-    def _ids(self, text: str, pieces: list, lookup: Callable[[bytes | str], bytes],
-             marks: bytes | None = None) -> bytes | None:
-        """:meth:`ids` given the keys of ``text`` and the ids of each (``marks``: the
-        punctuation characters of a text read as words)."""
+    def _ids(self, text: str, pieces: list, lookup: Callable[[bytes | str], bytes]) -> bytes | None:
+        """The ids of the keys of ``text`` (a text read as words: without its punctuation's)."""
         if "[" in text and any(special in text for special in self._specials):
             return None
         if len(self._pieces) > MAX_PIECES:
             self._forget()
-        ids = b"".join(map(lookup, pieces))
-        return ids if not marks else ids + b"".join(map(self._mark_ids().__getitem__, marks))
+        return b"".join(map(lookup, pieces))
 
-    def _mark_ids(self) -> list[bytes]:
-        """The ids of each ASCII punctuation character, by byte value."""
+    def _with_marks(self, ids: list[bytes | None], marks: list[bytes | None]) -> list[bytes | None]:
+        """``ids`` with each text's punctuation characters' ids appended (``marks``, see
+        :meth:`_split`): every character's of the batch looked up in one numpy call."""
+        found = [m for m, i in zip(marks, ids) if m and i is not None]
+        if not found:
+            return ids
+        import numpy as np
+
         if self._mark_table is None:
-            self._mark_table = [self._words[bytes([c])] if c in _PUNCTUATION else b"" for c in range(256)]
-        return self._mark_table
+            # each ASCII punctuation character is one token: BERT isolates it, and WordPiece gives a
+            # one-character word one id (its own or the unknown token's)
+            self._mark_table = np.array([array("i", self._words[bytes([c])])[0] if c in _PUNCTUATION else -1
+                                         for c in range(256)], dtype=np.intc)
+        packed = self._mark_table[np.frombuffer(b"".join(found), dtype=np.uint8)].tobytes()
+        size = self._mark_table.itemsize
+        at = 0
+        for k, (text_ids, text_marks) in enumerate(zip(ids, marks)):
+            if text_marks and text_ids is not None:
+                end = at + len(text_marks) * size
+                ids[k] = text_ids + packed[at:end]
+                at = end
+        return ids
 
     def _ascii_ids(self, pieces: list[bytes]) -> list[bytes]:
         """The ids of an ASCII text's pieces (cache keys); all pre-processed in one pass."""
