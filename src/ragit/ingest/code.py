@@ -118,14 +118,14 @@ def _python_start(node: ast.stmt, lines: list[str], floor: int) -> int:
     return start
 
 
-def _python_defs(source: str) -> list[_Def] | None:
+def _python_defs(source: str, lines: list[str]) -> list[_Def] | None:
+    """Top-level definitions of ``source`` (``lines``: its lines), and the methods of its classes."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # invalid escapes etc. must not reach the user
             tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    lines = split_lines(source)
     defs: list[_Def] = []
     floor = 0
     for node in tree.body:
@@ -509,13 +509,13 @@ def chunk_code(path: str, raw_text: str, masked_text: str, version: str = "1") -
     """
     lim = LIMITS[version]
     raw_lines = split_lines(raw_text)
-    masked_lines = split_lines(masked_text)
+    masked_lines = raw_lines if masked_text is raw_text else split_lines(masked_text)  # (nothing masked)
     if len(raw_lines) != len(masked_lines):
         raise ValueError(f"{path}: masked text has {len(masked_lines)} lines, raw text {len(raw_lines)}")
     clean = [line.rstrip() for line in masked_lines]
     language = language_for(path)
     if language == "python":
-        defs = _python_defs(raw_text)
+        defs = _python_defs(raw_text, raw_lines)
         if defs is not None:
             return "code:python", _numbered(_structured(clean, defs, lim))
     elif language is not None:
