@@ -159,7 +159,8 @@ _TITLE_LINES = re.compile(r"\s*\(lines \d+-\d+\)$|^lines \d+-\d+$")
 def title_name(title: str) -> str:
     """The name part of a chunk title: ``method Client._send`` → ``Client._send``; ``lines 1-60``
     and a window suffix say nothing and are dropped; a Markdown section title is kept whole."""
-    title = _TITLE_LINES.sub("", title)
+    if "lines " in title:  # (what either of _TITLE_LINES' forms holds)
+        title = _TITLE_LINES.sub("", title)
     if title in ("module", "Introduction", "Body"):
         return ""
     match = _TITLE_KIND.match(title)

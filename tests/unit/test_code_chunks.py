@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from ragit.ingest import code as code_module
@@ -379,3 +381,45 @@ def test_chunker_version_2_halves_the_limits():
     assert [(c.title, c.start_line, c.end_line) for c in v2] == [
         ("function big (lines 1-30)", 1, 30), ("function big (lines 26-55)", 26, 55), ("function big (lines 51-56)", 51, 56),
     ]
+
+
+def _windows_reference(clean, start, end, label, lim):
+    """``code_module._windows`` as it was written first: each window grown line by line."""
+    out = []
+    prefix = f"{label} (lines " if label else "lines "
+    suffix = ")" if label else ""
+    first = start
+    while first <= end:
+        line = clean[first - 1]
+        if len(line) > lim.chunk_chars:
+            for offset in range(0, len(line), lim.chunk_chars):
+                piece = line[offset:offset + lim.chunk_chars].rstrip()
+                if piece.strip():
+                    out.append((f"{prefix}{first}-{first}{suffix}", first, first, piece))
+            last = first
+        else:
+            limit = min(first + lim.window_lines - 1, end)
+            last, length = first, len(line)
+            while last < limit and length + 1 + len(clean[last]) <= lim.chunk_chars:
+                length += 1 + len(clean[last])
+                last += 1
+            trimmed = code_module._trim(clean, first, last)
+            if trimmed is not None:
+                a, b = trimmed
+                out.append((f"{prefix}{a}-{b}{suffix}", a, b, "\n".join(clean[a - 1:b])))
+        if last >= end:
+            break
+        first = min(first + lim.window_step, last + 1)
+    return out
+
+
+def test_windows_find_their_last_line_by_bisection_as_the_line_loop_did():
+    rng = random.Random(5)
+    for _ in range(400):
+        lines = ["x" * rng.choice([0, 0, 1, 5, 40, 79, 80, 200, 1199, 1200, 2399, 2400, 2401, 5000])
+                 for _ in range(rng.randint(1, 300))]
+        start = rng.randint(1, len(lines))
+        end = rng.randint(start, len(lines))
+        for lim in code_module.LIMITS.values():
+            label = rng.choice(["", "function f"])
+            assert code_module._windows(lines, start, end, label, lim) == _windows_reference(lines, start, end, label, lim)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from tokenizers import Tokenizer
 
-from ragit.embed import CODE_DIR, pieces, static
+from ragit.embed import CODE_DIR, MINILM_DIR, pieces, static
 from ragit.embed.codetext import code_words, code_words_pieces, split_identifiers
 from ragit.embed.pieces import PieceTokenizer
 from ragit.embed.static import StaticEmbedder
@@ -282,3 +282,27 @@ def test_plain_non_ascii_pieces_are_tokenised_in_python_as_tokenizers_does():
 def test_text_with_plain_non_ascii_characters_does_not_load_tokenizers():
     texts = ["def café(): return 'naïve — résumé'", "ÉCOLE → über\u00a0alles …"]
     _assert_embedded_without_tokenizers(texts)
+
+
+def test_ascii_texts_are_read_as_words_and_punctuation():
+    """An ASCII text without control characters is read as its words (runs of letters, digits
+    and underscores) plus its punctuation characters: for both bundled models (with and without
+    the code pre-processing) the ids are the multiset ``tokenizers`` gives the whole
+    pre-processed text, however punctuation, identifiers and digits sit against each other; a
+    text holding a control character BERT drops (which joins its neighbours) is read as pieces."""
+    punctuation = list("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+    alphabet = punctuation + ["getUser", "HTTPServer", "x_y", "_", "__init__", "Ab", "aB", "AB", "a1B", "9", "12",
+                              "base64Encode", "x" * 30, "y" * 110, " ", " ", "\n", "\t", "\r", "sendFile", "é"]
+    texts = _random_texts(3000, seed=23, alphabet=alphabet) + _real_code(100) + ["a\x01b", "get\x0bUser", "x\x7fY"]
+    for model, preprocess in ((CODE_DIR, "code"), (MINILM_DIR, None)):
+        tok = Tokenizer.from_file(str(model / "tokenizer.json"))
+        embedder = StaticEmbedder("t", model / "tokenizer.json", model / "embeddings.safetensors",
+                                  **({"tensor_key": "embeddings"} if preprocess else {}), preprocess=preprocess)
+        prepared = embedder._prepared(texts)
+        tokenizer = PieceTokenizer(load_wordpiece(model / "tokenizer.json"),
+                                   lambda piece, tok=tok: tok.encode(piece, add_special_tokens=False).ids,
+                                   None if preprocess is None else code_words_pieces)
+        got = [ids for start in range(0, len(texts), 97) for ids in tokenizer.ids_many(texts[start:start + 97])]
+        for text, ids, encoding in zip(texts, got, tok.encode_batch(prepared, add_special_tokens=False)):
+            assert ids is not None and Counter(_unpacked(ids)) == Counter(encoding.ids), repr(text)
+    assert tokenizer._split(["a.b(c)", "a\x01b", "é x"])[1] == [b".()", None, None]

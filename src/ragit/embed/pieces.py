@@ -13,6 +13,13 @@ each run of non-space characters alone as well, so a new piece is pre-processed 
 batch's new pieces in one pass), never a whole text. Its key keeps the case and the control
 characters that the pre-processing reads.
 
+Finer still, an ASCII text without control characters is read as its words, the runs of letters,
+digits and underscores, plus its punctuation characters: BERT isolates each punctuation
+character (``_`` too, which the word keeps for the pre-processing to see) and the pre-processing
+never reads past a word's ends, so a word is a piece whose ids are those it has in any text.
+Code's words repeat far more than its pieces (sympy: 87k distinct words against 491k distinct
+pieces, each new one pre-processed and split: 2.1 -> 1.4 s of tokenising, issue 15).
+
 Exactness: with a float16 matrix the float64 sum of up to ``EXACT_F16_TOKENS`` rows is exact in
 any order (:mod:`ragit.embed.static`), so the vectors are the bits of the in-order ids. The caller
 re-encodes in order any text longer than that, and a text holding an added token (``[UNK]``…,
@@ -24,7 +31,7 @@ from __future__ import annotations
 import re
 from array import array
 from collections.abc import Callable
-from itertools import chain, filterfalse
+from itertools import chain, filterfalse, repeat
 from operator import add
 from typing import Any
 
@@ -47,6 +54,10 @@ _PUNCTUATION = bytes(range(ord("!"), ord("/") + 1)) + bytes(range(ord(":"), ord(
     + bytes(range(ord("["), ord("`") + 1)) + bytes(range(ord("{"), ord("~") + 1))
 _PUNCTUATION_TO_SPACE = bytes.maketrans(_PUNCTUATION, b" " * len(_PUNCTUATION))
 _NOT_PUNCTUATION = b"abcdefghijklmnopqrstuvwxyz0123456789 "
+_WORD_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_"
+_WORD_OR_SPACE = _WORD_BYTES + b" \t\n\r"
+_WORDS_RAW = bytes(c if c in _WORD_BYTES else 32 for c in range(256))
+_WORDS_LOWER = _WORDS_RAW.translate(bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ", b"abcdefghijklmnopqrstuvwxyz"))
 # Many pieces are split in one pass, a marker word between them (a control character: cleaning
 # dropped all of them) whose ids are a sentinel, int32 -1, never a token id. Real ids are below
 # 2**24 (checked as words are encoded), so each has a zero byte at the top and no 4 bytes of a
@@ -104,11 +115,15 @@ class PieceTokenizer:
         self._pieces: dict[bytes | str, bytes] = _Cache(self._encode_piece)
         self._words: dict[bytes, bytes] = _Cache(self._encode_word)
         self._punctuation: dict[bytes, bytes] = _Cache(self._encode_punctuation)  # a piece's marks
+        # an ASCII text without control characters is read as its words (runs of letters, digits
+        # and underscores, each a cache key as a piece would be) and its punctuation characters
+        self._word_table = _WORDS_RAW if preprocess is not None else _WORDS_LOWER
+        self._mark_table: Any = None  # numpy: the id of each ASCII punctuation character, by byte
         self._flat = True  # every id so far is below _MAX_FLAT_ID: the one-pass split holds
 
     def ids_many(self, texts: list[str]) -> list[bytes | None]:
-        """:meth:`ids` of every text. Each ASCII text is cleaned and split once; the pieces the
-        batch brings that the cache lacks are split into words once, and their ids (new words
+        """:meth:`ids` of every text. Each ASCII text is split once (into words, or pieces:
+        :meth:`_split`); the pieces the batch brings that the cache lacks are split into words once, and their ids (new words
         through the Python WordPiece) enter the cache in one C-level pass, not a Python call
         per piece (code has many pieces seen once, such as ``self._client.send(``).
 
@@ -117,14 +132,14 @@ class PieceTokenizer:
         the whole cache (sympy: 400k pieces) costs a cache miss or more (sympy's pieces, 3.6M:
         1.50 -> 1.34 s once known); a small cache is read directly (building the batch's dict
         would cost more than it saves)."""
-        split = self._split(texts)
+        split, marks = self._split(texts)
         cache = self._pieces
         distinct = set(chain.from_iterable(split))
         # a membership test per distinct piece (``set.difference`` with a dict subclass would
         # walk the whole cache instead)
         new = list(filterfalse(cache.__contains__, distinct))
         if len(new) > MAX_PIECES:  # (not a real batch) piece by piece, the cache bounded as it grows
-            return [self._ids(text, pieces, cache.__getitem__) for text, pieces in zip(texts, split)]
+            return self._with_marks(list(map(self._ids, texts, split, repeat(cache.__getitem__))), marks)
         forgot = len(cache) + len(new) > MAX_PIECES
         batch = dict(zip(distinct, map(cache.get, distinct))) if forgot or len(cache) >= LOCAL_PIECES else None
         if forgot:
@@ -148,7 +163,7 @@ class PieceTokenizer:
             batch.update(zip(new, fresh))
             cache.update(batch if forgot else zip(new, fresh))
             lookup = batch.__getitem__
-        return [self._ids(text, pieces, lookup) for text, pieces in zip(texts, split)]
+        return self._with_marks(list(map(self._ids, texts, split, repeat(lookup))), marks)
 
     def _forget(self) -> None:
         """Start the piece cache again (memory stays bounded); the word and punctuation caches,
@@ -160,22 +175,68 @@ class PieceTokenizer:
 
     def ids(self, text: str) -> bytes | None:
         """The token ids of ``text`` in piece order, packed; None when it holds an added token."""
-        return self._ids(text, self._split([text])[0], self._pieces.__getitem__)
+        split, marks = self._split([text])
+        return self._with_marks([self._ids(text, split[0], self._pieces.__getitem__)], marks)[0]
 
-    def _split(self, texts: list[str]) -> list[list[bytes] | list[str]]:
-        """The pieces of each text (cache keys): an ASCII text's cleaned (bytes), another's as
-        written (str); one comprehension for the batch, not a method call per text."""
+    def _split(self, texts: list[str]) -> tuple[list[list[bytes] | list[str]], list[bytes | None]]:
+        """The keys of each text's ids (cache keys) and its marks: an ASCII text's words (bytes)
+        and its punctuation characters; when it holds a control character (BERT drops one,
+        joining the characters around it, which a word split would keep apart) its cleaned
+        pieces (bytes) and None; another text's pieces as written (str) and None.
+
+        A text's words are its runs of letters, digits and underscores: BERT isolates every
+        other character but whitespace, and the pre-processing (:mod:`ragit.embed.codetext`)
+        reads nothing past a word's ends, so a text's ids are its words' then its punctuation
+        characters' (a multiset). Code's words repeat far more than its pieces do (sympy:
+        87k distinct words, 491k distinct pieces), and each new key costs a pre-processing."""
         table, delete = self._clean
-        return [text.encode("ascii").translate(table, delete).split() if text.isascii()
-                else [p for p in _ASCII_SPACE.split(text) if p] for text in texts]
+        words = self._word_table
+        marks: list[bytes | None] = []
+        out: list[list[bytes] | list[str]] = []
+        for text in texts:
+            if text.isascii():
+                raw = text.encode("ascii")
+                found = raw.translate(None, _WORD_OR_SPACE)  # punctuation and control characters
+                if not found.translate(None, _PUNCTUATION):
+                    out.append(raw.translate(words).split())
+                    marks.append(found)
+                    continue
+                out.append(raw.translate(table, delete).split())
+            else:
+                out.append([p for p in _ASCII_SPACE.split(text) if p])
+            marks.append(None)
+        return out, marks
 
     def _ids(self, text: str, pieces: list, lookup: Callable[[bytes | str], bytes]) -> bytes | None:
-        """:meth:`ids` given the pieces of ``text`` and the ids of each."""
+        """The ids of the keys of ``text`` (a text read as words: without its punctuation's)."""
         if "[" in text and any(special in text for special in self._specials):
             return None
         if len(self._pieces) > MAX_PIECES:
             self._forget()
         return b"".join(map(lookup, pieces))
+
+    def _with_marks(self, ids: list[bytes | None], marks: list[bytes | None]) -> list[bytes | None]:
+        """``ids`` with each text's punctuation characters' ids appended (``marks``, see
+        :meth:`_split`): every character's of the batch looked up in one numpy call."""
+        found = [m for m, i in zip(marks, ids) if m and i is not None]
+        if not found:
+            return ids
+        import numpy as np
+
+        if self._mark_table is None:
+            # each ASCII punctuation character is one token: BERT isolates it, and WordPiece gives a
+            # one-character word one id (its own or the unknown token's)
+            self._mark_table = np.array([array("i", self._words[bytes([c])])[0] if c in _PUNCTUATION else -1
+                                         for c in range(256)], dtype=np.intc)
+        packed = self._mark_table[np.frombuffer(b"".join(found), dtype=np.uint8)].tobytes()
+        size = self._mark_table.itemsize
+        at = 0
+        for k, (text_ids, text_marks) in enumerate(zip(ids, marks)):
+            if text_marks and text_ids is not None:
+                end = at + len(text_marks) * size
+                ids[k] = text_ids + packed[at:end]
+                at = end
+        return ids
 
     def _ascii_ids(self, pieces: list[bytes]) -> list[bytes]:
         """The ids of an ASCII text's pieces (cache keys); all pre-processed in one pass."""

@@ -281,9 +281,9 @@ class StaticEmbedder:
         (prose: 1.09 tokens per distinct row on the 1,000-doc corpus) is added row by row: the
         scaling would cost more than the rows it saves; what that costs is a sort of the batch's
         ids (~0.1 ms for 256 texts of prose). A count is at most 8,192
-        (``EXACT_F16_TOKENS``), so count × a float16 value is exact in float32 (11 + 13 bits) and
-        the float64 sum of those products is exact (module docstring); a longer text, whose
-        in-order sum need not be exact, is added row by row as before."""
+        (``EXACT_F16_TOKENS``), so count × a float16 value is exact in float64 (11 + 13 bits) and
+        the float64 sum of those products is exact in any order (module docstring); a longer text,
+        whose in-order sum need not be exact, is added row by row as before."""
         import numpy as np
 
         n, width = len(ends), matrix.shape[0]
@@ -299,20 +299,20 @@ class StaticEmbedder:
         seen = np.concatenate(([0], np.cumsum(first)))  # distinct pairs before each token
         bounds = seen[np.concatenate(([0], ends))]  # each text's distinct pairs: bounds[t]:bounds[t + 1]
         counted = (lengths > COUNTED_REPEATS * np.diff(bounds)) & (lengths <= EXACT_F16_TOKENS)
-        add, take, mul, f64, f32 = np.add.reduce, matrix.take, np.multiply, np.float64, np.float32
+        add, take, einsum, f64 = np.add.reduce, matrix.take, np.einsum, np.float64
         if counted.any():
             bounds = bounds.tolist()
             starts = np.flatnonzero(first)
-            counts = np.diff(starts, append=len(keys)).astype(f32)[:, None]
+            counts = np.diff(starts, append=len(keys)).astype(f64)
             rows = keys[starts] % width
         start = 0
         for text, (end, by_count) in enumerate(zip(ends, counted.tolist())):
             if by_count:
                 low, high = bounds[text], bounds[text + 1]
-                gathered = take(rows[low:high], axis=0)
-                scaled = mul(gathered, counts[low:high], out=gathered) if gathered.dtype == f32 \
-                    else mul(gathered, counts[low:high], dtype=f32)
-                add(scaled, axis=0, dtype=f64, out=sums[text])
+                # one pass over the gathered rows, in float64 (no BLAS): scaling them in float32
+                # first and summing after read them twice (sympy's pooling 0.83 -> 0.72 s)
+                einsum("i,ij->j", counts[low:high], take(rows[low:high], axis=0), dtype=f64, out=sums[text],
+                       casting="safe")
             elif end > start:
                 add(take(ids[start:end], axis=0), axis=0, dtype=f64, out=sums[text])
             start = end

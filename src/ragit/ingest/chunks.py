@@ -7,14 +7,14 @@ so stored chunks are never mixed with differently cut ones.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 CHUNKER_VERSION = "1"  # the default; "2" cuts code into halved units (ragit.ingest.code.LIMITS)
 
 
-@dataclass(frozen=True)
-class Chunk:
-    """One retrievable piece of a document; lines are 1-based and inclusive in the original file."""
+class Chunk(NamedTuple):
+    """One retrievable piece of a document; lines are 1-based and inclusive in the original file.
+    (A named tuple: a chunker makes one per chunk, and a frozen dataclass costs ~1 µs more each.)"""
 
     ordinal: int
     title: str
