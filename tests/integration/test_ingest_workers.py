@@ -276,3 +276,34 @@ def test_shares_interleave_by_bytes():
     parts = workers.shares(jobs, [10, 1, 1, 1, 10, 1], 2)
     assert parts == [[(0, "job0"), (5, "job5")], [(1, "job1"), (2, "job2"), (3, "job3"), (4, "job4")]]
     assert sorted(j for p in parts for j in p) == jobs
+
+
+def test_blob_wire_gives_back_the_result_it_was_given():
+    """A worker's results travel as plain tuples (cheap to pickle); the parent's rebuilt record,
+    rows, vectors and keyword fields equal the chunker's, named tuples and dataclass included."""
+    import pickle
+
+    from ragit.ingest.blobwork import BlobChunker
+    from ragit.ingest.discovery import Candidate
+    from ragit.ingest.manifest import ManifestParams
+    from ragit.store.records import BlobRecord, NewChunk, StoredChunk
+
+    chunker = BlobChunker(ManifestParams("1", "1", "placeholder:sha1:64:v1", "sha256:" + "0" * 64))
+    wire = workers.BlobWire()
+    blobs = [
+        (Candidate("docs/a.md", "a" * 40, 80, "markdown"), b"---\ntype: guide\n---\n# Title\n\nSome text.\n\n## Part\n\nMore.\n"),
+        (Candidate("src/m.py", "b" * 40, 60, "code"), b"import os\n\n\ndef f(x):\n    return x + 1\n\n\nclass C:\n    pass\n"),
+        (Candidate("bin/x.dat", "c" * 40, 4, "markdown"), b"\x00\x01\x02\x03"),  # skipped: no chunks
+    ]
+    for c, data in blobs:
+        record, chunks = chunker(c, f"{c.kind}@1", data, True)
+        assert bool(chunks) == (c.path != "bin/x.dat") and len(chunks) == len(record.chunks)
+        vectors = bytes(range(8)) * len(chunks)
+        fields = [("t", "h", "p", 3)] * len(chunks)
+        for sent in ((record, chunks, vectors, fields), (record, chunks, None, None)):
+            back = wire.decode(pickle.loads(pickle.dumps(wire.encode(*sent), protocol=pickle.HIGHEST_PROTOCOL)))
+            assert back == sent
+            assert type(back[0]) is BlobRecord
+            assert all(type(n) is NewChunk for n in back[1])
+            assert all(type(s) is StoredChunk for s in back[0].chunks)
+    assert wire.decode(None) is None

@@ -781,6 +781,7 @@ def _fork_workers(pending, config, store: "Store | None", chunker, load: Callabl
     work = w.chunk_share(git, chunker, embedder, config["ingest"]["supported_types"], analyse, EMBED_BATCH)
     try:
         return w.Workers(w.shares(jobs, sizes, count), work,
-                         None if progress is None else lambda done, total: progress("read", done, total))
+                         None if progress is None else lambda done, total: progress("read", done, total),
+                         w.BlobWire().decode)
     except OSError:  # no fork now (process or memory limits): this process does the work
         return None
