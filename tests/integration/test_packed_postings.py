@@ -107,7 +107,6 @@ def test_answers_are_identical_with_and_without_the_file(repo):
 
 
 def test_extended_after_a_small_commit_equals_a_fresh_build(repo, tmp_path):
-    path = packedpostings.file_path(repo.root / ".ragit" / "store")
     repo.commit("more", {**_docs(3, seed=9, prefix="n"), "docs/d001.md": "# Changed\n\nsocket café rewritten\n"})
     r = Repo.open(repo.root)
     r.ingest()
