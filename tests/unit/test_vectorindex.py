@@ -172,3 +172,15 @@ def test_populate_maps_a_file_mapping_behind_an_array(tmp_path):
     assert populate(view) and populate(memoryview(mapped)) and populate(mapped)
     assert view[4095, 63] == 4096 * 64 - 1  # the mapping is unchanged
     assert not populate(np.zeros(4)) and not populate(None) and not populate(b"bytes")
+
+
+def test_two_builds_of_one_heap_write_the_same_file(tmp_path, monkeypatch):
+    """The k-means is repeatable (seeded start, no threads of its own): one heap, one index file."""
+    monkeypatch.setattr(vectorindex, "LIST_ROWS", 100)
+    path, _ = _heap(tmp_path, 2500, seed=3)
+    vectorindex.build(path, DIMS)
+    index_file, meta = vectorindex.index_paths(path)
+    first = (index_file.read_bytes(), meta.read_text())
+    vectorindex.remove(path)
+    vectorindex.build(path, DIMS)
+    assert (index_file.read_bytes(), meta.read_text()) == first

@@ -7,7 +7,7 @@ rows of their files, exactly from the heap (ragit.retrieve.search). Every develo
 snapshot is far below the threshold, so the results measured there stay exact, bit for bit.
 
 The index is an inverted file (IVF): the heap's rows, less the heap's mean, are grouped into lists
-by k-means (usearch's ``kmeans`` over a random sample of rows), each row in the list of its
+by k-means (over a random sample of rows), each row in the list of its
 nearest centroid. A question probes the :data:`PROBE_LISTS` lists whose centroids have the largest
 inner product with it (more while they hold fewer rows than it asks for), scores their rows by
 inner product with numkong over float16 residuals, and returns the best. Centring changes no
@@ -21,9 +21,8 @@ kernel's fault-around brought up to ≈ 470 MB of its pages into a cold 1M query
 however few nodes it visited (peak RSS 404–602 MB against 98 MB now); its build cost 538 s of CPU
 at 1M rows, the lists 40 s (a k-means of a sample and three passes over the heap). At 1M rows and
 the bench's 200 questions, final recall@10 against exact search was 0.982 with 64 lists probed of
-977 (0.970 with 32, 0.989 with 96; HNSW with 512 candidates: 0.981). usearch's k-means runs
-threads and is not bit-for-bit repeatable, so two builds over one heap may differ slightly in
-their lists, as two HNSW builds did; a built index answers deterministically.
+977 (0.970 with 32, 0.989 with 96; HNSW with 512 candidates: 0.981). The build is repeatable:
+one heap gives the same file, bit for bit, on one machine (:func:`_kmeans`).
 
 The index belongs to the heap, not to a snapshot: its keys are heap slots, and the heap is shared
 by every snapshot and commit of the store, so a new commit reuses it. A snapshot filters the
@@ -377,26 +376,61 @@ def populate(view: object) -> bool:
 
 
 def _train(heap: Path, dims: int, rows: int, centre: "np.ndarray") -> "np.ndarray":
-    """Centroids (float32 [lists, dims]) of the heap's centred, non-zero rows, learned by k-means
-    (usearch) from at most :data:`TRAIN_ROWS` rows drawn at random (a fixed seed). Not evenly
-    spaced rows: a heap holds files' chunks in order, and a stride can fall in step with a
+    """Centroids (float32 [lists, dims]) of the heap's centred, non-zero rows, learned by
+    :func:`_kmeans` from at most :data:`TRAIN_ROWS` rows drawn at random (a fixed seed). Not
+    evenly spaced rows: a heap holds files' chunks in order, and a stride can fall in step with a
     repeating shape (the bench corpus: six chunks a document, every 15th row took two of the six
     kinds), which left most lists nearly empty and a few holding thousands of rows."""
     import numpy as np
-    from usearch.index import kmeans
 
     picked = np.sort(np.random.default_rng(0).choice(rows, min(rows, TRAIN_ROWS), replace=False))
     parts = []
     for lo, block in _blocks(heap, dims, 0, rows):
-        inside = picked[(picked >= lo) & (picked < lo + len(block))] - lo
-        sampled = block[inside]
+        sampled = block[picked[(picked >= lo) & (picked < lo + len(block))] - lo]
         parts.append(sampled[np.any(sampled != 0, axis=1)] - centre)
     sample = np.concatenate(parts) if parts else np.zeros((0, dims), dtype=np.float32)
-    lists = min(list_count(rows), len(sample))
-    if lists <= 1:
-        return sample.mean(axis=0, keepdims=True).astype(np.float32) if len(sample) else np.zeros((1, dims), np.float32)
-    centroids = kmeans(sample, lists, metric="l2sq", dtype="f32", max_iterations=KMEANS_ITERATIONS, seed=0)[2]
+    if not len(sample):
+        return np.zeros((1, dims), dtype=np.float32)
+    return _kmeans(sample, min(list_count(rows), len(sample)))
+
+
+def _kmeans(sample: "np.ndarray", lists: int) -> "np.ndarray":
+    """Lloyd's k-means of ``sample`` into ``lists`` centroids, repeatable bit for bit: it starts
+    from rows a seeded generator picks, then assigns every row to its nearest centroid and moves
+    each centroid to its rows' mean, :data:`KMEANS_ITERATIONS` times or until no row changes list
+    (a list left empty keeps its centroid). usearch's ``kmeans`` runs threads whose results differ
+    from build to build, so two indexes of one heap differed and a test of recall passed or
+    failed by chance; this costs about as much (≈ 20 s at 1M rows)."""
+    import numpy as np
+
+    centroids = sample[np.sort(np.random.default_rng(0).choice(len(sample), lists, replace=False))].copy()
+    assign = np.full(len(sample), -1, dtype=np.int64)
+    for _ in range(KMEANS_ITERATIONS):
+        nearest = _nearest(sample, centroids)
+        if np.array_equal(nearest, assign):
+            break
+        assign = nearest
+        order = np.argsort(assign, kind="stable")
+        counts = np.bincount(assign, minlength=lists)
+        filled = np.nonzero(counts)[0]
+        sums = np.add.reduceat(sample[order].astype(np.float64), np.cumsum(counts)[filled] - counts[filled], axis=0)
+        centroids[filled] = (sums / counts[filled, None]).astype(np.float32)
     return np.ascontiguousarray(centroids, dtype=np.float32)
+
+
+def _nearest(rows: "np.ndarray", centroids: "np.ndarray") -> "np.ndarray":
+    """The nearest centroid (squared distance) of each row, computed :data:`_ASSIGN_ROWS` rows at
+    a time (a [rows, lists] float32 block)."""
+    import numpy as np
+
+    squares = np.einsum("ij,ij->i", centroids, centroids)
+    out = np.empty(len(rows), dtype=np.int64)
+    for a in range(0, len(rows), _ASSIGN_ROWS):
+        distance = rows[a:a + _ASSIGN_ROWS] @ centroids.T
+        distance *= -2
+        distance += squares  # ‖x‖² is the same for every centroid: left out
+        out[a:a + len(distance)] = np.argmin(distance, axis=1)
+    return out
 
 
 def _assign(heap: Path, dims: int, start: int, stop: int, centre: "np.ndarray", centroids: "np.ndarray",
@@ -405,16 +439,10 @@ def _assign(heap: Path, dims: int, start: int, stop: int, centre: "np.ndarray", 
     ``start .. stop-1``; −1 for an all-zero row (left out, as exact search scores it 0)."""
     import numpy as np
 
-    squares = np.einsum("ij,ij->i", centroids, centroids)
     for lo, block in _blocks(heap, dims, start, stop):
         zero = ~np.any(block != 0, axis=1)
         np.subtract(block, centre, out=block)
-        for a in range(0, len(block), _ASSIGN_ROWS):
-            part = block[a:a + _ASSIGN_ROWS]
-            distance = part @ centroids.T
-            distance *= -2
-            distance += squares
-            into[lo + a:lo + a + len(part)] = np.argmin(distance, axis=1)
+        into[lo:lo + len(block)] = _nearest(block, centroids)
         into[lo:lo + len(block)][zero] = -1
 
 
