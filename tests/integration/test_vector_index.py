@@ -16,8 +16,6 @@ from ragit.embed.placeholder import PlaceholderEmbedder
 from ragit.retrieve import search
 from ragit.store import vectorindex
 
-pytest.importorskip("usearch")
-
 WORDS = ("token session store snapshot vector index commit branch cache query rank fusion chunk file "
          "parser schema migrate config watch merge review budget window memory recall artifact packet "
          "mask secret blob heap graph table column filter cursor socket stream buffer thread signal").split()

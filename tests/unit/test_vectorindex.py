@@ -10,8 +10,6 @@ import pytest
 
 from ragit.store import vectorindex
 
-pytest.importorskip("usearch")
-
 DIMS = 32
 
 
