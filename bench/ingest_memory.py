@@ -13,7 +13,7 @@ unset) and each ``--src`` (PYTHONPATH) for a before/after comparison in one run.
 100k chunks of each figure (least squares over the sizes) projects 1M chunks.
 
 The default sizes reach 300k chunks: from ``vectorindex.APPROX_MIN_ROWS`` (200,000) rows on, the
-ingest also builds the HNSW index at publish, so a projection from smaller corpora alone leaves
+ingest also builds the IVF vector index at publish, so a projection from smaller corpora alone leaves
 out the step that used to dominate peak memory (1,190 MB at 300k chunks before its heap reads
 were bounded, against 235 MB at 100k); a projection through it overstates 1M, since 30k and 100k
 have no index. The 300k corpus costs a few minutes of CPU. A run that fails or is stopped (kill

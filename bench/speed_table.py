@@ -147,11 +147,11 @@ def _vector_scale(rows: list[Row]) -> None:
         exact, approx = sec.get("warm_exact") or {}, sec.get("warm_approx") or {}
         rows.append(_row(f"warm `Repo.query` p50 CPU, {label} chunks, exact", exact.get("cpu_p50_ms"), "ms",
                          target_warm, load, "vector_scale.py"))
-        rows.append(_row(f"warm `Repo.query` p50 CPU, {label} chunks, HNSW", approx.get("cpu_p50_ms"), "ms",
+        rows.append(_row(f"warm `Repo.query` p50 CPU, {label} chunks, IVF", approx.get("cpu_p50_ms"), "ms",
                          target_warm, load, "vector_scale.py"))
         recall = sec.get("recall_at_10")
         if recall is not None:
-            rows.append({"metric": f"recall@10 of the HNSW path vs exact, {label} chunks", "value": recall,
+            rows.append({"metric": f"recall@10 of the IVF path vs exact, {label} chunks", "value": recall,
                          "unit": "", "shown": f"{recall:.3f}", "target": "≥ 0.98",
                          "met": "✅" if recall >= 0.98 else "❌", "load": _load_text(load),
                          "source": "vector_scale.py"})

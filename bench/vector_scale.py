@@ -94,7 +94,7 @@ def index_build(repo: Path) -> dict[str, Any]:
     cpu, wall = time.process_time(), time.perf_counter()
     index = vectorindex.build(heap, dims)
     info = {"rows": index.rows, "cpu_s": time.process_time() - cpu, "wall_s": time.perf_counter() - wall,
-            "bytes": vectorindex.index_paths(heap)[0].stat().st_size, "threads": vectorindex.BUILD_THREADS,
+            "bytes": vectorindex.index_paths(heap)[0].stat().st_size, "lists": index.lists,
             "load_average": list(os.getloadavg())}
     record.write_text(json.dumps(info, indent=2), encoding="utf-8")
     return info

@@ -245,3 +245,23 @@ def test_detach_and_option_errors(indexed_repo, tmp_path):
     assert mixed.returncode == 2 and json.loads(mixed.stdout)["error"]["details"]["reason"] == "mixed_input"
     outside = run(repo, "serve", "--cwd", str(tmp_path), "--format", "json")
     assert outside.returncode == 3 and json.loads(outside.stdout)["error"]["code"] == "GIT_REPOSITORY_REQUIRED"
+
+
+def test_one_warm_repo_answers_request_after_request(indexed_repo, monkeypatch):
+    """The warm Repo is made once: the SQLite log and shared-memory files a reader's connection
+    creates, and the last one to close removes, are no store change. Before, replacing the Repo
+    closed its connection, which changed the store folder again, and every request rebuilt the
+    Repo and answered cold."""
+    from ragit.cli import common
+    from ragit.cli.serve.server import Server
+
+    server = Server(indexed_repo.root)
+    monkeypatch.setattr(common, "repo_provider", server._provide_repo)
+    monkeypatch.chdir(indexed_repo.root)
+    repos = []
+    for _ in range(4):
+        code, _ = server._run(["query", "restore auth context", "--format", "json"], str(indexed_repo.root), {},
+                              (False, False))
+        assert code == 0
+        repos.append(server._repo)
+    assert all(repo is repos[0] for repo in repos)

@@ -16,8 +16,6 @@ from ragit.embed.placeholder import PlaceholderEmbedder
 from ragit.retrieve import search
 from ragit.store import vectorindex
 
-pytest.importorskip("usearch")
-
 WORDS = ("token session store snapshot vector index commit branch cache query rank fusion chunk file "
          "parser schema migrate config watch merge review budget window memory recall artifact packet "
          "mask secret blob heap graph table column filter cursor socket stream buffer thread signal").split()
@@ -41,9 +39,12 @@ def _questions(n: int = 40) -> list[str]:
 
 @pytest.fixture
 def big_repo(git_repo, monkeypatch):
-    """360 chunks, with the approximate threshold and candidate counts lowered to scale (the index
-    path then scores a fraction of the rows)."""
+    """360 chunks, with the approximate threshold, list size and candidate counts lowered to scale
+    (the index path then scores a fraction of the rows)."""
     monkeypatch.setattr(vectorindex, "APPROX_MIN_ROWS", 100)
+    # 15 lists, of which a question probes 8 (placeholder vectors have little cluster structure)
+    monkeypatch.setattr(vectorindex, "LIST_ROWS", 24)
+    monkeypatch.setattr(vectorindex, "PROBE_LISTS", 8)
     monkeypatch.setattr(search, "VECTOR_CANDIDATES", 64)
     monkeypatch.setattr(search, "KEYWORD_CANDIDATES", 64)
     write_placeholder_config(git_repo.root)

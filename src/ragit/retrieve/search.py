@@ -246,7 +246,7 @@ class SnapshotMatrix:
             # page faults on every question's new rows (it maps most of both within a few hundred
             # questions anyway)
             populate(self.heap)
-            populate(getattr(self.index, "buffer", None))
+            self.index.keep_mapped()
 
     def slots_ascending(self) -> bool:
         """Heap slots rise with the rows (a store's rows and slots are both given out in ingest
@@ -658,12 +658,11 @@ def keyword_candidates(scorer: "SnapshotKeyword", count: int) -> "tuple[np.ndarr
 # matches, only those that can reach a pool: approximate_scores). The re-rank pool
 # takes the 100 best rows by *file-blended* vector score, which a chunk can reach through its
 # file's other chunks, so the index is asked for well over 100: at 1M chunks, 200 questions,
-# recall@10 against exact search was 0.978 with 256, 0.981 with 384 and 0.984 with 512. A smaller
-# graph finds a question's neighbours more surely, and the search costs in proportion to what it
-# is asked for (usearch searches max(count, expansion) nodes deep), so a snapshot below
-# FULL_CANDIDATE_ROWS asks for proportionally fewer, at least MIN_VECTOR_CANDIDATES: at 100k chunks
-# recall@10 was 0.995 with 512, 0.992 with 256, 0.987 with 192 and 0.982 with 128, and 256 saves
-# ≈ 1.6 ms of a 12 ms warm query (bench/README.md, session 11).
+# recall@10 against exact search was 0.978 with 256, 0.981 with 384 and 0.984 with 512 (measured
+# with session 8's HNSW graph). A snapshot below FULL_CANDIDATE_ROWS asks for proportionally fewer,
+# at least MIN_VECTOR_CANDIDATES: at 100k chunks recall@10 was 0.995 with 512, 0.992 with 256,
+# 0.987 with 192 and 0.982 with 128 (bench/README.md, session 11). The inverted lists that replaced
+# the graph (ragit.store.vectorindex) score every row of the lists they probe whatever is asked.
 VECTOR_CANDIDATES = 512
 MIN_VECTOR_CANDIDATES = 256
 FULL_CANDIDATE_ROWS = 200_000

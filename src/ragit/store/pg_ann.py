@@ -154,11 +154,16 @@ class PgAnnIndex:
     """The embedder's pgvector HNSW index, with the interface of ragit.store.vectorindex's
     ``HeapIndex`` that ragit.retrieve.search uses: ``search(queries, count)`` returns vector
     slots, ``rows`` bounds the snapshot's slots, ``size`` is how many vectors the index holds
-    (the snapshot's share of them sets the over-fetch)."""
+    (the snapshot's share of them sets the over-fetch), ``keep_mapped()`` readies it for a
+    long-lived process."""
 
     def __init__(self, link: _Link, embedder_id: str, dims: int, rows: int, size: int):
         self._link, self._embedder_id = link, embedder_id
         self.dims, self.rows, self.size = dims, rows, size
+
+    def keep_mapped(self) -> bool:
+        """Nothing to map for a long-lived process: the index lives in the server."""
+        return False
 
     def search(self, queries, count: int):
         """Slots of the ``count`` nearest vectors (inner product) of each query row, −1 padded."""
