@@ -130,20 +130,22 @@ class StaticEmbedder:
 
     def embed(self, texts: Sequence[str]) -> numpy.ndarray:
         """Embed ``texts``: one L2-normalised float32 row each, zeros for token-less input."""
-        return self.embed_with_words(texts)[0]
+        return self._embed(texts, None)
 
     def embed_with_words(self, texts: Sequence[str]) -> tuple[numpy.ndarray, list[list[bytes] | None]]:
         """:meth:`embed` and each text's :func:`ragit.lexical.ascii_words` where the tokeniser
         split the text into those words anyway, else None (an ingest worker counts a chunk's
         keyword terms from them: :meth:`PieceTokenizer.ids_many`)."""
-        if self._py is not None and self._dtype == "F16":  # order-free sums: each piece tokenised once
-            words: list[list[bytes] | None] = []
-            return self._pool_batches((self._encode_pieces(texts[start:start + ENCODE_BATCH], words)
-                                       for start in range(0, len(texts), ENCODE_BATCH)), len(texts)), words
-        return self._embed_in_order(texts), [None] * len(texts)
+        words: list[list[bytes] | None] = []
+        vectors = self._embed(texts, words)
+        return vectors, words if len(words) == len(texts) else [None] * len(texts)
 
-    def _embed_in_order(self, texts: Sequence[str]) -> numpy.ndarray:
-        """:meth:`embed` of a model whose texts are tokenised in order (not by pieces)."""
+    def _embed(self, texts: Sequence[str], words: list | None) -> numpy.ndarray:
+        """:meth:`embed`, extending ``words`` (when given) as :meth:`embed_with_words` describes
+        (left empty when the texts are tokenised in order)."""
+        if self._py is not None and self._dtype == "F16":  # order-free sums: each piece tokenised once
+            return self._pool_batches((self._encode_pieces(texts[start:start + ENCODE_BATCH], words)
+                                       for start in range(0, len(texts), ENCODE_BATCH)), len(texts))
         texts = self._prepared(texts)
         encoder = self._python_encoder(texts)
         return self._pool_batches((_flat_ids(self._encode(texts[start:start + ENCODE_BATCH], encoder))
