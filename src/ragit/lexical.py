@@ -88,6 +88,7 @@ def is_term(part: str) -> bool:
 # ``\w+`` on ASCII text as bytes: every other character made a space, then one C-level ``split``
 # (cheaper than ``findall`` and than the ``str`` forms; the same words), for the term stream.
 _NOT_WORD_BYTES = bytes(c if c < 128 and (chr(c).isalnum() or c == 95) else 32 for c in range(256))
+ASCII_WORD_TABLE = _NOT_WORD_BYTES  # (public: a tokeniser splitting with the same table has the same words)
 MAX_BYTE_WORDS = 262_144  # words term_counts remembers (as word_terms' cache); then it starts again
 
 
@@ -125,11 +126,25 @@ def term_counts(text: str) -> dict[str, int]:
     return counts
 
 
+def ascii_words(text: str) -> list[bytes]:
+    """The words of an ASCII text as :func:`term_counts` reads them: its runs of letters, digits
+    and underscores, as bytes, in order (:data:`ASCII_WORD_TABLE` then one ``split``)."""
+    return text.encode("ascii").translate(_NOT_WORD_BYTES).split()
+
+
+def ascii_term_counts(words: list[bytes]) -> dict[str, int]:
+    """:func:`term_counts` of an ASCII text given its :func:`ascii_words` (an ingest worker has
+    them from the embedder, which split the same text the same way: issue 15), the same dict."""
+    counts: dict[str, int] = {}
+    _count_elements(counts, chain.from_iterable(map(_BYTE_TERMS.__getitem__, words)))
+    return counts
+
+
 def _term_stream(text: str) -> Iterator[str]:
     """Every term of ``text`` in order, each word's from its cache: ASCII text split as bytes
     (:data:`_BYTE_TERMS`), any other through :func:`word_terms`; no Python code runs per word."""
     if text.isascii():
-        found = map(_BYTE_TERMS.__getitem__, text.encode("ascii").translate(_NOT_WORD_BYTES).split())
+        found = map(_BYTE_TERMS.__getitem__, ascii_words(text))
     else:
         found = map(word_terms, _WORD.findall(text))
     return chain.from_iterable(found)

@@ -35,6 +35,7 @@ from itertools import chain, filterfalse, repeat
 from operator import add
 from typing import Any
 
+from ..lexical import ASCII_WORD_TABLE
 from .wordpiece import WordPieceEncoder
 
 # BERT's clean_text and lower-casing for ASCII, as one ``bytes.translate``: control characters
@@ -118,11 +119,16 @@ class PieceTokenizer:
         # an ASCII text without control characters is read as its words (runs of letters, digits
         # and underscores, each a cache key as a piece would be) and its punctuation characters
         self._word_table = _WORDS_RAW if preprocess is not None else _WORDS_LOWER
+        self._lexical_words = self._word_table == ASCII_WORD_TABLE  # the keyword index's words too
         self._mark_table: Any = None  # numpy: the id of each ASCII punctuation character, by byte
         self._flat = True  # every id so far is below _MAX_FLAT_ID: the one-pass split holds
 
-    def ids_many(self, texts: list[str]) -> list[bytes | None]:
-        """:meth:`ids` of every text. Each ASCII text is split once (into words, or pieces:
+    def ids_many(self, texts: list[str], words: list | None = None) -> list[bytes | None]:
+        """:meth:`ids` of every text; ``words``, when given, is extended with each text's words
+        as :func:`ragit.lexical.ascii_words` splits it, where this split found them (an ASCII
+        text read as words with the same table), else None: the keyword fields of an ingest
+        worker are counted from them instead of splitting the text again (issue 15).
+        Each ASCII text is split once (into words, or pieces:
         :meth:`_split`); the pieces the batch brings that the cache lacks are split into words once, and their ids (new words
         through the Python WordPiece) enter the cache in one C-level pass, not a Python call
         per piece (code has many pieces seen once, such as ``self._client.send(``).
@@ -133,6 +139,9 @@ class PieceTokenizer:
         1.50 -> 1.34 s once known); a small cache is read directly (building the batch's dict
         would cost more than it saves)."""
         split, marks = self._split(texts)
+        if words is not None:
+            words.extend(found if mark is not None and self._lexical_words else None
+                         for found, mark in zip(split, marks))
         cache = self._pieces
         distinct = set(chain.from_iterable(split))
         # a membership test per distinct piece (``set.difference`` with a dict subclass would

@@ -130,8 +130,21 @@ class StaticEmbedder:
 
     def embed(self, texts: Sequence[str]) -> numpy.ndarray:
         """Embed ``texts``: one L2-normalised float32 row each, zeros for token-less input."""
+        return self._embed(texts, None)
+
+    def embed_with_words(self, texts: Sequence[str]) -> tuple[numpy.ndarray, list[list[bytes] | None]]:
+        """:meth:`embed` and each text's :func:`ragit.lexical.ascii_words` where the tokeniser
+        split the text into those words anyway, else None (an ingest worker counts a chunk's
+        keyword terms from them: :meth:`PieceTokenizer.ids_many`)."""
+        words: list[list[bytes] | None] = []
+        vectors = self._embed(texts, words)
+        return vectors, words if len(words) == len(texts) else [None] * len(texts)
+
+    def _embed(self, texts: Sequence[str], words: list | None) -> numpy.ndarray:
+        """:meth:`embed`, extending ``words`` (when given) as :meth:`embed_with_words` describes
+        (left empty when the texts are tokenised in order)."""
         if self._py is not None and self._dtype == "F16":  # order-free sums: each piece tokenised once
-            return self._pool_batches((self._encode_pieces(texts[start:start + ENCODE_BATCH])
+            return self._pool_batches((self._encode_pieces(texts[start:start + ENCODE_BATCH], words)
                                        for start in range(0, len(texts), ENCODE_BATCH)), len(texts))
         texts = self._prepared(texts)
         encoder = self._python_encoder(texts)
@@ -173,11 +186,11 @@ class StaticEmbedder:
         encodings = self._hf_tokenizer().encode_batch(list(texts), add_special_tokens=False)
         return [encoding.ids for encoding in encodings]
 
-    def _encode_pieces(self, texts: Sequence[str]) -> FlatIds:
+    def _encode_pieces(self, texts: Sequence[str], words: list | None = None) -> FlatIds:
         """The token ids of the pre-processed texts, each text's as a multiset
         (:mod:`ragit.embed.pieces`, which pre-processes pieces); a text the piece tokeniser
         declines, or longer than ``EXACT_F16_TOKENS`` (whose sum is only exact in order), is
-        encoded in order by ``tokenizers``."""
+        encoded in order by ``tokenizers``. ``words``: see :meth:`PieceTokenizer.ids_many`."""
         import numpy as np
 
         from .pieces import PieceTokenizer, packed
@@ -187,7 +200,7 @@ class StaticEmbedder:
             self._pieces = PieceTokenizer(
                 self._py, lambda piece: self._hf_tokenizer().encode(piece, add_special_tokens=False).ids,
                 None if self._preprocess is None else self._preprocess.pieces)
-        out = self._pieces.ids_many(list(texts))
+        out = self._pieces.ids_many(list(texts), words)
         itemsize = np.dtype(np.intc).itemsize
         redo = [i for i, ids in enumerate(out) if ids is None or len(ids) > EXACT_F16_TOKENS * itemsize]
         if redo:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from ..lexical import ascii_words
+
 CHUNKER_VERSION = "1"  # the default; "2" cuts code into halved units (ragit.ingest.code.LIMITS)
 
 
@@ -32,3 +34,10 @@ def input_text(title: str, text: str) -> str:
     """What a chunk is embedded as, given its title and masked text: the title, a newline, the
     text (knowledge §11.2)."""
     return f"{title}\n{text}"
+
+
+def text_words(title: str, input_words: list[bytes]) -> list[bytes]:
+    """The :func:`ragit.lexical.ascii_words` of a chunk's text, given those of its
+    :func:`input_text` (an ASCII text's, split by the embedder): the title's words come first,
+    and the newline between keeps every word on one side."""
+    return input_words[len(ascii_words(title)):]

@@ -777,7 +777,8 @@ def _fork_workers(pending, config, store: "Store | None", chunker, load: Callabl
         return None
     # keyword fields too, for a store that takes them (SQLite), within a memory budget
     analyse = w.ANALYSE_CHARS // count if getattr(store, "takes_keyword_fields", False) else 0
-    w.preload(code=any(c.kind == "code" for _, (c, _) in jobs), keyword=analyse > 0)
+    w.preload(code=any(c.kind == "code" for _, (c, _) in jobs), keyword=analyse > 0,
+              pieces=hasattr(embedder, "embed_with_words"))  # (the static models: StaticEmbedder)
     work = w.chunk_share(git, chunker, embedder, config["ingest"]["supported_types"], analyse, EMBED_BATCH)
     try:
         return w.Workers(w.shares(jobs, sizes, count), work,

@@ -47,11 +47,12 @@ def field_counts(text: str, title: str, path: str) -> tuple[dict[str, int], dict
     return term_counts(text), term_counts(title_name(title)), term_counts(path_text(path))
 
 
-def index_fields(text: str, title: str, path: str) -> tuple[str, str, str, int]:
+def index_fields(text: str, title: str, path: str, words: list[bytes] | None = None) -> tuple[str, str, str, int]:
     """The three fields as the index stores them (terms separated by spaces, each repeated as
-    often as it occurs) and the row's length D (its number of terms)."""
+    often as it occurs) and the row's length D (its number of terms). ``words``: the
+    :func:`ragit.lexical.ascii_words` of an ASCII ``text`` when the caller has them (not split again)."""
     lexical = _lexical()
-    body = lexical.term_counts(text)
+    body = lexical.term_counts(text) if words is None else lexical.ascii_term_counts(words)
     body_terms = sum(body.values())
     head_field, head_terms = _title_field(title)  # titles repeat (sections, windows of one unit)
     path_field, path_terms = _path_field(path)  # a file's chunks come in a row: analysed once
