@@ -17,7 +17,14 @@ from operator import attrgetter
 from typing import TYPE_CHECKING, Sequence
 
 from ..arrays import members, unique_sorted
+from ..ingest.ids import masking_of
+from ..lexical import terms as lexical_terms
+from ..security.labels import flags_for
+from ..store.bm25 import SnapshotKeyword, weighted_counts
+from .docsite import pool_site_raises
 from .hits import Hit
+from .keyword_bound import pool_raw
+from .rerank import RerankInput, RerankWeights, pool_indices, read_question, rerank_pool, weights_from_config
 from .scoring import AUTHORITY_WEIGHT, RECENCY_WEIGHT, RETRIEVAL_WEIGHT, breakdown, final_score, sort_key
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -27,9 +34,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..gitsnap.cochange import CoChange
     from ..ingest.globs import GlobSet
     from ..store.base import ChunkRow, Store
-    from ..store.bm25 import RowPositions, SnapshotKeyword
+    from ..store.bm25 import RowPositions
     from ..store.vectorindex import HeapIndex
-    from .rerank import RerankWeights
     from .rowpaths import RowPaths
     from .sources import OverlayCandidate
     from .vector_bound import Sketch
@@ -164,7 +170,7 @@ class SnapshotMatrix:
         this snapshot's second question, as :meth:`paths`: a one-shot query builds none; None
         before, on the approximate path, below :data:`vector_bound.SKETCH_MIN_ROWS` rows and above
         :data:`vector_bound.MAX_SKETCH_DIMS` dimensions."""
-        if self._sketch is None and self.matrix is not None and self.index is None:
+        if self._sketch is None and self._sketch_asks < 2 and self.matrix is not None and self.index is None:
             from .vector_bound import MAX_SKETCH_DIMS, SKETCH_MIN_ROWS, Sketch
 
             self._sketch_asks += 1
@@ -422,8 +428,6 @@ def query_terms(masked_question: str, repeats: int = 1) -> list[str]:
 @functools.lru_cache(maxsize=256)
 def _query_terms(masked_question: str, repeats: int) -> tuple[str, ...]:
     """:func:`query_terms`, remembered: a warm process is asked the same questions again."""
-    from ..lexical import terms as lexical_terms
-
     terms = lexical_terms(masked_question)
     if repeats <= 1:
         return tuple(dict.fromkeys(terms))
@@ -550,14 +554,10 @@ class RetrievalParams:
 
 
 def _config_weights(retrieval: dict) -> "RerankWeights":
-    from .rerank import weights_from_config
-
     return weights_from_config(retrieval)
 
 
 def _default_weights() -> "RerankWeights":
-    from .rerank import RerankWeights
-
     return RerankWeights()
 
 
@@ -634,8 +634,6 @@ def keyword_scorer(
     """The question's BM25 over the snapshot, scored on demand (:func:`keyword_raw`'s floats):
     the postings are read and the statistics fixed here, the per-row arithmetic when asked.
     ``version``: see :meth:`VectorCache.postings`."""
-    from ..store.bm25 import SnapshotKeyword, weighted_counts
-
     terms = query_terms(masked_question, term_repeats)
     postings = cache.postings(store, version) if cache is not None else store.postings()
     return SnapshotKeyword(postings, terms, snap.rowids, snap.lengths, [weighted_counts(*doc) for doc in extra],
@@ -998,8 +996,6 @@ def _eligible(store: "Store", snapshot: SnapshotScores, row_filter: RowFilter | 
 
 
 def _names_in(question: str) -> bool:
-    from .rerank import read_question
-
     return bool(read_question(question).names)
 
 
@@ -1063,8 +1059,6 @@ def _reranked(question: str, pool: "np.ndarray", rows: "dict[int, ChunkRow] | No
     """
     import numpy as np
 
-    from .rerank import RerankInput, rerank_pool
-
     order = _pool_order(retrieval[pool], lambda: list(map(source.full(wanted).__getitem__, wanted)))
     pool = pool[order]
     ids = snapshot.rowids[pool].tolist()
@@ -1089,8 +1083,6 @@ def _reranked(question: str, pool: "np.ndarray", rows: "dict[int, ChunkRow] | No
         adjusted[j] = value
     site: dict[int, float] = {}
     if params.docsite:  # docs-site configuration files next to the docs (ragit.retrieve.docsite)
-        from .docsite import pool_site_raises
-
         added, added_paths, site = pool_site_raises(question, paths, adjusted, source.store, source.sha,
                                                     snapshot.rowids, retrieval, kept=snapshot.site)
         if added:  # rows from outside the pool, numbered after it
@@ -1237,8 +1229,6 @@ def rank_hits(
         raw_keyword = snapshot.raw_keyword
         if raw_keyword is None and snapshot.keyword is not None and params.keyword_enabled:
             # only the rows the answer reads are scored; the rest stay 0 (keyword_bound's proof)
-            from .keyword_bound import pool_raw
-
             pool = params.rerank_weights.pool
             raw_keyword = pool_raw(snapshot.keyword, snapshot.vector, eligible, alpha, [r for _, _, r in overlay],
                                    keyword_k=pool if params.rerank else 1,
@@ -1269,8 +1259,6 @@ def rank_hits(
         if eligible is not None:
             retrieval = np.where(eligible, retrieval, -np.inf)
         if params.rerank:
-            from .rerank import pool_indices
-
             finite = eligible is None and bool(np.isfinite(retrieval).all())
             if finite:
                 # every row a candidate, and every fused score finite (so every vector score too):
@@ -1306,8 +1294,6 @@ def rank_hits(
                 return kept.of(positions, store, sha)
         else:
             rows = source.light(wanted) if light else source.full(wanted)
-        from ..ingest.ids import masking_of
-
         if params.rerank and len(pool):
             ranked = _reranked(question, pool, rows, paths_of, source, wanted, snapshot, keyword, retrieval,
                                alpha, params, top_k, cochange)
@@ -1392,7 +1378,5 @@ def _text_flags(text: str) -> tuple[str, ...]:
     """``flags_for(text)``, remembered: a warm process returns the same chunks question after
     question, and labelling one (lower-casing and scanning its text) costs more than the
     look-up (the text is the snapshot row's own string, whose hash Python keeps)."""
-    from ..security.labels import flags_for
-
     return tuple(flags_for(text))
 
