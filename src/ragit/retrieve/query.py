@@ -11,7 +11,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..embed import embedder_id_for, load_embedder
 from ..security.masking import mask_text
 from .cochange_boost import snapshot_cochange
 from .hits import Hit
@@ -103,7 +102,12 @@ def retrieve(
         wait = ingest_wait_seconds(config) if ingest_wait is None else max(0.0, ingest_wait)
         selection = select_snapshot(git, root, config, at, trusted=trusted, cache=manifests, watch=watch,
                                     wait=wait)
-        embedder_id = embedder.id if embedder is not None else embedder_id_for(config)
+        if embedder is not None:
+            embedder_id = embedder.id
+        else:  # (imported here: the embedder a caller lends needs neither, and tests replace load_embedder)
+            from ..embed import embedder_id_for
+
+            embedder_id = embedder_id_for(config)
         assert selection.loaded is not None
         sha = selection.loaded.manifest.commit_sha
         store, version = checked_store(root, config, selection.loaded, embedder_id, early)
@@ -120,6 +124,8 @@ def retrieve(
     warnings: list[str] = []
     try:
         if embedder is None:
+            from ..embed import load_embedder
+
             embedder = load_embedder(config)
         masked = _masked_question(text)
         params = RetrievalParams.from_config(config)
