@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
+from ..gitsnap.cochange import cochange_at
+from ..gitsnap.git import GitError
 from .rerank import RerankResult
 
 if TYPE_CHECKING:
@@ -117,9 +119,6 @@ def snapshot_cochange(git: "Git", cache_root: Path | None, sha: str, *, keep_cha
     """The co-change statistics of snapshot ``sha`` (ragit.gitsnap.cochange.cochange_at), or None
     when git cannot give its history (a shallow or partial clone missing objects): the stage then
     changes nothing, and the question is still answered."""
-    from ..gitsnap.cochange import cochange_at
-    from ..gitsnap.git import GitError
-
     try:
         return cochange_at(git, cache_root, sha, keep_changes=keep_changes, keep_counts=keep_counts)
     except (GitError, OSError, ValueError):

@@ -28,6 +28,10 @@ from functools import lru_cache
 from operator import indexOf
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
+from ..arrays import members
+from ..pathroles import path_role
+from .rerank import read_question
+
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
@@ -71,8 +75,6 @@ def is_site_config(path: str) -> bool:
     """``path`` configures the project's docs site: a name of :data:`SITE_FILES`, or ``conf.py``
     under a ``doc``/``docs``/``documentation`` directory (directly or in its ``source/``); never
     under a test, fixture, example or benchmark directory."""
-    from ..pathroles import path_role
-
     parts = path.split("/")
     name = parts[-1]
     if (name not in SITE_FILES and name != SPHINX_CONF) or path_role(path) in _NOT_THE_SITE:
@@ -90,9 +92,6 @@ def asks_for_site(question: str, first_paths: Sequence[str]) -> bool:
     (``first_paths[0]``; the ranking's first files, best first) is a docs page, or the first line
     asks for a site's pages and a docs page ranks among the first :data:`PAGES_WITHIN` files ("page"
     alone also names pagination or memory pages: a code-only index never holds a docs page)."""
-    from ..pathroles import path_role
-    from .rerank import read_question
-
     asks = read_question(question).asks
     if "doc" in asks or (first_paths and path_role(first_paths[0]) == "doc"):
         return True
@@ -105,9 +104,6 @@ def _may_ask(question: str, paths: Sequence[str], scores: Sequence[float]) -> bo
     is a docs page", and the best file is that of the first best-scored candidate, found without
     ranking the pool (sorting ~200 candidates cost most of the stage on a question that is no
     docs work). Scores with a NaN (whose order a sort does not define) always go the long way."""
-    from ..pathroles import path_role
-    from .rerank import read_question
-
     asks = read_question(question).asks
     if "doc" in asks or "site" in asks:
         return True
@@ -179,8 +175,6 @@ def pool_site_raises(question: str, paths: Sequence[str], adjusted: Sequence[flo
     rejects the row), appended. The store is read only for a question about the docs (and once by
     a warm process, whose ``kept`` gives :func:`site_rows` of the snapshot as read before)."""
     import numpy as np
-
-    from ..arrays import members
 
     n = len(paths)
     if weights.after <= 0 or not n or not _may_ask(question, paths, adjusted):

@@ -11,6 +11,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..security.masking import mask_text
+from .cochange_boost import snapshot_cochange
 from .hits import Hit
 from .remask import hits_redaction, remask_hits
 from ..store import holds_manifest, try_open_store
@@ -34,8 +36,6 @@ DIRTY_WARNING = "working tree has uncommitted changes; results exclude them"
 def _masked_question(text: str) -> "MaskResult":
     """The question or goal masked (``mask_text``, a pure function of the text), remembered: a
     warm process is asked the same questions again."""
-    from ..security.masking import mask_text
-
     return mask_text(text)
 
 
@@ -89,8 +89,6 @@ def retrieve(
     (seconds; None = ``retrieval.ingest_wait_seconds``, 0 = ``--no-wait``) bounds the wait for a
     snapshot a running ingest is publishing (knowledge §5.7). ``held`` is a warm process's kept
     read store (ragit.store.held); without it the store is opened and closed for this read."""
-    from ..embed import embedder_id_for, load_embedder
-
     early, owned = held.get(root, config) if held is not None else (try_open_store(root, config), True)
     selection: Selection | None = None
     try:
@@ -104,7 +102,12 @@ def retrieve(
         wait = ingest_wait_seconds(config) if ingest_wait is None else max(0.0, ingest_wait)
         selection = select_snapshot(git, root, config, at, trusted=trusted, cache=manifests, watch=watch,
                                     wait=wait)
-        embedder_id = embedder.id if embedder is not None else embedder_id_for(config)
+        if embedder is not None:
+            embedder_id = embedder.id
+        else:  # (imported here: the embedder a caller lends needs neither, and tests replace load_embedder)
+            from ..embed import embedder_id_for
+
+            embedder_id = embedder_id_for(config)
         assert selection.loaded is not None
         sha = selection.loaded.manifest.commit_sha
         store, version = checked_store(root, config, selection.loaded, embedder_id, early)
@@ -121,6 +124,8 @@ def retrieve(
     warnings: list[str] = []
     try:
         if embedder is None:
+            from ..embed import load_embedder
+
             embedder = load_embedder(config)
         masked = _masked_question(text)
         params = RetrievalParams.from_config(config)
@@ -158,8 +163,6 @@ def retrieve(
         light_cache = cache.light_rows(store, sha, embedder.id) if rows_cache is not None else None
         cochange = None
         if snapshot is not None and params.rerank and params.cochange:
-            from .cochange_boost import snapshot_cochange
-
             cochange = snapshot_cochange(git, root, sha)
         hits = rank_hits(store, sha, snapshot, overlay, params, top_k, masked.text, rows_cache,
                          row_filter=row_filter, cochange=cochange, light_cache=light_cache)

@@ -41,10 +41,10 @@ def checked_store(root: Path, config, loaded: "LoadedManifest", embedder_id: str
     """:func:`open_checked_store`, and the data version the checks read (a kept read store's;
     else None): the warm postings reader needs no currency read of its own while it holds
     (ragit.retrieve.search.VectorCache.postings)."""
-    from ..store.sqlite import StoreMissing, StoreUnreadable
-
     sha = loaded.manifest.commit_sha
     if store is None:
+        from ..store.sqlite import StoreMissing, StoreUnreadable
+
         try:
             store = open_store_read(root, config)
         except StoreMissing:

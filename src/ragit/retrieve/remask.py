@@ -11,12 +11,11 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Iterable, Sequence
 
+from ..security.masking import MASKING_VERSION, code_mode, mask_text
 from .hits import Hit
 
 
 def _masked(value: str, code: bool):
-    from ..security.masking import mask_text
-
     return mask_text(value, code=code)
 
 
@@ -31,8 +30,6 @@ _mask_text = lru_cache(maxsize=4096)(_masked)
 @lru_cache(maxsize=16384)
 def _code_mode(path: str, kind: str) -> bool:
     """``code_mode`` of a hit's file (the same files come back query after query)."""
-    from ..security.masking import code_mode
-
     return code_mode(path, kind)
 
 
@@ -52,8 +49,6 @@ def remask_hits(hits: Sequence[Hit]) -> None:
     Each hit records how many secrets were hidden per field, so a redaction summary can name
     the projected field paths of exactly the hits it reports.
     """
-    from ..security.masking import MASKING_VERSION
-
     for hit in hits:
         code = _code_mode(hit.path, hit.doc_type)
         path, title = _mask_name(hit.path, code), _mask_name(hit.section_title, code)

@@ -40,6 +40,7 @@ class RowPaths:
         self._paths = np.empty(len(rowids), dtype=object)
         self._keys = np.empty(len(rowids), dtype=object)  # (path, chunk id) of each row
         self._known = np.zeros(len(rowids), dtype=bool)
+        self._whole = False  # every row's key is read (a warm snapshot's from its second question)
 
     def of(self, positions: "np.ndarray", store: "Store", sha: str) -> list[str]:
         """The paths of the rows at ``positions``; a row the store cannot give fails the query
@@ -56,6 +57,8 @@ class RowPaths:
     def _read(self, positions: "np.ndarray", store: "Store", sha: str) -> None:
         import numpy as np
 
+        if self._whole:
+            return
         known = self._known[positions]
         if known.all():
             return
@@ -70,6 +73,7 @@ class RowPaths:
         for at, key in zip(have, found):  # (a tuple each: no broadcast)
             keys_at[at] = key
         self._known[have] = True
+        self._whole = len(have) == len(ids)  # (each missing row read: every row is known)
         if len(missing) > len(asked):  # the whole snapshot: what is computed per file, now too
             from . import remask, rerank
 

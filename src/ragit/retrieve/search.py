@@ -17,7 +17,14 @@ from operator import attrgetter
 from typing import TYPE_CHECKING, Sequence
 
 from ..arrays import members, unique_sorted
+from ..ingest.ids import masking_of
+from ..lexical import terms as lexical_terms
+from ..security.labels import flags_for
+from ..store.bm25 import SnapshotKeyword, weighted_counts
+from .docsite import pool_site_raises
 from .hits import Hit
+from .keyword_bound import pool_raw
+from .rerank import RerankInput, RerankWeights, pool_indices, read_question, rerank_pool, weights_from_config
 from .scoring import AUTHORITY_WEIGHT, RECENCY_WEIGHT, RETRIEVAL_WEIGHT, breakdown, final_score, sort_key
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -27,9 +34,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..gitsnap.cochange import CoChange
     from ..ingest.globs import GlobSet
     from ..store.base import ChunkRow, Store
-    from ..store.bm25 import RowPositions, SnapshotKeyword
+    from ..store.bm25 import RowPositions
     from ..store.vectorindex import HeapIndex
-    from .rerank import RerankWeights
     from .rowpaths import RowPaths
     from .sources import OverlayCandidate
     from .vector_bound import Sketch
@@ -60,6 +66,7 @@ class SnapshotMatrix:
     _index_asks: int = 0  # approximate-path questions asked of this snapshot (tail_rows)
     _row_positions: "RowPositions | None" = None
     _normed: "np.ndarray | None" = None
+    _all_normed: "bool | None" = None
     _files_sorted: "bool | None" = None
     _file_starts: "np.ndarray | None" = None
     _file_runs: "tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None" = None
@@ -86,6 +93,13 @@ class SnapshotMatrix:
         if self._normed is None:
             self._normed = self.file_norms > 0
         return self._normed
+
+    def all_normed(self) -> bool:
+        """Every file has a vector sum to divide by (kept per snapshot): its file cosines are then
+        plain quotients, with no file to leave at zero."""
+        if self._all_normed is None:
+            self._all_normed = bool(self.normed_files().all())
+        return self._all_normed
 
     def files_sorted(self) -> bool:
         """Each file's rows form one run (file ordinals never decrease; a snapshot ingested in one
@@ -164,7 +178,7 @@ class SnapshotMatrix:
         this snapshot's second question, as :meth:`paths`: a one-shot query builds none; None
         before, on the approximate path, below :data:`vector_bound.SKETCH_MIN_ROWS` rows and above
         :data:`vector_bound.MAX_SKETCH_DIMS` dimensions."""
-        if self._sketch is None and self.matrix is not None and self.index is None:
+        if self._sketch is None and self._sketch_asks < 2 and self.matrix is not None and self.index is None:
             from .vector_bound import MAX_SKETCH_DIMS, SKETCH_MIN_ROWS, Sketch
 
             self._sketch_asks += 1
@@ -422,14 +436,13 @@ def query_terms(masked_question: str, repeats: int = 1) -> list[str]:
 @functools.lru_cache(maxsize=256)
 def _query_terms(masked_question: str, repeats: int) -> tuple[str, ...]:
     """:func:`query_terms`, remembered: a warm process is asked the same questions again."""
-    from ..lexical import terms as lexical_terms
-
     terms = lexical_terms(masked_question)
+    counts = dict.fromkeys(terms, 0)  # (first-seen order; a Counter costs ~4 µs more a new question)
     if repeats <= 1:
-        return tuple(dict.fromkeys(terms))
-    from collections import Counter
-
-    return tuple(term for term, n in Counter(terms).items() for _ in range(min(n, repeats)))
+        return tuple(counts)
+    for term in terms:
+        counts[term] += 1
+    return tuple(term for term, n in counts.items() for _ in range(min(n, repeats)))
 
 
 # A question of more than PASSAGE_WORDS words is embedded as consecutive passages of that many
@@ -550,14 +563,10 @@ class RetrievalParams:
 
 
 def _config_weights(retrieval: dict) -> "RerankWeights":
-    from .rerank import weights_from_config
-
     return weights_from_config(retrieval)
 
 
 def _default_weights() -> "RerankWeights":
-    from .rerank import RerankWeights
-
     return RerankWeights()
 
 
@@ -607,7 +616,10 @@ def vector_scores(snap: SnapshotMatrix, embedder: "Embedder", masked_question: s
     cosine = _cosines32(snap.full_matrix(), _question_vectors(embedder, masked_question, passage_words))
     files = snap.file_index()
     sums = np.bincount(files, weights=cosine, minlength=len(snap.file_norms))
-    file_cos = np.divide(sums, snap.file_norms, out=np.zeros_like(sums), where=snap.normed_files())
+    if snap.all_normed():  # (the same quotients as the masked division, without its mask)
+        file_cos = sums / snap.file_norms
+    else:
+        file_cos = np.divide(sums, snap.file_norms, out=np.zeros_like(sums), where=snap.normed_files())
     # (1 − blend) · cosine + blend · file cosine, with one temporary less (the same products and sum;
     # blend · file cosine once per file, then spread over its rows)
     blended = np.multiply(cosine, 1.0 - file_blend, dtype=np.float64)
@@ -634,8 +646,6 @@ def keyword_scorer(
     """The question's BM25 over the snapshot, scored on demand (:func:`keyword_raw`'s floats):
     the postings are read and the statistics fixed here, the per-row arithmetic when asked.
     ``version``: see :meth:`VectorCache.postings`."""
-    from ..store.bm25 import SnapshotKeyword, weighted_counts
-
     terms = query_terms(masked_question, term_repeats)
     postings = cache.postings(store, version) if cache is not None else store.postings()
     return SnapshotKeyword(postings, terms, snap.rowids, snap.lengths, [weighted_counts(*doc) for doc in extra],
@@ -997,8 +1007,6 @@ def _eligible(store: "Store", snapshot: SnapshotScores, row_filter: RowFilter | 
 
 
 def _names_in(question: str) -> bool:
-    from .rerank import read_question
-
     return bool(read_question(question).names)
 
 
@@ -1062,8 +1070,6 @@ def _reranked(question: str, pool: "np.ndarray", rows: "dict[int, ChunkRow] | No
     """
     import numpy as np
 
-    from .rerank import RerankInput, rerank_pool
-
     order = _pool_order(retrieval[pool], lambda: list(map(source.full(wanted).__getitem__, wanted)))
     pool = pool[order]
     ids = snapshot.rowids[pool].tolist()
@@ -1088,8 +1094,6 @@ def _reranked(question: str, pool: "np.ndarray", rows: "dict[int, ChunkRow] | No
         adjusted[j] = value
     site: dict[int, float] = {}
     if params.docsite:  # docs-site configuration files next to the docs (ragit.retrieve.docsite)
-        from .docsite import pool_site_raises
-
         added, added_paths, site = pool_site_raises(question, paths, adjusted, source.store, source.sha,
                                                     snapshot.rowids, retrieval, kept=snapshot.site)
         if added:  # rows from outside the pool, numbered after it
@@ -1236,8 +1240,6 @@ def rank_hits(
         raw_keyword = snapshot.raw_keyword
         if raw_keyword is None and snapshot.keyword is not None and params.keyword_enabled:
             # only the rows the answer reads are scored; the rest stay 0 (keyword_bound's proof)
-            from .keyword_bound import pool_raw
-
             pool = params.rerank_weights.pool
             raw_keyword = pool_raw(snapshot.keyword, snapshot.vector, eligible, alpha, [r for _, _, r in overlay],
                                    keyword_k=pool if params.rerank else 1,
@@ -1268,8 +1270,6 @@ def rank_hits(
         if eligible is not None:
             retrieval = np.where(eligible, retrieval, -np.inf)
         if params.rerank:
-            from .rerank import pool_indices
-
             finite = eligible is None and bool(np.isfinite(retrieval).all())
             if finite:
                 # every row a candidate, and every fused score finite (so every vector score too):
@@ -1305,8 +1305,6 @@ def rank_hits(
                 return kept.of(positions, store, sha)
         else:
             rows = source.light(wanted) if light else source.full(wanted)
-        from ..ingest.ids import masking_of
-
         if params.rerank and len(pool):
             ranked = _reranked(question, pool, rows, paths_of, source, wanted, snapshot, keyword, retrieval,
                                alpha, params, top_k, cochange)
@@ -1391,7 +1389,5 @@ def _text_flags(text: str) -> tuple[str, ...]:
     """``flags_for(text)``, remembered: a warm process returns the same chunks question after
     question, and labelling one (lower-casing and scanning its text) costs more than the
     look-up (the text is the snapshot row's own string, whose hash Python keeps)."""
-    from ..security.labels import flags_for
-
     return tuple(flags_for(text))
 
