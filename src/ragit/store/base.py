@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
     from .bm25 import PostingsReader
-    from .records import BlobRecord, NewChunk, SnapshotDoc, SnapshotWrite, StoredChunk, StoreStats
+    from .records import BlobRecord, NewChunk, SnapshotDoc, SnapshotWrite, StoredChunk, StoreStats  # noqa: F401 - names __getattr__ re-exports, for type checkers
 
 SCHEMA_VERSION = 5
 
