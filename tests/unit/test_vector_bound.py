@@ -75,26 +75,13 @@ def test_upper_vector_bounds_every_blended_score(sorted_files):
     """With a file blend, each row's bound is at least its ``vector_scores`` value, whether the
     files' rows form runs (summed by reduceat) or not (bincount): files of one row and of
     hundreds, an ordinal with no rows and a file whose vectors sum to zero."""
-    from ragit.retrieve.search import SnapshotMatrix, vector_scores
+    from ragit.retrieve.search import vector_scores
     from ragit.retrieve.vector_bound import upper_vector
 
     rng = np.random.default_rng(11)
-    dims = 32
-    sizes = [1, 7, 300, 0, 2, 1, 40, 2]
-    files = np.repeat(np.arange(len(sizes), dtype=np.int32), sizes)
-    common = rng.standard_normal(dims)
-    matrix = _unit(rng.standard_normal((len(files), dims)) + common)
-    first = int(np.sum(sizes[:4]))
-    matrix[first + 1] = -matrix[first]  # file 4: two opposite rows, a zero sum
-    if not sorted_files:
-        order = rng.permutation(len(files))
-        files, matrix = files[order], matrix[order]
-    sums = np.zeros((len(sizes), dims))
-    np.add.at(sums, files, matrix.astype(np.float64))
-    snap = SnapshotMatrix(np.arange(len(files), dtype=np.int64), matrix, files, np.linalg.norm(sums, axis=1),
-                          np.ones(len(files), dtype=np.int32))
+    snap, qvecs = _blend_snapshot(rng, [1, 7, 300, 0, 2, 1, 40, 2], permute=not sorted_files)
+    matrix = snap.matrix
     assert (snap.file_runs() is not None) == sorted_files
-    qvecs = _unit(rng.standard_normal((1, dims)) + common)
     upper = upper_vector(snap, Sketch.of(matrix).upper(qvecs), 0.3)
     exact = vector_scores(snap, _Fixed(qvecs), "question", 0.3, 0)
     assert np.all(upper >= exact)
