@@ -116,6 +116,7 @@ def test_lists_hold_every_non_zero_row_once_as_its_residual(tmp_path, monkeypatc
     every = np.arange(index.lists)
     slots, residuals = index.read_lists(every)
     assert sorted(slots.tolist()) == [s for s in range(1000) if s not in (10, 500)]
+    assert np.array_equal(index.all_slots(), slots)
     assert np.array_equal(residuals, (vectors[slots] - built.centre).astype(np.float16))
     nearest = (((vectors[slots] - built.centre)[:, None, :] - index.centroids[None]) ** 2).sum(axis=2).argmin(axis=1)
     assert np.array_equal(np.repeat(every, np.diff(index.starts)), nearest)
