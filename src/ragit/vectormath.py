@@ -69,6 +69,23 @@ def unit_rows_numpy(rows: numpy.ndarray) -> numpy.ndarray:
     return out
 
 
+def unit_row_numpy(row: numpy.ndarray, out: numpy.ndarray) -> None:
+    """``unit_rows_numpy`` of one float64 row (overwritten), written into the float32 row ``out``:
+    the same operations in five numpy calls instead of a dozen (a question's vector is embedded
+    while the processor's caches hold the previous question's work, where each numpy call costs
+    2-3 µs)."""
+    import numpy as np
+
+    np.add(row, 0.0, out=row)  # (as rows + 0.0)
+    if not len(row):
+        return
+    norm = math.sqrt(np.cumsum(row * row)[-1])  # (sqrt is correctly rounded in both)
+    if norm > 0.0:
+        np.divide(row, norm, out=out, casting="same_kind")  # the float64 quotient, rounded once to float32
+    else:
+        out[:] = 0.0
+
+
 def segment_sums_numpy(rows: numpy.ndarray, lengths: numpy.ndarray) -> numpy.ndarray:
     """``row_sum_python`` of each run of consecutive ``rows`` (``lengths`` in order), as float64.
 

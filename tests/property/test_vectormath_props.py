@@ -51,6 +51,10 @@ def test_unit_rows_are_python_bit_for_bit(rows):
     for row in rows:
         expected.extend(vectormath.unit_python([x + 0.0 for x in row]))
     assert vectormath.unit_rows_numpy(matrix).tobytes() == expected.tobytes()
+    for i, row in enumerate(matrix):  # one row at a time (a question's vector)
+        out = np.full(len(row), np.nan, dtype=np.float32)
+        vectormath.unit_row_numpy(row.copy(), out)
+        assert out.tobytes() == expected[i * len(row):(i + 1) * len(row)].tobytes()
 
 
 def _numpy_splice(rows: PackedRows, dropped, added, new_norms):

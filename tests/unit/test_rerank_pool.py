@@ -272,3 +272,17 @@ def test_non_finite_scores_rank_as_first_written():
     want = reference_rerank("a", inp, RerankWeights(), 4)
     assert got.order == want.order
     assert [repr(s) for s in got.scores.values()] == [repr(s) for s in want.scores.values()]
+
+
+@pytest.mark.parametrize("cache", [3, 7, 65536])
+def test_path_word_index_restarts_and_large_words_match_the_rule_by_rule_re_rank(monkeypatch, cache):
+    """The pool's files sharing a word with the question come from the kept paths' word index
+    (``_PathFacts.sharing``): right when the kept facts start afresh in the middle of a pool
+    (a small ``PATH_CACHE``) and when a word names more paths than the pool has files."""
+    from ragit.retrieve import rerank as rerank_module
+
+    monkeypatch.setattr(rerank_module, "PATH_CACHE", cache)
+    rerank_module.remember_paths(f"lib/app/mod{i}.py" for i in range(200))  # "app": ~200 paths, when kept
+    for question, inp in _pools(300 + cache, 60):
+        for weights in WEIGHTS:
+            _same(rerank(question, inp, weights, len(inp.paths)), reference_rerank(question, inp, weights, len(inp.paths)))

@@ -284,7 +284,10 @@ class StaticEmbedder:
                 if end > start:
                     add(take(ids[start:end], axis=0), axis=0, dtype=f64, out=sums[row])
                 start = end
-        out[:] = vectormath.unit_rows_numpy(sums)
+        if len(ends) == 1:  # one text (a question): the same bits in fewer numpy calls
+            vectormath.unit_row_numpy(sums[0], out[0])
+        else:
+            out[:] = vectormath.unit_rows_numpy(sums)
 
     @staticmethod
     def _pool_counted(matrix: numpy.ndarray, ids: numpy.ndarray, ends: list[int], sums: numpy.ndarray) -> None:

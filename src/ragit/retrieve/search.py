@@ -899,6 +899,11 @@ def score_snapshot(
 
     snap = cache.get(store, sha, embedder.id) if cache is not None else load_matrix(store, sha, embedder.id)
     site = functools.partial(snap.site_paths, store, sha) if cache is not None else None
+    if params.rerank:
+        # what the re-rank reads from the question (kept: lru_cache), read now, while the word
+        # caches and patterns it touches are still in the processor's caches; after the einsum
+        # has streamed the snapshot's matrix (6 MB at 6k rows) each of its look-ups misses
+        read_question(masked_question)
     scorer = None
     if params.keyword_enabled:
         scorer = keyword_scorer(store, snap, masked_question, extra, cache, params.term_repeats, version)
