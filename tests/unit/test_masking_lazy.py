@@ -127,9 +127,12 @@ def test_a_stale_gate_table_is_recomputed(monkeypatch: pytest.MonkeyPatch) -> No
     "a pass-word: see https://example.org and <add key='x'> with -u\tuser",
     "curl -u=me --user you -----BEGIN private-lines: data: </b> xoxb-1 pw dsn",
     "tab\there, equals = there, colon: only",
+    "x = -u + 1; y - v; a-u b",  # "-u" present (its group searched), none of its words
+    "only - dashes -- and ---- here, no option",  # "-" without "-u": the "-u" group skipped
+    "pip install --user pkg; curl -u me:pw",
 ])
 def test_screen_groups_record_what_word_searches_find(text: str) -> None:
-    """Gate words grouped by a key character (skipped where the key is absent) are found as a
+    """Gate words grouped by a key (skipped where the key is absent) are found as a
     search of every word finds them; what is recorded for :meth:`_Gate.has` agrees with a search."""
     assert sorted(w for _, group in masking._SCREEN_GROUPS for w in group) == list(masking._SCREEN_WORDS)
     assert all(key in word for key, group in masking._SCREEN_GROUPS if key for word in group)
