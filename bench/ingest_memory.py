@@ -22,6 +22,10 @@ out of the slope.
 
     python bench/ingest_memory.py [--docs 5000,16667,50000] [--workers default,1] [--src PATH ...]
                                   [--interval 0.05] [--timeline DIR] [--work DIR] [--out PATH]
+    # the measured 1M point: vector_scale.py's corpus (written and ingested once by --build-only)
+    python bench/vector_scale.py --build-only --sizes 1000000
+    python bench/ingest_memory.py --repo /tmp/ragit-vector-scale/default-1000000/repo --workers default \
+        --out /tmp/im1m.json
 """
 
 from __future__ import annotations
@@ -120,6 +124,9 @@ def main() -> None:
                     help="seconds between samples of the process tree (its reads cost ~14 %% of a core at 0.025 s)")
     ap.add_argument("--timeline", type=Path, help="write each run's samples as CSV into this directory")
     ap.add_argument("--work", type=Path, default=Path("/tmp/ragit-ingest-memory"))
+    ap.add_argument("--repo", type=Path,
+                    help="measure this committed repository instead of the generated corpora (its .ragit is "
+                         "removed first), e.g. vector_scale.py's 1M-chunk corpus")
     ap.add_argument("--out", type=Path, default=HERE / "ingest_memory.json")
     args = ap.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
@@ -128,8 +135,8 @@ def main() -> None:
     configs = [(src, w) for src in (args.src or [None]) for w in args.workers.split(",")]
     sizes = [int(s) for s in args.docs.split(",")]
     results: dict[str, list[dict[str, Any]]] = {label(*c): [] for c in configs}
-    for n in sizes:
-        repo = corpus(args.work, n)
+    for n in [None] if args.repo else sizes:
+        repo = args.repo.resolve() if args.repo else corpus(args.work, n)
         for src, workers in configs:  # interleaved, so load affects every configuration alike
             point = measure(repo, src, workers, args.interval, args.timeline)
             point["docs"] = n

@@ -8,7 +8,8 @@ Builds the 1,000-document corpus of ``bench/ingest_query.py`` (same seed, ~6,000
   (``RAGIT_NO_SERVE=1``) and forwarded to a running ``ragit serve`` (client process only), plus the
   server's own CPU per forwarded request (``/proc/<pid>/stat``, children included; Linux only).
 
-Each row is the median of ``--runs`` runs after one warm-up; CPU is user + system of the child
+Each row is the median of ``--runs`` runs after one warm-up (children cache their bytecode in the work
+directory, as an installed ragit has it); CPU is user + system of the child
 (``os.wait4``), so machine load inflates wall time far more than CPU. It prints a Markdown table and
 writes JSON (default ``bench/serve_query.json``) with the load average.
 
@@ -88,9 +89,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=HERE / "serve_query.json")
     args = p.parse_args(argv)
     ragit = ragit_bin()
-    env = {k: v for k, v in os.environ.items() if k not in ("RAGIT_NO_SERVE",)}
-    cold_env = dict(env, RAGIT_NO_SERVE="1")
     work = Path(tempfile.mkdtemp(prefix="ragit-serve-bench-"))
+    # children cache their bytecode, as an installed ragit has it (ingest_query.py does the same):
+    # with PYTHONDONTWRITEBYTECODE inherited, every in-process row would compile ragit's modules
+    env = {k: v for k, v in os.environ.items() if k not in ("RAGIT_NO_SERVE", "PYTHONDONTWRITEBYTECODE")}
+    env["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
+    cold_env = dict(env, RAGIT_NO_SERVE="1")
     rows: list[dict] = []
     try:
         repo = args.repo.resolve() if args.repo else build_corpus(work)
