@@ -153,6 +153,8 @@ def main() -> None:
                   f"| {p['tree_peak_rss_mb']} | {p['tree_peak_pss_mb']} ({p['tree_peak_pss_anon_mb']}) |")
     print()
     for name, s in write(args.out, results).items():
+        if not s["projections"]:  # one size (--repo): measured, nothing to project
+            continue
         print(f"{name}: projected to 1M chunks (MB): "
               + ", ".join(f"{k} {v['projected_1m_mb']}" for k, v in s["projections"].items()))
 
