@@ -130,8 +130,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=HERE / "ingest_memory.json")
     args = ap.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
-    os.environ.setdefault("PYTHONPYCACHEPREFIX", str(args.work / "pycache"))
-    iq.CHILD_ENV.update(os.environ)
+    iq.cache_bytecode(args.work / "pycache")
     configs = [(src, w) for src in (args.src or [None]) for w in args.workers.split(",")]
     sizes = [int(s) for s in args.docs.split(",")]
     results: dict[str, list[dict[str, Any]]] = {label(*c): [] for c in configs}

@@ -338,10 +338,17 @@ def ragit_bin() -> str:
     return found
 
 
-# Environment of every measured child. ``main`` enables bytecode caching (into a directory of
-# the work dir, so nothing is written next to the sources) the way an installed ragit has it:
-# with PYTHONDONTWRITEBYTECODE=1 and an editable install every CLI run compiles ragit's modules.
+# Environment of every measured child. ``main`` enables bytecode caching (cache_bytecode) the
+# way an installed ragit has it: with PYTHONDONTWRITEBYTECODE=1 and an editable install every CLI
+# run compiles ragit's modules.
 CHILD_ENV: dict[str, str] = dict(os.environ)
+
+
+def cache_bytecode(directory: Path) -> None:
+    """Let every measured child cache its bytecode in ``directory`` (a work dir's, so nothing is
+    written next to the sources), whatever PYTHONDONTWRITEBYTECODE the caller's shell sets."""
+    CHILD_ENV.pop("PYTHONDONTWRITEBYTECODE", None)
+    CHILD_ENV["PYTHONPYCACHEPREFIX"] = str(directory)
 
 
 def child_env(*, bytecode: bool = True) -> dict[str, str]:
@@ -1016,8 +1023,7 @@ def main(argv: list[str] | None = None) -> int:
     machine = machine_info()
     work = Path(tempfile.mkdtemp(prefix="ragit-bench-"))
     log(f"work dir {work}")
-    CHILD_ENV.pop("PYTHONDONTWRITEBYTECODE", None)
-    CHILD_ENV["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
+    cache_bytecode(work / "pycache")
     t_all = time.perf_counter()
     try:
         log("warm-up: bytecode cache and first imports")

@@ -33,6 +33,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import ingest_query as iq  # noqa: E402  (the corpus generator, the children's bytecode cache)
+
 QUESTION = "how does the australia species handle russian?"
 
 
@@ -69,8 +71,6 @@ def proc_cpu(pid: int) -> float | None:
 
 
 def build_corpus(work: Path) -> Path:
-    import ingest_query as iq
-
     words, _ = iq.load_vocabulary()
     repo = work / "corpus-docs"
     iq.init_repo(repo)
@@ -90,10 +90,8 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     ragit = ragit_bin()
     work = Path(tempfile.mkdtemp(prefix="ragit-serve-bench-"))
-    # children cache their bytecode, as an installed ragit has it (ingest_query.py does the same):
-    # with PYTHONDONTWRITEBYTECODE inherited, every in-process row would compile ragit's modules
-    env = {k: v for k, v in os.environ.items() if k not in ("RAGIT_NO_SERVE", "PYTHONDONTWRITEBYTECODE")}
-    env["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
+    iq.cache_bytecode(work / "pycache")  # as an installed ragit: no in-process row compiles ragit
+    env = {k: v for k, v in iq.CHILD_ENV.items() if k != "RAGIT_NO_SERVE"}
     cold_env = dict(env, RAGIT_NO_SERVE="1")
     rows: list[dict] = []
     try:

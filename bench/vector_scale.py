@@ -268,10 +268,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=HERE / "vector_scale.json")
     args = p.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s]
-    # children cache their bytecode, as an installed ragit has it (ingest_query.py does the same):
-    # with PYTHONDONTWRITEBYTECODE inherited, every cold query would compile ragit's modules
-    iq.CHILD_ENV.pop("PYTHONDONTWRITEBYTECODE", None)
-    iq.CHILD_ENV["PYTHONPYCACHEPREFIX"] = str(args.work / "pycache")
+    iq.cache_bytecode(args.work / "pycache")  # as an installed ragit: no cold query compiles ragit
     repos = {n: build_store(args.work, n, args.embedder) for n in sizes}
     if args.build_only:
         for n, repo in repos.items():
