@@ -15,12 +15,12 @@ ranking (q·μ is one constant per question), but embeddings share a large commo
 norm 0.7 on the bench corpus) that would otherwise dominate the clustering.
 
 Why lists and not a graph: each list is stored contiguously, so a cold question reads with
-``pread`` only the lists it probes (at 1M rows a median of ≈ 59k rows, ≈ 30 MB) into its own
+``pread`` only the lists it probes (at 1M rows a median of ≈ 64k rows, ≈ 33 MB) into its own
 memory. The HNSW graph this replaced (usearch, issue 15 session 8) was memory-mapped, and the
 kernel's fault-around brought up to ≈ 470 MB of its pages into a cold 1M query's resident memory
 however few nodes it visited (peak RSS 404–602 MB against 98 MB now); its build cost 538 s of CPU
-at 1M rows, the lists 40 s (a k-means of a sample and three passes over the heap). At 1M rows and
-the bench's 200 questions, final recall@10 against exact search was 0.982 with 64 lists probed of
+at 1M rows, the lists 21 s (a k-means of a sample and three passes over the heap). At 1M rows and
+the bench's 200 questions, final recall@10 against exact search was 0.982–0.983 with 64 lists probed of
 977 (0.970 with 32, 0.989 with 96; HNSW with 512 candidates: 0.981). The build is repeatable:
 one heap gives the same file, bit for bit, on one machine (:func:`_kmeans`).
 
@@ -52,7 +52,7 @@ if TYPE_CHECKING:  # pragma: no cover
 # Snapshots of at least this many rows use the approximate path; fewer are searched exactly. The
 # largest development-set snapshot holds 13,540 rows (sympy, the largest repository measured in
 # issue 15, 41,088), so every measured result stays exact. Below it exact search is cheap enough
-# (100k rows: warm p50 ≈ 4.3 ms CPU) and answers stay exact.
+# (100k rows: warm p50 ≈ 4 ms CPU) and answers stay exact.
 APPROX_MIN_ROWS = 200_000
 FORMAT = 2
 LIST_ROWS = 1024  # rows per list on average: a heap of n rows has round(n / LIST_ROWS) lists
@@ -74,10 +74,15 @@ def tail_limit(indexed: int) -> int:
     return max(20_000, indexed // 20)
 
 
+def _beside(heap: Path, suffix: str) -> Path:
+    """The file named as ``heap`` with ``suffix`` in place of its own."""
+    stem = heap.name[: -len(heap.suffix)] if heap.suffix else heap.name
+    return heap.parent / (stem + suffix)
+
+
 def index_paths(heap: Path) -> tuple[Path, Path]:
     """(index file, its metadata) of a heap file."""
-    stem = heap.name[: -len(heap.suffix)] if heap.suffix else heap.name
-    return heap.parent / (stem + INDEX_SUFFIX), heap.parent / (stem + META_SUFFIX)
+    return _beside(heap, INDEX_SUFFIX), _beside(heap, META_SUFFIX)
 
 
 def list_count(rows: int) -> int:
@@ -414,7 +419,7 @@ def _kmeans(sample: "np.ndarray", lists: int) -> "np.ndarray":
     each centroid to its rows' mean, :data:`KMEANS_ITERATIONS` times or until no row changes list
     (a list left empty keeps its centroid). usearch's ``kmeans`` runs threads whose results differ
     from build to build, so two indexes of one heap differed and a test of recall passed or
-    failed by chance; this costs about as much (≈ 20 s at 1M rows)."""
+    failed by chance; this costs less (the whole 1M-row build ≈ 21 s CPU)."""
     import numpy as np
 
     centroids = sample[np.sort(np.random.default_rng(0).choice(len(sample), lists, replace=False))].copy()
@@ -526,8 +531,7 @@ def build(heap: Path, dims: int, *, base: HeapIndex | None = None) -> HeapIndex:
 def remove(heap: Path) -> None:
     """Delete a heap's index files (a stale index is rebuilt, never trusted), and a retired
     format's."""
-    stem = heap.name[: -len(heap.suffix)] if heap.suffix else heap.name
-    for p in (*index_paths(heap), *(heap.parent / (stem + suffix) for suffix in _RETIRED_SUFFIXES)):
+    for p in (*index_paths(heap), *(_beside(heap, suffix) for suffix in _RETIRED_SUFFIXES)):
         p.unlink(missing_ok=True)
 
 
