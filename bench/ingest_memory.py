@@ -159,11 +159,14 @@ def main() -> None:
 
 
 def label(src: str | None, workers: str) -> str:
-    return f"{src or 'installed'} workers={workers}"
+    return f"{src or 'installed (' + iq.ragit_revision()['sha'][:8] + ')'} workers={workers}"
 
 
 def write(out: Path, results: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
-    """The points, each metric's slope and 1M projection, as JSON in ``out``."""
+    """The points, each metric's slope and 1M projection, as JSON in ``out``, after the results
+    of earlier runs under other labels that ``out`` holds (kept with its note: ``make bench``
+    runs this every time, and the history of the figures stays readable); this run's come last,
+    where bench/speed_table.py reads the newest."""
     summary = {}
     for name, points in results.items():
         projections = {}
@@ -174,9 +177,15 @@ def write(out: Path, results: dict[str, list[dict[str, Any]]]) -> dict[str, Any]
             projections[key] = {"mb_per_100k_chunks": round(b, 1), "intercept_mb": round(a, 1),
                                 "projected_1m_mb": round(a + 10 * b, 1)}
         summary[name] = {"projections": projections, "points": points}
+    try:
+        earlier = json.loads(out.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        earlier = {}
+    kept = {name: r for name, r in earlier.get("results", {}).items() if name not in summary}
+    note = {"note": earlier["note"]} if earlier.get("note") else {}
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"date": time.strftime("%Y-%m-%d %H:%M:%S"),
-                               "loadavg": os.getloadavg(), "results": summary}, indent=2) + "\n")
+    out.write_text(json.dumps({"date": time.strftime("%Y-%m-%d %H:%M:%S"), "loadavg": os.getloadavg(), **note,
+                               "results": {**kept, **summary}}, indent=2) + "\n")
     return summary
 
 
