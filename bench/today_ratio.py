@@ -126,6 +126,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=HERE / "today_ratio.json")
     args = p.parse_args(argv)
 
+    known = subprocess.run(["git", "-C", str(PROJECT), "cat-file", "-e", f"{args.today}^{{commit}}"],
+                           capture_output=True)
+    if known.returncode != 0:  # a shallow clone: nothing to pair with (make bench goes on)
+        log(f"{args.today} is not in this clone's history: nothing measured, {args.out} left as it is")
+        return 0
+    sympy_mirror = args.mirrors / ri.DEFAULT_REPO.split("@")[0].replace("/", "+") / "repo"
+    if args.sympy and not sympy_mirror.exists():
+        log(f"no sympy mirror at {sympy_mirror}: the 1,000 docs only")
+        args.sympy = False
     started, load_start, t_all = datetime.now(UTC), list(os.getloadavg()), time.perf_counter()
     work = Path(tempfile.mkdtemp(prefix="ragit-today-"))
     result: dict[str, Any] = {"benchmark": "today_ratio", "date": started.isoformat(timespec="seconds"),
