@@ -65,6 +65,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=HERE / "repo_ingest.json", help="JSON results")
     args = p.parse_args(argv)
 
+    mirror = args.mirrors / args.repo.partition("@")[0].replace("/", "+") / "repo"
+    if not mirror.exists():  # (make bench goes on to the other rows)
+        print(f"[repo_ingest] no mirror at {mirror}: nothing measured, {args.out} left as it is", file=sys.stderr)
+        return 0
     name, commit = resolve(args.mirrors, args.repo)
     started = datetime.now(UTC)
     load_start = list(os.getloadavg())
