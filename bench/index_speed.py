@@ -132,6 +132,11 @@ def child_env(src: Path | None, pycache: Path | None = None) -> dict[str, str]:
     return env
 
 
+def mirror_of(mirrors: Path, repo: str) -> Path:
+    """The bare mirror of ``owner/name`` under ``mirrors`` (``<owner>+<name>/repo``)."""
+    return mirrors / repo.replace("/", "+") / "repo"
+
+
 def prepare(work: Path, mirrors: Path, entry: dict[str, str]) -> Path:
     """An empty repository that borrows the mirror's objects (git alternates) and whose config
     indexes only the entry's root; the commit is indexed with ``--at``, from git objects alone.
@@ -139,8 +144,8 @@ def prepare(work: Path, mirrors: Path, entry: dict[str, str]) -> Path:
     HEAD stays unborn, so no worktree is read or checked for changes, and a blob the mirror lacks
     (a partial clone) is reported as skipped instead of failing a checkout.
     """
-    owner, name = entry["repo"].split("/")
-    mirror = mirrors / f"{owner}+{name}" / "repo"
+    name = entry["repo"].split("/")[1]
+    mirror = mirror_of(mirrors, entry["repo"])
     objects = mirror / "objects" if (mirror / "objects").is_dir() else mirror / ".git" / "objects"
     repo = work / name
     subprocess.run(["git", "init", "-q", str(repo)], stdout=subprocess.DEVNULL, check=True)

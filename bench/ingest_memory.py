@@ -31,6 +31,7 @@ out of the slope.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import random
@@ -159,7 +160,13 @@ def main() -> None:
 
 
 def label(src: str | None, workers: str) -> str:
-    return f"{src or 'installed (' + iq.ragit_revision()['sha'][:8] + ')'} workers={workers}"
+    return f"{src or _installed()} workers={workers}"
+
+
+@functools.lru_cache(maxsize=1)
+def _installed() -> str:
+    """The installed ragit, by revision (one git call per run, not per point)."""
+    return f"installed ({iq.ragit_revision()['sha'][:8]})"
 
 
 def write(out: Path, results: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:

@@ -49,8 +49,7 @@ pstats.Stats(out).sort_stats("tottime").print_stats(25)
 def resolve(mirrors: Path, spec: str) -> tuple[str, str]:
     """``owner/name[@commit]`` → (owner/name, full commit id); no commit means the mirror's HEAD."""
     name, _, commit = spec.partition("@")
-    mirror = mirrors / name.replace("/", "+") / "repo"
-    out = subprocess.run(["git", "-C", str(mirror), "rev-parse", "--verify", f"{commit or 'HEAD'}^{{commit}}"],
+    out = subprocess.run(["git", "-C", str(ix.mirror_of(mirrors, name)), "rev-parse", "--verify", f"{commit or 'HEAD'}^{{commit}}"],
                          capture_output=True, text=True, check=True)
     return name, out.stdout.strip()
 
@@ -65,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=HERE / "repo_ingest.json", help="JSON results")
     args = p.parse_args(argv)
 
-    mirror = args.mirrors / args.repo.partition("@")[0].replace("/", "+") / "repo"
+    mirror = ix.mirror_of(args.mirrors, args.repo.partition("@")[0])
     if not mirror.exists():  # (make bench goes on to the other rows)
         print(f"[repo_ingest] no mirror at {mirror}: nothing measured, {args.out} left as it is", file=sys.stderr)
         return 0

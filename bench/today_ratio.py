@@ -68,11 +68,6 @@ def export_src(rev: str, dest: Path) -> Path:
     return dest / "src"
 
 
-def version_env(src: Path, pycache: Path) -> dict[str, str]:
-    """A child environment running the ragit of ``src`` with its bytecode cached."""
-    return ix.child_env(src, pycache)
-
-
 def ingest_argv(*extra: str) -> list[str]:
     return [sys.executable, "-c", CLI, "ingest", "--all", "--format", "json", *extra]
 
@@ -108,9 +103,9 @@ def sympy_checkout(work: Path, mirrors: Path) -> Path:
     """A worktree of sympy at repo_ingest's pinned commit (today's code reads HEAD: it has no
     ``ingest --at``), sharing the mirror's objects."""
     name, commit = ri.resolve(mirrors, ri.DEFAULT_REPO)
-    mirror = mirrors / name.replace("/", "+") / "repo"
     repo = work / "sympy"
-    subprocess.run(["git", "clone", "-q", "--shared", "--no-checkout", str(mirror), str(repo)], check=True)
+    subprocess.run(["git", "clone", "-q", "--shared", "--no-checkout", str(ix.mirror_of(mirrors, name)), str(repo)],
+                   check=True)
     subprocess.run(["git", "-c", "advice.detachedHead=false", "checkout", "-q", "--detach", commit], cwd=repo,
                    check=True)
     return repo
@@ -131,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     if known.returncode != 0:  # a shallow clone: nothing to pair with (make bench goes on)
         log(f"{args.today} is not in this clone's history: nothing measured, {args.out} left as it is")
         return 0
-    sympy_mirror = args.mirrors / ri.DEFAULT_REPO.split("@")[0].replace("/", "+") / "repo"
+    sympy_mirror = ix.mirror_of(args.mirrors, ri.DEFAULT_REPO.partition("@")[0])
     if args.sympy and not sympy_mirror.exists():
         log(f"no sympy mirror at {sympy_mirror}: the 1,000 docs only")
         args.sympy = False
@@ -143,8 +138,9 @@ def main(argv: list[str] | None = None) -> int:
                               "ragit": iq.ragit_revision(), "target_ratio": TARGET_RATIO}
     try:
         pycache = work / "pycache"
-        versions = {"today": version_env(export_src(args.today, work / "today"), pycache),
-                    "now": version_env(PROJECT / "src", pycache)}
+        # each version's src first on PYTHONPATH, its bytecode cached in the work dir
+        versions = {"today": ix.child_env(export_src(args.today, work / "today"), pycache),
+                    "now": ix.child_env(PROJECT / "src", pycache)}
         words, _ = iq.load_vocabulary()
         corpus = work / "corpus-docs"
         iq.init_repo(corpus)

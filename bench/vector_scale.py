@@ -200,10 +200,11 @@ def warm(repo: Path, questions: list[str], exact: bool) -> tuple[dict[str, Any],
 
 def measure_all(repos: dict[int, Path], args) -> int:
     words, _ = iq.load_vocabulary()
-    questions = iq.make_questions(iq.WordSampler(words, random.Random(7)), args.questions)
-    # each round asks new questions (a repeated one would find its vector cached)
-    rounds = [questions] + [iq.make_questions(iq.WordSampler(words, random.Random(7 + k)), args.questions)
-                            for k in range(1, args.rounds)]
+    # each round asks new questions (a repeated one would find its vector cached); the cold
+    # rows ask the first round's
+    rounds = [iq.make_questions(iq.WordSampler(words, random.Random(7 + k)), args.questions)
+              for k in range(max(1, args.rounds))]
+    questions = rounds[0]
     out: dict[str, Any] = {"machine": iq.machine_info(), "embedder": args.embedder, "sizes": {}}
     rows = []
     for n, repo in repos.items():
