@@ -52,6 +52,19 @@ def test_identifiers_inside_a_sentence_are_names_plain_words_are_not():
     assert read_question("where are redirects followed").names == ()
 
 
+def test_a_capitalised_word_next_to_the_kind_it_names_is_a_name():
+    assert read_question("Content protocol for encoding and decoding bodies").names == ("Content",)
+    assert read_question("how the Request type represents an HTTP request").names == ("Request",)
+    assert read_question("where does class Blueprint register its routes").names == ("Blueprint",)
+    assert read_question("Flow interfaces and cold streams").names == ("Flow",)
+    # a capitalised word alone, a lower-case one, or a kind word that is not next to it: no name
+    assert read_question("Content negotiation for request bodies").names == ()
+    assert read_question("the content protocol of responses").names == ()
+    assert read_question("Reimplement function with_metaclass()").names == ("with_metaclass",)
+    # read from the first line only: an issue's body mentions types in passing
+    assert read_question("crash on empty input\n\nthe Parser class raises").names == ()
+
+
 def test_what_a_question_asks_for_is_read_from_its_first_line():
     assert read_question("add tests for the cli").asks == frozenset({"test"})
     assert read_question("crash in parser\n\nsteps: run the tests, see the docs").asks == frozenset()
@@ -66,6 +79,17 @@ def test_defines_exact_normalised_and_declared():
     assert defines("module", "x = 1\npub struct Engine {\n}\n", ["Engine"]) == 1.0
     assert defines("module", "// class Engine is an example\nuse Engine;\n", ["Engine"]) == 0.0
     assert defines("class Other", "", []) == 0.0
+
+
+def test_an_indented_associated_type_binding_declares_nothing():
+    impl = "impl<'de> IntoDeserializer<'de> for Foo {\n    type Deserializer = Self;\n}\n"
+    assert defines("impl IntoDeserializer for Foo", impl, ["Deserializer"]) == 0.0
+    assert defines("impl X for Y", "    type Item<'a> = &'a T;\n", ["Item"]) == 0.0
+    # an alias at the top level, one with modifiers, and an associated type a trait declares: declared
+    assert defines("module", "pub type Result<T> = std::result::Result<T, Error>;\n", ["Result"]) == 1.0
+    assert defines("module", "mod a {\n    pub type Id = u64;\n}\n", ["Id"]) == 1.0
+    assert defines("trait Visitor", "trait Visitor {\n    type Value;\n}\n", ["Value"]) == 1.0
+    assert defines("module", "export type Props = { a: 1 }\n", ["Props"]) == 1.0
 
 
 _LINES = st.lists(st.sampled_from([

@@ -123,6 +123,11 @@ _EMBEDDED = re.compile(
     r")(?![\w])"
 )
 _SEPARATORS = re.compile(r"::|\\|->|\.|#")
+# A capitalised word next to the kind of thing it names ("the Content protocol", "Request type",
+# "class Blueprint"): a name, though a sentence's capitalised words on their own are not (as a
+# rule they cost more languages than they helped: docs/evaluation.md).
+_KINDS = r"(?:protocol|class|struct|type|trait|interface|enum|module|typeclass|record|object|behaviour)"
+_KIND_NAMED = re.compile(rf"(?<![\w.$])([A-Z][a-z0-9]+)[ \t]+{_KINDS}s?(?![\w$])|(?<![\w$]){_KINDS}[ \t]+([A-Z][a-z0-9]+)(?![\w$])")
 
 # Words that ask for a role the re-rank would otherwise demote.
 _ASKS = {
@@ -163,7 +168,7 @@ def read_question(question: str) -> Question:
     q = question.strip()
     names: list[str] = []
     symbol = bool(_SINGLE.match(q) or _QUALIFIED.match(q))
-    candidates = [q] if symbol else _EMBEDDED.findall(q)
+    candidates = [q] if symbol else _EMBEDDED.findall(q) + [a or b for a, b in _KIND_NAMED.findall(q.split("\n", 1)[0])]
     for c in candidates:
         c = c.rstrip("()")
         parts = [p for p in _SEPARATORS.split(c) if p]
@@ -191,9 +196,12 @@ _DEF_KEYWORDS = (r"class|struct|interface|trait|enum|union|type|typedef|protocol
 # A declaration that starts a line: optional modifier words (``pub``, ``export default``,
 # ``public static``), a declaring keyword, the declared name (possibly qualified; the last part is
 # captured). Comment lines start with punctuation (``//``, ``#``, ``*``), so examples in doc
-# comments never match. One pattern for every name: compiled once, not per question.
+# comments never match. An indented bare ``type X = ...`` binds an associated type of an
+# ``impl`` (Rust: ``type Deserializer = Self;``, dozens of them) and declares nothing. One pattern
+# for every name: compiled once, not per question.
 _DECLARATION = re.compile(
-    rf"^[ \t]*(?:[\w@]+[ \t]+)*?(?:{_DEF_KEYWORDS})[ \t]+(?:[\w:.]+[.:])?([A-Za-z_$][\w$]*[!?]?)", re.MULTILINE)
+    r"^(?![ \t]+type[ \t]+[A-Za-z_$][\w$]*[ \t]*(?:<[^>\n]*>[ \t]*)?=)"
+    rf"[ \t]*(?:[\w@]+[ \t]+)*?(?:{_DEF_KEYWORDS})[ \t]+(?:[\w:.]+[.:])?([A-Za-z_$][\w$]*[!?]?)", re.MULTILINE)
 
 
 def _declares(text: str, names: Sequence[str]) -> bool:
