@@ -126,10 +126,16 @@ def _index_speed(rows: list[Row]) -> None:
     rows.append(_row(f"speed set: mean `ragit ingest --all` CPU (fresh process)", s.get("cli_cpu_s"), "s", None,
                      load, "index_speed.py"))
     if s.get("warm_query_cpu_p50_ms_median") is not None:
-        rows.append(_row(f"speed set: warm `Repo.query` CPU p50, median of the {s['warm_query_repositories']} "
-                         f"repositories (worst {s['warm_query_cpu_p50_ms_max']:.2f} ms)",
-                         s["warm_query_cpu_p50_ms_median"], "ms", s.get("target_warm_query_p50_ms"), load,
-                         "index_speed.py"))
+        # every repository of the set has under 10k chunks, where the issue asks for p50 ≤ 1 ms: the
+        # worst one is the figure held to the target (until session 20 the median was)
+        target = s.get("target_warm_query_p50_ms")
+        p50s = [r["warm_query_cpu_p50_ms"] for r in data.get("repositories", [])
+                if r.get("warm_query_cpu_p50_ms") is not None]
+        within = sum(v <= target for v in p50s) if target is not None else None
+        rows.append(_row(f"speed set: warm `Repo.query` CPU p50, worst of the {s['warm_query_repositories']} "
+                         f"repositories (median {s['warm_query_cpu_p50_ms_median']:.2f} ms; "
+                         f"{within} of {len(p50s)} within the target)",
+                         s["warm_query_cpu_p50_ms_max"], "ms", target, load, "index_speed.py"))
 
 
 def _repo_ingest(rows: list[Row]) -> None:
