@@ -16,6 +16,9 @@ from ragit.retrieve.rerank import (
     RerankWeights,
     _declares,
     _declares_seen,
+    _definitions,
+    _norm,
+    _title_names,
     defines,
     pool_indices,
     read_question,
@@ -116,6 +119,39 @@ def test_a_warm_process_reads_a_seen_text_whole_with_the_same_answer(lines, eol,
     text = eol.join(lines) + " "  # (a text of its own: the first look is the targeted one)
     spelled = frozenset(n for n in names if len(n) > 1)
     assert [_declares_seen(text, names, spelled) for _ in range(3)] == [_declares(text, names)] * 3
+
+
+_TITLES = st.sampled_from(["class Engine", "function run", "method Engine.run", "module", "function engine",
+                           "struct Engine", "impl Engine for X", "section Engine", ""])
+
+
+def _definitions_reference(titles, texts, names):
+    """:func:`_definitions` as first written: every row tested whole, nothing kept between calls."""
+    exact, normalised = set(names), {_norm(n) for n in names}
+    out = {}
+    for i, (title, text) in enumerate(zip(titles, texts)):
+        defined = _title_names(title)[0]
+        if defined and defined in exact:
+            out[i] = 1.0
+        elif defined and _norm(defined) in normalised:
+            out[i] = 0.5
+        elif _declares(text, names):
+            out[i] = 1.0
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_TITLES, _LINES), min_size=1, max_size=6),
+       st.lists(st.lists(st.sampled_from(["Engine", "run", "main", "render", "x", "engine"]), min_size=1, max_size=3),
+                min_size=1, max_size=4))
+def test_a_warm_process_tests_definitions_as_a_cold_one_does(rows, questions):
+    # (texts of their own, so earlier examples' kept facts cannot answer for them; a text repeated
+    # under another title is tested under its own)
+    titles = [title for title, _ in rows]
+    texts = ["\n".join(lines) + f" #{id(rows)}" for _, lines in rows]
+    for _ in range(3):  # first look, second look, then the kept keys
+        for names in questions:
+            assert _definitions(titles, texts, names) == _definitions_reference(titles, texts, names)
 
 
 # ---------------------------------------------------------------- each rule
