@@ -168,7 +168,11 @@ def read_question(question: str) -> Question:
     q = question.strip()
     names: list[str] = []
     symbol = bool(_SINGLE.match(q) or _QUALIFIED.match(q))
-    candidates = [q] if symbol else _EMBEDDED.findall(q) + [a or b for a, b in _KIND_NAMED.findall(q.split("\n", 1)[0])]
+    # the first line (an issue's title) is what the question asks: a capitalised word next to its
+    # kind is read there only, as are the roles it asks for (a long bug report mentions "test",
+    # "docs" or "the Parser class" in passing)
+    first = q.split("\n", 1)[0]
+    candidates = [q] if symbol else _EMBEDDED.findall(q) + [a or b for a, b in _KIND_NAMED.findall(first)]
     for c in candidates:
         c = c.rstrip("()")
         parts = [p for p in _SEPARATORS.split(c) if p]
@@ -176,9 +180,7 @@ def read_question(question: str) -> Question:
             names.append(parts[-1])
             if len(parts) > 1:
                 names.append("".join(parts))
-    # what the question asks for is read from its first line (an issue's title): a long bug
-    # report that mentions "test" or "docs" in passing is not asking for them
-    title = q.split("\n", 1)[0].split()[:ASK_WORDS]
+    title = first.split()[:ASK_WORDS]
     lowered = {w.lower() for w in _LETTERS.findall(" ".join(title))}
     asks = frozenset(role for role, words in _ASK_SETS if not lowered.isdisjoint(words))
     return Question(tuple(dict.fromkeys(n for n in names if _norm(n))), symbol,
@@ -459,8 +461,8 @@ def remember_paths(paths: "Iterable[str]") -> None:
 # intersection a row: the einsum over the snapshot's matrix has just pushed the objects the full
 # test reads (titles, the title caches, the declared sets) out of the processor's caches, so the
 # fewer a row touches, the less it waits (Newtonsoft.Json: 52 µs a question alone, 126 µs after the
-# einsum). Kept only once a text's declarations are known (its second look), at most _KEYS_MAX.
-_KEYS_MAX = 8192
+# einsum). Kept only once a text's declarations are known (its second look), for at most as many
+# texts as :data:`_declared`.
 _keys: dict[str, tuple[str, frozenset[str]]] = {}
 
 
@@ -497,7 +499,7 @@ def _definitions(titles: Sequence[str], texts: Sequence[str], names: Sequence[st
         if known is None:
             declared = _declared.get(text)
             if declared is not None:  # (a frozenset: the text's declarations are known)
-                if len(keys) >= _KEYS_MAX:
+                if len(keys) >= _DECLARED_MAX:
                     keys.clear()
                 own = ["=" + defined, "~" + _norm(defined)] if defined else []
                 keys[text] = (title, frozenset(own + ["+" + d for d in declared]))
