@@ -131,6 +131,7 @@ class Variant:
     top: int = 100
     cochange: dict | None = None  # CochangeWeights overrides (+ "limit", "max_files"); None = no co-change stage
     docsite: dict | None = None  # DocsiteWeights overrides; None = no docs-site stage
+    precedent: dict | None = None  # PrecedentWeights overrides; None = no precedent stage (needs cochange)
 
 
 class LabRows:
@@ -157,11 +158,12 @@ class History:
         self.cache = cache
         self.changes: dict[tuple[str, str, int], list] = {}
         self.stats: dict[tuple, object] = {}
+        self.said: dict[str, dict[str, str]] = {}  # repository -> commit -> its message terms
         self.seconds = 0.0
 
     def get(self, task, limit: int, max_files: int):
         from ragit.gitsnap import cochange
-        from ragit.gitsnap.cochange import count, load_changes
+        from ragit.gitsnap.cochange import _counted, load_changes, tally
         from ragit.gitsnap.git import Git
 
         cochange.CACHE_KEEP = 1000  # the lab reads snapshots across a whole history: keep every commit
@@ -171,12 +173,24 @@ class History:
         if key not in self.stats:
             started = time.perf_counter()
             ckey = (task.repo, commit, limit)
+            git = Git(self.mirrors_root / task.repo.replace("/", "+") / "repo")
             if ckey not in self.changes:
-                git = Git(self.mirrors_root / task.repo.replace("/", "+") / "repo")
                 self.changes[ckey] = load_changes(git, self.cache / task.repo.replace("/", "+"), commit, limit)
-            self.stats[key] = count(self.changes[ckey], max_files)
+            changes = self.changes[ckey]
+            shas, counted = _counted(changes, max_files)
+            # each counted commit's message terms, as ingest stores them (the precedent stage reads them)
+            self.stats[key] = tally(len(changes), counted, self._said(git, task.repo, shas))
             self.seconds += time.perf_counter() - started
         return self.stats[key]
+
+    def _said(self, git, repo: str, shas: list[str]) -> list[str]:
+        """The message terms of ``shas``, each commit's read once per repository (as ingest's cache)."""
+        from ragit.gitsnap.cochange import message_terms
+
+        known = self.said.setdefault(repo, {})
+        missing = [s for s in shas if s not in known]
+        known.update(zip(missing, message_terms(git, missing)))
+        return [known[s] for s in shas]
 
 
 class Lab:
@@ -287,6 +301,19 @@ class Lab:
             scores[j] = value
         # raises only move candidates up: a stable sort keeps every other tie as the stages left it
         order = sorted(list(result.order) + list(range(len(pool), len(scores))), key=scores.__getitem__, reverse=True)
+        if v.precedent is not None and v.cochange is not None:
+            from ragit.gitsnap.cochange import DEFAULT_LIMIT, MAX_FILES
+            from ragit.retrieve.precedent import PrecedentWeights, file_evidence, precedent_raises
+            from ragit.retrieve.search import query_terms
+
+            weights_p = PrecedentWeights(**v.precedent)
+            evidence = file_evidence(query_terms(q), self.history.get(task, DEFAULT_LIMIT, MAX_FILES), weights_p)
+            paths = [st.paths[task.rows[p]] for p in positions]
+            ahead = sorted(range(len(scores)), key=scores.__getitem__, reverse=True)
+            unit = float(max(hybrid[p] for p in positions))
+            for j, value in precedent_raises(ahead, scores, paths, evidence, unit, weights_p).items():
+                scores[j] = value
+            order = sorted(order, key=scores.__getitem__, reverse=True)
         return positions[np.array(order[: v.top], dtype=np.int64)], hybrid
 
 
@@ -358,8 +385,12 @@ def summarize(per: list[dict]) -> dict:
 
 
 def _base(v: Variant, per: dict) -> str:
-    """The row a variant is compared with: the same without the docs-site stage (``cochange``
-    when that row was scored), else ``default``."""
+    """The row a variant is compared with: the same without its last stage (``docsite`` for the
+    precedent stage, ``cochange`` for the docs-site stage, when those rows were scored), else
+    ``default``."""
+    if v.precedent is not None:
+        below = "docsite" if v.docsite is not None else "cochange"
+        return below if below in per else "default"
     return "cochange" if v.docsite is not None and v.cochange is not None and "cochange" in per else "default"
 
 
@@ -425,6 +456,9 @@ def main() -> None:
     ap.add_argument("--docsite", action="store_true",
                     help="also score the docs-site stage (after co-change with --cochange); paired CIs against the"
                          " row without it")
+    ap.add_argument("--precedent", action="store_true",
+                    help="also score the precedent stage (after co-change, and docs-site with --docsite); paired CIs"
+                         " against the row without it")
     ap.add_argument("--misses", default=None, metavar="VARIANT",
                     help="print the tasks whose gold that variant leaves outside the top 10 (gold ranks, top 5)")
     ap.add_argument("--save-per", type=Path, default=None, metavar="FILE",
@@ -450,6 +484,8 @@ def main() -> None:
         variants += [Variant("cochange", cochange={})]
     if args.docsite:
         variants += [Variant("docsite", cochange={} if args.cochange else None, docsite={})]
+    if args.precedent:
+        variants += [Variant("precedent", cochange={}, docsite={} if args.docsite else None, precedent={})]
     if args.variants:
         scope = {"Variant": Variant}
         exec(Path(args.variants).read_text(), scope)
@@ -484,7 +520,7 @@ def main() -> None:
             print("| variant − its base | NDCG@10 | R@5 | R@10 | MRR |")
             print("|---|---|---|---|---|")
             for v in variants:
-                if v.cochange is None and v.docsite is None:
+                if v.cochange is None and v.docsite is None and v.precedent is None:
                     continue
                 cis = {k: paired_ci(per[_base(v, per)], per[v.name], k) for k in ("ndcg", "r5", "r10", "mrr")}
                 results[path.stem][v.name]["vs_default"] = cis

@@ -75,7 +75,7 @@ def test_ingest_mines_ahead_and_keeps_what_the_sequential_path_keeps(repo, monke
     result = Repo.open(repo.root).ingest(all=True)
     assert started == [repo.head_sha] == [result.commit_sha]
     kept = _kept(repo.root)
-    assert set(kept) == {"changes.json", f"counts-{repo.head_sha}.json"}
+    assert set(kept) == {"changes.json", "said.json", f"counts-{repo.head_sha}.json"}
     assert kept == _sequential(repo.root, repo.head_sha)
     assert gc.isenabled()
     assert not [t for t in threading.enumerate() if t.name == "ragit-cochange"]

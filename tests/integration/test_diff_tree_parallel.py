@@ -91,7 +91,7 @@ def test_co_change_files_do_not_depend_on_the_miners(busy_history, monkeypatch, 
         assert stats.commits == len(_shas(git, head))
         files[miners] = {p.name: p.read_bytes() for p in (root / cochange.CACHE_DIR).iterdir()}
         assert load_changes(git, root, head, write=False)  # the cache it wrote reads back
-    assert files[1] == files[2] and len(files[1]) == 2
+    assert files[1] == files[2] and len(files[1]) == 3  # changes, said (messages) and counts
 
 
 def test_a_failing_diff_tree_raises(busy_history, monkeypatch):

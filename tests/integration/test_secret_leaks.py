@@ -72,6 +72,10 @@ def planted(git_repo, cli, monkeypatch):
             files[path] = joiner.join(r["text"] for r in chunk) + "\n"
     files["README.md"] = "# Leak test\n\nA repository full of planted fake secrets.\n"
     git_repo.commit("plant", files)
+    # commit messages are kept too (their terms, for the precedent stage): paste secrets into one
+    prose = [r for r in POSITIVES if r["framing"] == "prose"]
+    git_repo.commit("Rotate the leaked credentials\n\n" + "\n".join(r["text"] for r in prose),
+                    {"README.md": files["README.md"] + "\nRotated.\n"})
     result = cli("ingest", "--all", "--cwd", str(root), "--format", "json")
     assert result.code == 0, result
     return git_repo

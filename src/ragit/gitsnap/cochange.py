@@ -19,9 +19,13 @@ What is counted, and why:
   its files one unit of co-change mass, shared among its partners; ``P(f | h)`` is the mass ``h``
   shared with ``f`` over the commits touching ``h`` plus one (a file changed once is weak evidence).
 
+What each counted commit's message says is kept beside its files (its keyword terms,
+:func:`ragit.lexical.terms`): ``retrieve/precedent.py`` finds the past commits whose messages
+resemble a question and raises the files they changed.
+
 A commit's changed paths never change, so they are cached by commit id in
-``.ragit/cache/cochange/changes.json``: a new snapshot mines only the commits the cache lacks
-(usually the few since the last query). The history a commit reaches never changes either, so a
+``.ragit/cache/cochange/changes.json``, and their messages' terms in ``said.json``: a new
+snapshot mines only the commits the cache lacks (usually the few since the last query). The history a commit reaches never changes either, so a
 snapshot's counts are kept in ``counts-<sha>.json`` beside it (the newest ``COUNTS_KEEP``; the
 files of each counted commit, which are added up again in the same order): a one-shot query
 process reads one small file and runs no git command; counting is also memoised per process.
@@ -43,9 +47,10 @@ MAX_FILES = 30  # commits touching more paths are skipped
 PRIOR = 1.0  # added to a file's commit count in P(f | h)
 CACHE_DIR = Path(".ragit") / "cache" / "cochange"
 CACHE_VERSION = 1
+SAID_VERSION = 1  # said.json: each mined commit's message terms (ragit.lexical, masked first)
 CACHE_KEEP = 4  # the cache holds at most this many × limit commits
 COUNTS_KEEP = 8  # snapshots whose counts are kept on disk
-COUNTS_VERSION = 2  # 2: each counted commit's files, not the pair sums (files of 1 are ignored)
+COUNTS_VERSION = 3  # 2: each counted commit's files, not the pair sums; 3: and its message's terms
 DIFF_FLAGS = ("--root", "-r", "-z", "-M", "--name-status", "--no-ext-diff")
 MINERS = 2  # diff-tree processes sharing the commits to mine, at most one per core (history.diff_tree_stdin)
 
@@ -67,6 +72,8 @@ class CoChange:
     commits: int = 0
     touched: dict[str, int] = field(default_factory=dict)
     shared: dict[str, dict[str, float]] = field(default_factory=dict)
+    counted: list[list[str]] = field(default_factory=list)  # each counted commit's files, newest first
+    said: list[str] = field(default_factory=list)  # each counted commit's message terms, space-joined
 
     def partners(self, path: str) -> dict[str, float]:
         """``P(f | path)`` for every file ``f`` that changed with ``path`` (empty when none did)."""
@@ -99,20 +106,54 @@ def count(changes: Sequence[Change], max_files: int = MAX_FILES) -> CoChange:
 def counted_files(changes: Sequence[Change], max_files: int = MAX_FILES) -> list[list[str]]:
     """The files of each commit of ``changes`` (newest first) that counts, in order: those with
     ``1..max_files`` paths, each path named as at the newest commit (renames carried forward)."""
+    return _counted(changes, max_files)[1]
+
+
+def _counted(changes: Sequence[Change], max_files: int) -> tuple[list[str], list[list[str]]]:
+    """:func:`counted_files` with the ids of the commits that count, in the same order."""
     alias: dict[str, str] = {}  # a path of an older commit -> its name at the snapshot
+    shas: list[str] = []
     out: list[list[str]] = []
     for change in changes:
         if 0 < len(change.paths) <= max_files:
+            shas.append(change.sha)
             out.append(list(dict.fromkeys(alias.get(p, p) for p in change.paths)))
         for old, new in change.renames:  # older commits name the file by its old path
             alias[old] = alias.get(new, new)
-    return out
+    return shas, out
 
 
-def tally(commits: int, counted: Sequence[Sequence[str]]) -> CoChange:
+def message_terms(git: Git, wanted: Sequence[str]) -> list[str]:
+    """The keyword terms (space-joined) of the masked message of each commit of ``wanted``, in
+    order (one ``git log`` of exactly those commits; a commit it does not list says nothing).
+    Masked first, as every text ragit keeps: a token pasted into a commit message never reaches
+    ``.ragit/``."""
+    from ..lexical import terms
+    from ..security.masking import mask_text
+
+    if not wanted:
+        return []
+    raw = git.run("log", "--no-walk=unsorted", "--stdin", "--format=%H%x00%B%x00",
+                  input="".join(f"{s}\n" for s in wanted).encode("ascii"))
+    parts = raw.decode("utf-8", "replace").split("\0")
+    said = {parts[k].strip(): parts[k + 1] for k in range(0, len(parts) - 1, 2)}
+    bodies = [said.get(s, "") for s in wanted]
+    # one masking pass over every message (a call per message costs four times as much); a
+    # record separator on a line of its own is no part of any secret, so the parts come back
+    masked = mask_text(_SEPARATOR.join(bodies)).text.split(_SEPARATOR)
+    if len(masked) != len(bodies):  # (never seen: then message by message)
+        masked = [mask_text(b).text for b in bodies]
+    return [" ".join(terms(m)) for m in masked]
+
+
+_SEPARATOR = "\n\x1e\n"
+
+
+def tally(commits: int, counted: Sequence[Sequence[str]], said: Sequence[str] = ()) -> CoChange:
     """The counts of ``commits`` commits whose counted files (:func:`counted_files`) are
     ``counted``: each commit gives each of its ``k`` files ``1 / (k - 1)`` with every partner,
-    added in commit order (so the float sums are the same bits wherever they are recomputed)."""
+    added in commit order (so the float sums are the same bits wherever they are recomputed).
+    ``said``: each counted commit's message terms, kept with its files (empty: none known)."""
     touched: dict[str, int] = {}
     shared: dict[str, dict[str, float]] = {}
     for files in counted:
@@ -125,7 +166,8 @@ def tally(commits: int, counted: Sequence[Sequence[str]]) -> CoChange:
                 for f in files:
                     if f != h:
                         row[f] = row.get(f, 0.0) + weight
-    return CoChange(commits, touched, shared)
+    return CoChange(commits, touched, shared, [list(files) for files in counted],
+                    list(said) if len(said) == len(counted) else [""] * len(counted))
 
 
 # ---------------------------------------------------------------- cache
@@ -165,6 +207,64 @@ def _write_cache(path: Path, changes: dict[str, Change]) -> None:
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     tmp.write_text(json.dumps(doc, separators=(",", ":")), encoding="utf-8", errors="surrogateescape")
     os.replace(tmp, path)  # atomic: a concurrent reader sees the old or the new file
+
+
+def _said_file(root: Path) -> Path:
+    return Path(root) / CACHE_DIR / "said.json"
+
+
+_SAID_READ: dict[str, tuple[tuple[int, int], dict[str, str]]] = {}  # path -> (stat key, parsed)
+
+
+def _read_said(path: Path) -> dict[str, str]:
+    """Cached message terms by commit (a commit's message never changes); empty when unreadable.
+    Parsed once per process while the file is unchanged."""
+    try:
+        st = path.stat()
+        key = (st.st_mtime_ns, st.st_size)
+        seen = _SAID_READ.get(str(path))
+        if seen is not None and seen[0] == key:
+            return dict(seen[1])
+        doc = json.loads(path.read_text(encoding="utf-8", errors="surrogateescape"))
+        if doc.get("version") != SAID_VERSION or not isinstance(doc.get("said"), dict):
+            return {}
+        parsed = {str(k): v for k, v in doc["said"].items() if isinstance(v, str)}
+    except (OSError, ValueError, TypeError):
+        return {}
+    _SAID_READ.clear()
+    _SAID_READ[str(path)] = (key, parsed)
+    return dict(parsed)
+
+
+def _write_said(path: Path, said: dict[str, str]) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"version": SAID_VERSION, "said": said}, separators=(",", ":")),
+                       encoding="utf-8", errors="surrogateescape")
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a read-only cache directory costs speed, never an answer
+
+
+def _said_of(git: Git, cache_root: Path | None, shas: list[str], keep: int) -> tuple[list[str], dict[str, str] | None]:
+    """The message terms of ``shas`` (:func:`message_terms`), those cached under ``cache_root``
+    read back; and the cache to keep when some were new (None: nothing to write), its oldest
+    entries beyond ``keep`` dropped (``shas`` themselves always stay)."""
+    path = _said_file(cache_root) if cache_root is not None else None
+    known = _read_said(path) if path is not None and path.is_file() else {}
+    missing = [s for s in shas if s not in known]
+    if missing:
+        known.update(zip(missing, message_terms(git, missing)))
+    said = [known[s] for s in shas]
+    if not missing or path is None:
+        return said, None
+    if len(known) > keep:
+        wanted = set(shas)
+        others = [s for s in known if s not in wanted]
+        drop = set(others[: len(known) - keep])
+        known = {s: t for s, t in known.items() if s not in drop}
+    return said, known
 
 
 def _shallow_boundary(git: Git, parentless: list[str]) -> set[str]:
@@ -242,12 +342,17 @@ def _read_counts(path: Path, limit: int, max_files: int) -> CoChange | None:
         if doc.get("version") != COUNTS_VERSION or doc.get("limit") != limit or doc.get("max_files") != max_files:
             return None
         files = doc["files"]
-        return tally(int(doc["commits"]), [[files[i] for i in group] for group in doc["counted"]])
+        counted = [[files[i] for i in group] for group in doc["counted"]]
+        said = doc["said"]
+        if len(said) != len(counted) or not all(isinstance(s, str) for s in said):
+            return None
+        return tally(int(doc["commits"]), counted, said)
     except (OSError, ValueError, KeyError, TypeError, IndexError):
         return None
 
 
-def _write_counts(path: Path, commits: int, counted: list[list[str]], limit: int, max_files: int) -> None:
+def _write_counts(path: Path, commits: int, counted: list[list[str]], said: list[str], limit: int,
+                  max_files: int) -> None:
     """Store what a snapshot's counts are made of (atomically) and drop all but the newest
     ``COUNTS_KEEP``; a read-only cache directory costs speed, never an answer.
 
@@ -260,7 +365,7 @@ def _write_counts(path: Path, commits: int, counted: list[list[str]], limit: int
         index: dict[str, int] = {}
         groups = [[index.setdefault(f, len(index)) for f in files] for files in counted]
         doc = {"version": COUNTS_VERSION, "limit": limit, "max_files": max_files, "commits": commits,
-               "files": list(index), "counted": groups}
+               "files": list(index), "counted": groups, "said": said}
         tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
         tmp.write_text(json.dumps(doc, separators=(",", ":")), encoding="utf-8", errors="surrogateescape")
         os.replace(tmp, path)
@@ -294,8 +399,10 @@ def cochange_at(git: Git, cache_root: Path | None, sha: str, limit: int = DEFAUL
                     found = _mine(git, cache_root, sha, limit, max_files)
                 if found.cache is not None and cache_root is not None and keep_changes:
                     _keep_cache(_cache_file(cache_root), found.cache)
+                if found.said_cache is not None and cache_root is not None and keep_changes:
+                    _write_said(_said_file(cache_root), found.said_cache)
                 if stored is not None and keep_counts:
-                    _write_counts(stored, found.counts.commits, found.counted, limit, max_files)
+                    _write_counts(stored, found.counts.commits, found.counted, found.counts.said, limit, max_files)
                 got = found.counts
         if len(_MEMO) >= _MEMO_SIZE:
             _MEMO.pop(next(iter(_MEMO)))
@@ -311,13 +418,15 @@ class _Mined:
     counts: CoChange
     counted: list[list[str]]
     cache: dict[str, Change] | None
+    said_cache: dict[str, str] | None = None  # the message-terms cache to keep (None: unchanged)
 
 
 def _mine(git: Git, cache_root: Path | None, sha: str, limit: int, max_files: int) -> _Mined:
     """Mine and count snapshot ``sha``, writing nothing."""
     changes, cache = _gather(git, cache_root, sha, limit)
-    counted = counted_files(changes, max_files)
-    return _Mined(tally(len(changes), counted), counted, cache)
+    shas, counted = _counted(changes, max_files)
+    said, said_cache = _said_of(git, cache_root, shas, CACHE_KEEP * limit)
+    return _Mined(tally(len(changes), counted, said), counted, cache, said_cache)
 
 
 class Mining:

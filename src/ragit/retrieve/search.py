@@ -24,6 +24,7 @@ from ..store.bm25 import SnapshotKeyword, weighted_counts
 from .docsite import pool_site_raises
 from .hits import Hit
 from .keyword_bound import pool_raw
+from .precedent import file_evidence, precedent_raises
 from .rerank import RerankInput, RerankWeights, pool_indices, read_question, rerank_pool, weights_from_config
 from .scoring import AUTHORITY_WEIGHT, RECENCY_WEIGHT, RETRIEVAL_WEIGHT, breakdown, final_score, sort_key
 
@@ -548,6 +549,7 @@ class RetrievalParams:
     rerank_weights: "RerankWeights" = field(default_factory=lambda: _default_weights())
     cochange: bool = True  # the co-change stage after the re-rank (ragit.retrieve.cochange_boost)
     docsite: bool = True  # docs-site configuration next to the docs, with the re-rank (ragit.retrieve.docsite)
+    precedent: bool = True  # files of past commits whose messages resemble the question (ragit.retrieve.precedent)
 
     @classmethod
     def from_config(cls, config, alpha: float | None = None) -> "RetrievalParams":
@@ -1110,6 +1112,15 @@ def _reranked(question: str, pool: "np.ndarray", rows: "dict[int, ChunkRow] | No
     site_base = {j: adjusted[j] for j in site}  # (what --explain's factor adds to)
     for j, value in site.items():
         adjusted[j] = value
+    precedent: dict[int, float] = {}
+    if cochange is not None and params.cochange and params.precedent and cochange.said:
+        evidence = file_evidence(query_terms(question), cochange)  # (distinct, remembered)
+        if evidence:  # each candidate file's best chunk, in the order the stages so far give
+            ahead = sorted(range(len(adjusted)), key=adjusted.__getitem__, reverse=True)
+            precedent = precedent_raises(ahead, adjusted, paths, evidence, float(hybrid.max()))
+    precedent_base = {j: adjusted[j] for j in precedent}
+    for j, value in precedent.items():
+        adjusted[j] = value
     n = len(pool)
     if n > top_k:
         fused = hybrid  # alpha · vector + (1 − alpha) · keyword of each pool row, as final_score computes it
@@ -1126,6 +1137,8 @@ def _reranked(question: str, pool: "np.ndarray", rows: "dict[int, ChunkRow] | No
             factors = {**factors, "cochange": raised[j] - scores[j]}
         if j in site:
             factors = {**factors, "docsite": site[j] - site_base[j]}
+        if j in precedent:
+            factors = {**factors, "precedent": precedent[j] - precedent_base[j]}
         change = (adjusted[j], factors)
         row = whole[ids[j]]
         final = final_score("hybrid", float(snapshot.vector[i]), float(keyword[i]), alpha, 1.0, 1.0, change)
