@@ -147,3 +147,14 @@ def test_each_commits_message_is_read_once_and_kept(git_repo, monkeypatch):
     stats = cochange_at(git, git_repo.root, second, keep_changes=True)
     assert asked == [[second]]
     assert stats.said == ["depend itsdanger", "depend click", "init"]
+
+
+def test_a_damaged_said_cache_is_read_again_from_git(git_repo):
+    git_repo.commit("init", {"setup.py": "s0\n"})
+    head = git_repo.commit("Depend on click now", {"setup.py": "s1\n"})
+    git = Git(git_repo.root)
+    first = cochange_at(git, git_repo.root, head, keep_changes=True).said
+    for damaged in ("{not json", json.dumps({"version": 0, "said": {}}), json.dumps({"version": 1, "said": []})):
+        cochange._said_file(git_repo.root).write_text(damaged)
+        cochange._MEMO.clear()
+        assert cochange_at(git, git_repo.root, head, keep_changes=True).said == first

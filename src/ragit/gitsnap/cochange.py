@@ -183,20 +183,28 @@ _READ: dict[str, tuple[tuple[int, int], dict[str, Change]]] = {}  # path -> (sta
 def _read_cache(path: Path) -> dict[str, Change]:
     """Cached change lists by commit (a commit's changes never change); empty when unreadable.
     Parsed once per process while the file is unchanged (``eval run`` asks for many commits)."""
+    return _read_memoised(path, _READ, CACHE_VERSION, lambda doc: {
+        sha: Change(sha, tuple(p), tuple((a, b) for a, b in r)) for sha, p, r in doc["changes"]})
+
+
+def _read_memoised(path: Path, memo: dict, version: int, parse) -> dict:
+    """A cache file's contents as ``parse`` makes them from its JSON, parsed once per process while
+    the file is unchanged (``memo`` keeps the last file read); empty when unreadable or written by
+    another version."""
     try:
         st = path.stat()
         key = (st.st_mtime_ns, st.st_size)
-        seen = _READ.get(str(path))
+        seen = memo.get(str(path))
         if seen is not None and seen[0] == key:
             return dict(seen[1])
         doc = json.loads(path.read_text(encoding="utf-8", errors="surrogateescape"))
-        if doc.get("version") != CACHE_VERSION:
+        if doc.get("version") != version:
             return {}
-        parsed = {sha: Change(sha, tuple(p), tuple((a, b) for a, b in r)) for sha, p, r in doc["changes"]}
-    except (OSError, ValueError, KeyError, TypeError):
+        parsed = parse(doc)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return {}
-    _READ.clear()
-    _READ[str(path)] = (key, parsed)
+    memo.clear()
+    memo[str(path)] = (key, parsed)
     return dict(parsed)
 
 
@@ -219,21 +227,8 @@ _SAID_READ: dict[str, tuple[tuple[int, int], dict[str, str]]] = {}  # path -> (s
 def _read_said(path: Path) -> dict[str, str]:
     """Cached message terms by commit (a commit's message never changes); empty when unreadable.
     Parsed once per process while the file is unchanged."""
-    try:
-        st = path.stat()
-        key = (st.st_mtime_ns, st.st_size)
-        seen = _SAID_READ.get(str(path))
-        if seen is not None and seen[0] == key:
-            return dict(seen[1])
-        doc = json.loads(path.read_text(encoding="utf-8", errors="surrogateescape"))
-        if doc.get("version") != SAID_VERSION or not isinstance(doc.get("said"), dict):
-            return {}
-        parsed = {str(k): v for k, v in doc["said"].items() if isinstance(v, str)}
-    except (OSError, ValueError, TypeError):
-        return {}
-    _SAID_READ.clear()
-    _SAID_READ[str(path)] = (key, parsed)
-    return dict(parsed)
+    return _read_memoised(path, _SAID_READ, SAID_VERSION, lambda doc: {
+        str(k): v for k, v in doc["said"].items() if isinstance(v, str)})
 
 
 def _write_said(path: Path, said: dict[str, str]) -> None:
