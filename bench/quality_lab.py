@@ -309,9 +309,8 @@ class Lab:
             weights_p = PrecedentWeights(**v.precedent)
             evidence = file_evidence(query_terms(q), self.history.get(task, DEFAULT_LIMIT, MAX_FILES), weights_p)
             paths = [st.paths[task.rows[p]] for p in positions]
-            ahead = sorted(range(len(scores)), key=scores.__getitem__, reverse=True)
             unit = float(max(hybrid[p] for p in positions))
-            for j, value in precedent_raises(ahead, scores, paths, evidence, unit, weights_p).items():
+            for j, value in precedent_raises(scores, paths, evidence, unit, weights_p).items():
                 scores[j] = value
             order = sorted(order, key=scores.__getitem__, reverse=True)
         return positions[np.array(order[: v.top], dtype=np.int64)], hybrid

@@ -92,14 +92,12 @@ def test_no_messages_or_no_match_gives_no_evidence():
 
 
 def test_raises_the_best_chunk_of_each_file_by_weight_times_capped_evidence():
-    paths = ["a.py", "b.py", "a.py", "c.py"]
-    scores = [1.0, 0.8, 0.6, 0.5]
-    order = [0, 1, 2, 3]
-    raised = precedent_raises(order, scores, paths, {"a.py": 0.5, "c.py": 3.0}, unit=2.0,
-                              weights=PrecedentWeights(weight=0.2))
-    assert raised == {0: pytest.approx(1.0 + 0.2 * 2.0 * 0.5), 3: pytest.approx(0.5 + 0.2 * 2.0 * 1.0)}
-    assert precedent_raises(order, scores, paths, {}, unit=2.0) == {}
-    assert precedent_raises(order, scores, paths, {"a.py": 1.0}, unit=2.0, weights=PrecedentWeights(weight=0)) == {}
+    paths = ["b.py", "a.py", "a.py", "c.py", "c.py"]
+    scores = [0.8, 0.6, 1.0, 0.5, 0.5]  # a.py's best chunk is its second; c.py's two tie: the first
+    raised = precedent_raises(scores, paths, {"a.py": 0.5, "c.py": 3.0}, unit=2.0, weights=PrecedentWeights(weight=0.2))
+    assert raised == {2: pytest.approx(1.0 + 0.2 * 2.0 * 0.5), 3: pytest.approx(0.5 + 0.2 * 2.0 * 1.0)}
+    assert precedent_raises(scores, paths, {}, unit=2.0) == {}
+    assert precedent_raises(scores, paths, {"a.py": 1.0}, unit=2.0, weights=PrecedentWeights(weight=0)) == {}
 
 
 def test_a_query_raises_the_file_a_similar_past_commit_changed(indexed_repo, cli):

@@ -129,23 +129,22 @@ def file_evidence(question_terms: Sequence[str], stats: "CoChange",
     return evidence
 
 
-def precedent_raises(order: Sequence[int], scores: Sequence[float], paths: Sequence[str],
-                     evidence: dict[str, float], unit: float,
+def precedent_raises(scores: Sequence[float], paths: Sequence[str], evidence: dict[str, float], unit: float,
                      weights: PrecedentWeights = PrecedentWeights()) -> dict[int, float]:
-    """The stage's raises: the new score of the best chunk (the first in ``order``, which ranks
-    the candidates best first) of each candidate file with evidence; ``unit`` is the pool's best
-    fused score."""
+    """The stage's raises: the new score of the best chunk (the highest score, the first on ties)
+    of each candidate file with evidence; ``unit`` is the pool's best fused score."""
     if not evidence or not weights.weight or unit <= 0.0:
         return {}
+    best: dict[str, int] = {}
+    for i, f in enumerate(paths):
+        if f in evidence:
+            j = best.get(f)
+            if j is None or scores[i] > scores[j]:
+                best[f] = i
     step = weights.weight * unit
     raised: dict[int, float] = {}
-    seen: set[str] = set()
-    for i in order:
-        f = paths[i]
-        if f in seen:
-            continue
-        seen.add(f)
-        e = evidence.get(f)
+    for f, i in best.items():
+        e = evidence[f]
         if e:
             raised[i] = scores[i] + step * (e if e < 1.0 else 1.0)
     return raised

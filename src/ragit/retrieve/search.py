@@ -1115,9 +1115,8 @@ def _reranked(question: str, pool: "np.ndarray", rows: "dict[int, ChunkRow] | No
     precedent: dict[int, float] = {}
     if cochange is not None and params.cochange and params.precedent and cochange.said:
         evidence = file_evidence(query_terms(question), cochange)  # (distinct, remembered)
-        if evidence:  # each candidate file's best chunk, in the order the stages so far give
-            ahead = sorted(range(len(adjusted)), key=adjusted.__getitem__, reverse=True)
-            precedent = precedent_raises(ahead, adjusted, paths, evidence, float(hybrid.max()))
+        if evidence:  # each candidate file's best chunk after the stages so far
+            precedent = precedent_raises(adjusted, paths, evidence, float(hybrid.max()))
     precedent_base = {j: adjusted[j] for j in precedent}
     for j, value in precedent.items():
         adjusted[j] = value
