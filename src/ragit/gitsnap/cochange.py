@@ -24,11 +24,12 @@ What each counted commit's message says is kept beside its files (its keyword te
 resemble a question and raises the files they changed.
 
 A commit's changed paths never change, so they are cached by commit id in
-``.ragit/cache/cochange/changes.json``, and their messages' terms in ``said.json``: a new
-snapshot mines only the commits the cache lacks (usually the few since the last query). The history a commit reaches never changes either, so a
-snapshot's counts are kept in ``counts-<sha>.json`` beside it (the newest ``COUNTS_KEEP``; the
-files of each counted commit, which are added up again in the same order): a one-shot query
-process reads one small file and runs no git command; counting is also memoised per process.
+``.ragit/cache/cochange/changes.json``, and their messages' terms in ``said.json``: a new snapshot
+mines only the commits the cache lacks (usually the few since the last query). The history a
+commit reaches never changes either, so a snapshot's counts are kept in ``counts-<sha>.json``
+beside it (the newest ``COUNTS_KEEP``; the files and message terms of each counted commit, whose
+counts are added up again in the same order): a one-shot query process reads one small file and
+runs no git command; counting is also memoised per process.
 """
 
 from __future__ import annotations
