@@ -210,12 +210,28 @@ def _read_memoised(path: Path, memo: dict, version: int, parse) -> dict:
 
 
 def _write_cache(path: Path, changes: dict[str, Change]) -> None:
+    _write_json(path, {"version": CACHE_VERSION,
+                       "changes": [[c.sha, list(c.paths), [list(r) for r in c.renames]] for c in changes.values()]})
+
+
+def _write_json(path: Path, doc: dict) -> None:
+    """Write a cache file of this module: compact JSON through a temp file and a rename (atomic: a
+    concurrent reader sees the old or the new file; a rebuildable cache needs no fsync)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    doc = {"version": CACHE_VERSION,
-           "changes": [[c.sha, list(c.paths), [list(r) for r in c.renames]] for c in changes.values()]}
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     tmp.write_text(json.dumps(doc, separators=(",", ":")), encoding="utf-8", errors="surrogateescape")
-    os.replace(tmp, path)  # atomic: a concurrent reader sees the old or the new file
+    os.replace(tmp, path)
+
+
+def _trimmed(known: dict, wanted: Sequence[str], keep: int) -> dict:
+    """``known`` (by commit, oldest entries first) with its oldest entries beyond ``keep`` dropped,
+    except those of ``wanted`` (a snapshot's own commits always stay)."""
+    if len(known) <= keep:
+        return known
+    needed = set(wanted)
+    others = [s for s in known if s not in needed]
+    drop = set(others[: len(known) - keep])
+    return {s: v for s, v in known.items() if s not in drop}
 
 
 def _said_file(root: Path) -> Path:
@@ -234,11 +250,7 @@ def _read_said(path: Path) -> dict[str, str]:
 
 def _write_said(path: Path, said: dict[str, str]) -> None:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"version": SAID_VERSION, "said": said}, separators=(",", ":")),
-                       encoding="utf-8", errors="surrogateescape")
-        os.replace(tmp, path)
+        _write_json(path, {"version": SAID_VERSION, "said": said})
     except OSError:
         pass  # a read-only cache directory costs speed, never an answer
 
@@ -255,12 +267,7 @@ def _said_of(git: Git, cache_root: Path | None, shas: list[str], keep: int) -> t
     said = [known[s] for s in shas]
     if not missing or path is None:
         return said, None
-    if len(known) > keep:
-        wanted = set(shas)
-        others = [s for s in known if s not in wanted]
-        drop = set(others[: len(known) - keep])
-        known = {s: t for s, t in known.items() if s not in drop}
-    return said, known
+    return said, _trimmed(known, shas, keep)
 
 
 def _shallow_boundary(git: Git, parentless: list[str]) -> set[str]:
@@ -306,13 +313,8 @@ def _gather(git: Git, cache_root: Path | None, sha: str, limit: int) -> tuple[li
         mined = {c.sha: c for c in _parse_diff_tree(raw)}
         for s in missing:  # an empty commit prints nothing
             known[s] = mined.get(s) or Change(s, ())
-        if path is not None:
-            cache = known
-            if len(known) > CACHE_KEEP * limit:  # keep this snapshot's commits and the newest others
-                wanted = set(shas)
-                others = [s for s in known if s not in wanted]
-                drop = set(others[: len(known) - CACHE_KEEP * limit])
-                cache = {s: c for s, c in known.items() if s not in drop}
+        if path is not None:  # this snapshot's commits and the newest others
+            cache = _trimmed(known, shas, CACHE_KEEP * limit)
     return [Change(s, ()) if s in roots else known[s] for s in shas], cache
 
 
@@ -357,14 +359,10 @@ def _write_counts(path: Path, commits: int, counted: list[list[str]], said: list
     vitest), so writing it costs a thirtieth and reading it back (:func:`tally`) no more than
     parsing the sums did."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
         index: dict[str, int] = {}
         groups = [[index.setdefault(f, len(index)) for f in files] for files in counted]
-        doc = {"version": COUNTS_VERSION, "limit": limit, "max_files": max_files, "commits": commits,
-               "files": list(index), "counted": groups, "said": said}
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(doc, separators=(",", ":")), encoding="utf-8", errors="surrogateescape")
-        os.replace(tmp, path)
+        _write_json(path, {"version": COUNTS_VERSION, "limit": limit, "max_files": max_files, "commits": commits,
+                           "files": list(index), "counted": groups, "said": said})
         kept = sorted(path.parent.glob("counts-*.json"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
         for old in kept[COUNTS_KEEP:]:
             old.unlink(missing_ok=True)
@@ -398,7 +396,8 @@ def cochange_at(git: Git, cache_root: Path | None, sha: str, limit: int = DEFAUL
                 if found.said_cache is not None and cache_root is not None and keep_changes:
                     _write_said(_said_file(cache_root), found.said_cache)
                 if stored is not None and keep_counts:
-                    _write_counts(stored, found.counts.commits, found.counted, found.counts.said, limit, max_files)
+                    counts = found.counts
+                    _write_counts(stored, counts.commits, counts.counted, counts.said, limit, max_files)
                 got = found.counts
         if len(_MEMO) >= _MEMO_SIZE:
             _MEMO.pop(next(iter(_MEMO)))
@@ -408,13 +407,12 @@ def cochange_at(git: Git, cache_root: Path | None, sha: str, limit: int = DEFAUL
 
 @dataclass(frozen=True)
 class _Mined:
-    """One snapshot mined: its counts, each counted commit's files (what the counts file
-    keeps), and the change cache to keep (None: it already held every commit)."""
+    """One snapshot mined: its counts (with each counted commit's files and message terms, what
+    the counts file keeps), and the change and message-terms caches to keep (None: unchanged)."""
 
     counts: CoChange
-    counted: list[list[str]]
     cache: dict[str, Change] | None
-    said_cache: dict[str, str] | None = None  # the message-terms cache to keep (None: unchanged)
+    said_cache: dict[str, str] | None = None
 
 
 def _mine(git: Git, cache_root: Path | None, sha: str, limit: int, max_files: int) -> _Mined:
@@ -422,7 +420,7 @@ def _mine(git: Git, cache_root: Path | None, sha: str, limit: int, max_files: in
     changes, cache = _gather(git, cache_root, sha, limit)
     shas, counted = _counted(changes, max_files)
     said, said_cache = _said_of(git, cache_root, shas, CACHE_KEEP * limit)
-    return _Mined(tally(len(changes), counted, said), counted, cache, said_cache)
+    return _Mined(tally(len(changes), counted, said), cache, said_cache)
 
 
 class Mining:
