@@ -158,7 +158,6 @@ class History:
         self.cache = cache
         self.changes: dict[tuple[str, str, int], list] = {}
         self.stats: dict[tuple, object] = {}
-        self.said: dict[str, dict[str, str]] = {}  # repository -> commit -> its message terms
         self.seconds = 0.0
 
     def get(self, task, limit: int, max_files: int):
@@ -179,18 +178,20 @@ class History:
             changes = self.changes[ckey]
             shas, counted = _counted(changes, max_files)
             # each counted commit's message terms, as ingest stores them (the precedent stage reads them)
-            self.stats[key] = tally(len(changes), counted, self._said(git, task.repo, shas))
+            self.stats[key] = tally(len(changes), counted, self._said(git, task.repo, shas, limit))
             self.seconds += time.perf_counter() - started
         return self.stats[key]
 
-    def _said(self, git, repo: str, shas: list[str]) -> list[str]:
-        """The message terms of ``shas``, each commit's read once per repository (as ingest's cache)."""
-        from ragit.gitsnap.cochange import message_terms
+    def _said(self, git, repo: str, shas: list[str], limit: int) -> list[str]:
+        """The message terms of ``shas``, through ingest's own cache (``said.json`` beside the
+        repository's cached change lists): each commit's message is read once."""
+        from ragit.gitsnap import cochange
 
-        known = self.said.setdefault(repo, {})
-        missing = [s for s in shas if s not in known]
-        known.update(zip(missing, message_terms(git, missing)))
-        return [known[s] for s in shas]
+        root = self.cache / repo.replace("/", "+")
+        said, keep = cochange._said_of(git, root, shas, cochange.CACHE_KEEP * limit)
+        if keep is not None:
+            cochange._write_said(cochange._said_file(root), keep)
+        return said
 
 
 class Lab:

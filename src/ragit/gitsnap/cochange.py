@@ -167,7 +167,7 @@ def tally(commits: int, counted: Sequence[Sequence[str]], said: Sequence[str] = 
                 for f in files:
                     if f != h:
                         row[f] = row.get(f, 0.0) + weight
-    return CoChange(commits, touched, shared, [list(files) for files in counted],
+    return CoChange(commits, touched, shared, list(counted),
                     list(said) if len(said) == len(counted) else [""] * len(counted))
 
 
