@@ -61,7 +61,7 @@ def test_without_the_stage_the_sidebar_ranks_far_down(git_repo, cli, monkeypatch
     write_placeholder_config(git_repo.root)
     git_repo.commit("init", FILES)
     assert cli("ingest", "--all", "--cwd", str(git_repo.root), "--format", "json").code == 0
-    monkeypatch.setattr(docsite, "asks_for_site", lambda question, first_paths: False)
+    monkeypatch.setattr(docsite, "asks_for_site", lambda question, first_paths, candidates=(): False)
     hits = _query(cli, git_repo.root, "Add a page about the store and its reducers")
     files = list(dict.fromkeys(h["path"] for h in hits))
     assert "website/sidebars.js" not in files[:4]  # what the first test's raise changed

@@ -56,6 +56,12 @@ def test_not_docs_work(question, first):
     assert not asks_for_site(question, first)
 
 
+def test_a_word_naming_a_source_directory_of_the_candidates_is_no_docs_work():
+    first = ["app/pages/index.js", "docs/routing.md"]
+    assert asks_for_site("how pages are rendered", first)
+    assert not asks_for_site("how pages are rendered", first, ["app/pages/index.js", "docs/routing.md"])
+
+
 PATHS = ["docs/a.md", "docs/a.md", "docs/b.md", "src/c.js", "website/sidebars.js", "docs/d.md"]
 SCORES = [0.9, 0.5, 0.8, 0.7, 0.2, 0.6]
 ORDER = [0, 2, 3, 5, 1, 4]
@@ -148,15 +154,17 @@ def test_the_quick_screen_never_drops_docs_work():
     from ragit.retrieve.docsite import PAGES_WITHIN, _first_files, _may_ask
 
     rng = random.Random(12)
-    files = ["docs/a.md", "docs/b.md", "src/c.js", "src/d.py", "lib/e.go", "website/sidebars.js", "README.md"]
-    questions = ["Fix the parser", "Add a page", "Update the docs", "Tweak the sidebar", "rename a variable"]
+    files = ["docs/a.md", "docs/b.md", "src/c.js", "src/d.py", "lib/e.go", "website/sidebars.js", "README.md",
+             "app/pages/f.js"]
+    questions = ["Fix the parser", "Add a page", "Update the docs", "Tweak the sidebar", "rename a variable",
+                 "render pages"]
     for _ in range(3000):
         n = rng.randint(1, 30)
         paths = [rng.choice(files) for _ in range(n)]
         scores = [rng.choice([0.1, 0.2, 0.5, 0.5, 0.9, -0.3, rng.random()]) for _ in range(n)]
         question = rng.choice(questions)
         order = sorted(range(n), key=scores.__getitem__, reverse=True)
-        ranked = asks_for_site(question, _first_files(order, paths, PAGES_WITHIN))
+        ranked = asks_for_site(question, _first_files(order, paths, PAGES_WITHIN), paths)
         assert _may_ask(question, paths, scores) or not ranked
         if "doc" not in question and "page" not in question and "sidebar" not in question:
             assert _may_ask(question, paths, scores) == ranked

@@ -19,6 +19,7 @@ from ragit.retrieve.rerank import (
     _definitions,
     _norm,
     _title_names,
+    asked_roles,
     defines,
     pool_indices,
     read_question,
@@ -186,6 +187,30 @@ def test_roles_rank_tests_docs_and_examples_below_code_unless_asked_for():
     assert ranked_paths("login flow", inp)[0] == "src/auth.py"
     assert ranked_paths("tests for the login flow", inp)[0] == "tests/test_auth.py"
     assert ranked_paths("docs for the login flow", inp)[0] == "docs/auth.md"
+
+
+def test_a_word_naming_a_source_directory_of_the_candidates_asks_for_no_role():
+    # in pytest's own repository "pytest" is the project (src/_pytest/), not a request for tests
+    q = read_question("where does pytest rewrite assert statements")
+    assert q.asks == frozenset({"test"})
+    assert asked_roles(q, ["src/_pytest/assertion/rewrite.py", "testing/test_assertrewrite.py"]) == frozenset()
+    assert asked_roles(q, ["src/pytest/__init__.py"]) == frozenset()
+    # a directory of tests, docs or examples names nothing; neither does a file name
+    assert asked_roles(q, ["testing/pytest/test_rewrite.py", "docs/pytest/index.md"]) == frozenset({"test"})
+    assert asked_roles(q, ["src/pytest.py"]) == frozenset({"test"})
+    # another word of the first line still asks
+    assert asked_roles(read_question("pytest tests for the rewrite"), ["src/_pytest/rewrite.py"]) == {"test"}
+    assert asked_roles(read_question("history of the log"), ["lib/history/log.py"]) == frozenset()
+    inp = pool((0.9, "testing/test_assertrewrite.py", "function test_rewrite", "x"),
+               (0.8, "src/_pytest/assertion/rewrite.py", "class AssertionRewriter", "x"))
+    roles_only = NEUTRAL.__class__(**{**NEUTRAL.__dict__, "role": 0.5})
+    result = rerank("where does pytest rewrite assert statements", inp, roles_only, 2)
+    assert [inp.paths[i] for i in result.order] == ["src/_pytest/assertion/rewrite.py", "testing/test_assertrewrite.py"]
+    assert result.factors[0] == {"role": 0.5}
+    # without the project's directory among the candidates the word still asks for tests
+    alone = pool((0.9, "testing/test_assertrewrite.py", "function test_rewrite", "x"), (0.8, "src/rewrite.py", "x", "x"))
+    assert ranked_paths("where does pytest rewrite assert statements", alone, roles_only)[0] == \
+        "testing/test_assertrewrite.py"
 
 
 def test_a_changelog_ranks_below_other_docs_unless_asked_for_and_explains_itself():

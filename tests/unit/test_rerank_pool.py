@@ -16,6 +16,7 @@ from ragit.lexical import terms as lexical_terms
 from ragit.pathroles import bundled_project, is_changelog, path_role
 from ragit.retrieve.cochange_boost import apply_cochange, cochange_raises
 from ragit.retrieve.rerank import (
+    _ASKS,
     RerankInput,
     RerankResult,
     RerankWeights,
@@ -37,14 +38,15 @@ PATHS = ["src/app.c", "src/app.h", "include/util.h", "src/util.c", "lib/json_rea
          "tests/test_app.py", "docs/guide.md", "README.md", "examples/demo.py", "pkg/_vendor/urllib3/retry.py",
          "pkg/_vendor/six.py", "bench/bench_app.py", "config/settings.yaml", "lib/readers.py", "src/router.go",
          "src/router_test.go", "fixtures/data.json", "lib/reader.py", "src/tree.go", "CHANGES", "HISTORY.rst",
-         "pkg/testsuite/helpers.py"]
+         "pkg/testsuite/helpers.py", "src/_pytest/rewrite.py", "testing/test_rewrite.py", "lib/history/log.py"]
 TITLES = ["class JsonReader", "function field_validator", "def readers", "module", "func (r *Router) Handle",
           "method Client.send", "struct Tree", ""]
 TEXTS = ["", "pub struct Engine {\n}\n", "def field_validator(x):\n    return x\n", "JsonReader reads json",
          "class JsonReader:\n    pass\n", "func addRoute() {}\n", "// class Engine is an example\nuse Engine;\n"]
 QUESTIONS = ["JsonReader", "how are routes matched", "field_validator in readers", "retry urllib3", "app header",
              "add tests for the router", "docs for the reader", "Rails::Engine", "vendored six", "Tree insert",
-             "fieldValidator util", "benchmark app", "reader changelog", "docs of the reader history"]
+             "fieldValidator util", "benchmark app", "reader changelog", "docs of the reader history",
+             "where does pytest rewrite asserts", "pytest tests of rewrite", "history of the log"]
 
 
 # the helpers the re-rank as first written used
@@ -145,18 +147,22 @@ def reference_rerank(question: str, inp: RerankInput, weights: RerankWeights, to
                     adjusted[i] += boost
                     _note(factors, i, "file", boost)
 
+    # a word that names a source directory of the candidates (pytest's ``src/_pytest/``) asks for no role
+    named = {d.strip("_").lower() for p in paths if path_role(p) == "source" for d in p.split("/")[:-1]}
+    asks = frozenset(role for role, words in _ASKS.items() if (q.ask_words - named) & set(words))
+
     # roles
     role_factor: dict[str, float] = {}
     for i, p in enumerate(paths):
         factor = role_factor.get(p)
         if factor is None:
-            factor = role_factor[p] = _role_factor(path_role(p), q.asks, weights)
+            factor = role_factor[p] = _role_factor(path_role(p), asks, weights)
         if factor != 1.0:
             adjusted[i] *= factor
             _note(factors, i, "role", factor)
 
     # changelogs: below other docs, unless the question asks for one
-    if weights.changelog != 1.0 and "changelog" not in q.asks:
+    if weights.changelog != 1.0 and "changelog" not in asks:
         for i, p in enumerate(paths):
             if is_changelog(p):
                 adjusted[i] *= weights.changelog
@@ -164,7 +170,7 @@ def reference_rerank(question: str, inp: RerankInput, weights: RerankWeights, to
 
     # bundled third-party code: a copy of another project ranks below the project's own code,
     # unless the question names that project ("urllib3 retries") or asks for vendored code
-    if weights.vendored != 1.0 and "vendored" not in q.asks:
+    if weights.vendored != 1.0 and "vendored" not in asks:
         bundled: dict[str, bool] = {}
         for i, p in enumerate(paths):
             demote = bundled.get(p)

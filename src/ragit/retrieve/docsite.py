@@ -26,11 +26,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from operator import indexOf
-from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
 from ..arrays import members
 from ..pathroles import path_role
-from .rerank import read_question
+from .rerank import asked_roles, read_question
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -87,12 +87,14 @@ def is_site_config(path: str) -> bool:
     return parent in _DOC_DIRS or (parent == "source" and len(parts) >= 3 and parts[-3].lower() in _DOC_DIRS)
 
 
-def asks_for_site(question: str, first_paths: Sequence[str]) -> bool:
+def asks_for_site(question: str, first_paths: Sequence[str], candidates: Iterable[str] = ()) -> bool:
     """The question is docs work: its first line asks for docs, or the best file of the ranking
     (``first_paths[0]``; the ranking's first files, best first) is a docs page, or the first line
     asks for a site's pages and a docs page ranks among the first :data:`PAGES_WITHIN` files ("page"
-    alone also names pagination or memory pages: a code-only index never holds a docs page)."""
-    asks = read_question(question).asks
+    alone also names pagination or memory pages: a code-only index never holds a docs page). A
+    word that names a source directory of the ``candidates`` (``pages/`` of a web app) asks for
+    nothing (:func:`ragit.retrieve.rerank.asked_roles`)."""
+    asks = asked_roles(read_question(question), candidates)
     if "doc" in asks or (first_paths and path_role(first_paths[0]) == "doc"):
         return True
     return "site" in asks and any(path_role(p) == "doc" for p in first_paths[:PAGES_WITHIN])
@@ -104,7 +106,7 @@ def _may_ask(question: str, paths: Sequence[str], scores: Sequence[float]) -> bo
     is a docs page", and the best file is that of the first best-scored candidate, found without
     ranking the pool (sorting ~200 candidates cost most of the stage on a question that is no
     docs work). Scores with a NaN (whose order a sort does not define) always go the long way."""
-    asks = read_question(question).asks
+    asks = asked_roles(read_question(question), paths)
     if "doc" in asks or "site" in asks:
         return True
     total = sum(scores)
@@ -132,7 +134,7 @@ def site_raises(question: str, order: Sequence[int], scores: "Sequence[float] | 
     configuration file of the snapshot the candidate that stands for it (ranked or not: an index
     ``order`` lacks is a candidate the ranking left out, whose score is taken as ``-inf``)."""
     after = weights.after
-    if after <= 0 or not site or not order or not asks_for_site(question, _first_files(order, paths, PAGES_WITHIN)):
+    if after <= 0 or not site or not order or not asks_for_site(question, _first_files(order, paths, PAGES_WITHIN), paths):
         return {}
     first: list[str] = []  # the first ``after`` files of the ranking
     ceiling = 0.0
@@ -180,7 +182,7 @@ def pool_site_raises(question: str, paths: Sequence[str], adjusted: Sequence[flo
     if weights.after <= 0 or not n or not _may_ask(question, paths, adjusted):
         return [], [], {}
     order = sorted(range(n), key=adjusted.__getitem__, reverse=True)  # stable: ties keep pool order
-    if not asks_for_site(question, _first_files(order, paths, PAGES_WITHIN)):
+    if not asks_for_site(question, _first_files(order, paths, PAGES_WITHIN), paths):
         return [], [], {}
     found = kept() if kept is not None else site_rows(store, sha)
     if not found:

@@ -11,7 +11,8 @@ the candidate set and the question, every one of which ``--explain`` shows:
 * ``file`` (+): file aggregation: the best chunk of a file gains with the total evidence of the
   file's other candidates, so a file that answers in several places ranks above a lucky chunk;
 * ``role`` (×): tests, examples, fixtures, benchmarks, docs and data files rank below
-  implementation unless the question asks for them (:mod:`ragit.pathroles`);
+  implementation unless the question asks for them (:mod:`ragit.pathroles`); a word that names a
+  source directory of the candidates asks for nothing ("pytest" in pytest's ``src/_pytest/``);
 * ``changelog`` (×): a changelog (``CHANGES``, ``HISTORY.rst``) ranks below other docs unless the
   question asks for it: it repeats every change's words, so it matches any question about one;
 * ``header`` (×): a C/C++ header ranks below its implementation file when both are candidates
@@ -143,6 +144,7 @@ _ASKS = {
 }
 
 _ASK_SETS = tuple((role, frozenset(words)) for role, words in _ASKS.items())
+_ASK_WORDS = frozenset(w for words in _ASKS.values() for w in words)
 _LETTERS = re.compile(r"[A-Za-z]+")
 
 
@@ -155,6 +157,7 @@ class Question:
     symbol: bool  # the question is one identifier
     words: frozenset[str]  # stemmed content terms
     asks: frozenset[str]  # roles the question asks for
+    ask_words: frozenset[str] = frozenset()  # the first line's words that ask for them
 
 
 @lru_cache(maxsize=65536)
@@ -182,9 +185,36 @@ def read_question(question: str) -> Question:
                 names.append("".join(parts))
     title = first.split()[:ASK_WORDS]
     lowered = {w.lower() for w in _LETTERS.findall(" ".join(title))}
-    asks = frozenset(role for role, words in _ASK_SETS if not lowered.isdisjoint(words))
+    asks = _roles_asked_by(lowered)
     return Question(tuple(dict.fromkeys(n for n in names if _norm(n))), symbol,
-                    frozenset(lexical_terms(q)), asks)
+                    frozenset(lexical_terms(q)), asks, frozenset(lowered & _ASK_WORDS))
+
+
+def _roles_asked_by(words: "set[str] | frozenset[str]") -> frozenset[str]:
+    return frozenset(role for role, asking in _ASK_SETS if not words.isdisjoint(asking))
+
+
+def asked_roles(q: Question, paths: Iterable[str]) -> frozenset[str]:
+    """The roles ``q`` asks for, less those only asked by words that name a source directory of
+    the candidates ``paths``: in pytest's repository "pytest" names ``src/_pytest/``, the project,
+    not its tests (as "history" names a ``history/`` package and "bundle" a ``bundle/`` one)."""
+    if not q.asks:
+        return q.asks
+    named: set[str] = set()
+    for p in paths:
+        found = _source_dirs(p)
+        if found and not found.isdisjoint(q.ask_words):
+            named |= found & q.ask_words
+    return _roles_asked_by(q.ask_words - named) if named else q.asks
+
+
+@lru_cache(maxsize=65536)
+def _source_dirs(path: str) -> frozenset[str]:
+    """The directory names of a source file, lower-cased and without leading or trailing
+    underscores (``_pytest`` names pytest); none for a file of any other role."""
+    if path_role(path) != "source":
+        return frozenset()
+    return frozenset(d.strip("_").lower() for d in path.split("/")[:-1])
 
 
 # ---------------------------------------------------------------- the candidates
@@ -657,7 +687,7 @@ def rerank_pool(question: str, inp: RerankInput, weights: RerankWeights) -> Rank
     # path names: a file stem equal to a named identifier (or its plural, or it the name's)
     named = {k for k in _normalised(tuple(names)) if k} if names and weights.path_name else set()
     stems = named | {k + "s" for k in named}
-    words, asks = q.words, q.asks
+    words, asks = q.words, asked_roles(q, groups)
     vendored = weights.vendored != 1.0 and "vendored" not in asks
     changelogs = weights.changelog != 1.0 and "changelog" not in asks
     generation = _PATH_FACTS.generation
