@@ -216,6 +216,37 @@ def test_change_records_round_trip_through_the_cache(tmp_path):
     assert cochange._read_cache(path) == changes
 
 
+def test_cache_files_of_several_repositories_stay_parsed(tmp_path, monkeypatch):
+    """``eval run`` interleaves repositories' tasks: each one's cache file is parsed once while it
+    is unchanged, not again whenever another repository's was read in between."""
+    monkeypatch.setattr(cochange, "_READ", {})
+    parsed = []
+    real = cochange._read_memoised
+
+    def counting(path, memo, version, parse):
+        return real(path, memo, version, lambda doc: parsed.append(path) or parse(doc))
+
+    monkeypatch.setattr(cochange, "_read_memoised", counting)
+    paths = [tmp_path / f"r{i}" / "changes.json" for i in range(3)]
+    for i, path in enumerate(paths):
+        path.parent.mkdir()
+        cochange._write_cache(path, {c * 40: Change(c * 40, (f"{i}.py",), ()) for c in "ab"})
+    for _ in range(4):
+        for path in paths:
+            assert set(cochange._read_cache(path)) == {"a" * 40, "b" * 40}
+    assert parsed == paths
+    cochange._write_cache(paths[1], {"c" * 40: Change("c" * 40, ("z.py",), ())})  # changed: read again
+    assert set(cochange._read_cache(paths[1])) == {"c" * 40}
+    assert parsed == paths + [paths[1]]
+    for i in range(cochange._READ_KEEP + 1):  # bounded: the oldest file read goes first
+        extra = tmp_path / f"x{i}" / "changes.json"
+        extra.parent.mkdir()
+        cochange._write_cache(extra, {})
+        cochange._read_cache(extra)
+    assert len(cochange._READ) == cochange._READ_KEEP
+    assert str(paths[0]) not in cochange._READ
+
+
 def test_only_the_head_of_the_ranking_is_raised():
     paths = ["app.py", "b.py", "c.py", "ctx.py"]
     result = _result([1.0, 0.9, 0.8, 0.5])

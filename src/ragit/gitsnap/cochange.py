@@ -188,10 +188,16 @@ def _read_cache(path: Path) -> dict[str, Change]:
         sha: Change(sha, tuple(p), tuple((a, b) for a, b in r)) for sha, p, r in doc["changes"]})
 
 
+# Cache files a process keeps parsed, per kind: ``eval run`` asks for the tasks of several
+# repositories in turn (SWE-Lite's six interleaved), each with its own cache file; keeping only
+# the last one read parsed a repository's change cache again for 40 of its 52 tasks.
+_READ_KEEP = 8
+
+
 def _read_memoised(path: Path, memo: dict, version: int, parse) -> dict:
     """A cache file's contents as ``parse`` makes them from its JSON, parsed once per process while
-    the file is unchanged (``memo`` keeps the last file read); empty when unreadable or written by
-    another version."""
+    the file is unchanged (``memo`` keeps the last :data:`_READ_KEEP` files read); empty when
+    unreadable or written by another version."""
     try:
         st = path.stat()
         key = (st.st_mtime_ns, st.st_size)
@@ -204,7 +210,9 @@ def _read_memoised(path: Path, memo: dict, version: int, parse) -> dict:
         parsed = parse(doc)
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return {}
-    memo.clear()
+    memo.pop(str(path), None)
+    while len(memo) >= _READ_KEEP:  # the oldest file read goes first
+        memo.pop(next(iter(memo)))
     memo[str(path)] = (key, parsed)
     return dict(parsed)
 
