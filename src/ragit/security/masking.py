@@ -1253,7 +1253,7 @@ class _BlockGate(_Gate):
         text) each, in order, not overlapping) made. Blocks no edit touches are kept (moved);
         each run of touched blocks is split again, taking in the blocks after it until it ends
         at a newline, so every block still starts a line."""
-        old_starts, old_blocks, old_len = self.starts, self.blocks, len(self.text)
+        old_starts, old_blocks = self.starts, self.blocks
         count = len(old_starts)
         touched = [False] * count
         for s, e, _ in edits:
@@ -1286,10 +1286,10 @@ class _BlockGate(_Gate):
             m = k
             while m + 1 < count and touched[m + 1]:
                 m += 1
-            end = shifted(old_starts[m + 1] if m + 1 < count else old_len)
+            end = shifted(old_starts[m + 1]) if m + 1 < count else len(text)  # (the last: all that follows)
             while end < len(text) and text[end - 1] != "\n" and m + 1 < count:
                 m += 1  # an edit took the newline: the next block joins
-                end = shifted(old_starts[m + 1] if m + 1 < count else old_len)
+                end = shifted(old_starts[m + 1]) if m + 1 < count else len(text)
             for a in _split_blocks(text, begin, end):
                 starts.append(a)
             new = starts[len(blocks):]
