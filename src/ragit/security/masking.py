@@ -1036,16 +1036,19 @@ class _BlockRuns:
                     end = real.end()
 
 
-def _split_blocks(text: str, start: int, end: int) -> list[int]:
-    """Starts of the blocks of ``text[start:end]`` (which ends at a newline or at the text's end):
-    each at least :data:`_BLOCK` characters, ending after a newline."""
-    starts = []
+def _blocks_of(text: str, lowered: str, start: int, end: int) -> tuple[list[int], list[_Block]]:
+    """The blocks of ``text[start:end]`` (which ends at a newline or at the text's end), read:
+    their starts and facts, each at least :data:`_BLOCK` characters, ending after a newline."""
+    starts: list[int] = []
+    blocks: list[_Block] = []
     at = start
     while at < end:
-        starts.append(at)
         cut = text.find("\n", at + _BLOCK - 1, end)
-        at = end if cut < 0 else cut + 1
-    return starts
+        stop = end if cut < 0 else cut + 1
+        starts.append(at)
+        blocks.append(_Block(text[at:stop], lowered[at:stop]))
+        at = stop
+    return starts, blocks
 
 
 def _keyed_lines(text: str, lowered: str, code: bool) -> list[tuple[int, int]]:
@@ -1238,9 +1241,7 @@ class _BlockGate(_Gate):
     @classmethod
     def of(cls, text: str) -> "_BlockGate":
         gate = cls(text)
-        starts = _split_blocks(text, 0, len(text))
-        ends = starts[1:] + [len(text)]
-        gate._keep(starts, [_Block(text[a:b], gate.lowered[a:b]) for a, b in zip(starts, ends)])
+        gate._keep(*_blocks_of(text, gate.lowered, 0, len(text)))
         return gate
 
     def _keep(self, starts: list[int], blocks: list[_Block]) -> None:
@@ -1290,11 +1291,9 @@ class _BlockGate(_Gate):
             while end < len(text) and text[end - 1] != "\n" and m + 1 < count:
                 m += 1  # an edit took the newline: the next block joins
                 end = shifted(old_starts[m + 1]) if m + 1 < count else len(text)
-            for a in _split_blocks(text, begin, end):
-                starts.append(a)
-            new = starts[len(blocks):]
-            ends = new[1:] + [end]
-            blocks += [_Block(text[a:b], lowered[a:b]) for a, b in zip(new, ends)]
+            read_starts, read_blocks = _blocks_of(text, lowered, begin, end)
+            starts += read_starts
+            blocks += read_blocks
             k = m + 1
         gate._keep(starts, blocks)
         return gate
