@@ -132,3 +132,49 @@ def test_kill_9_of_an_ingest_leaves_published_snapshots_readable(git_repo, pg_ds
     assert again.json["data"]["embeddedChunks"] == 0
     r = cli("query", "router group", "--at", second, "--cwd", str(git_repo.root), "--format", "json")
     assert r.code == 0 and any(h["path"].startswith("gin/") for h in r.json["data"]["hits"])
+
+
+def test_a_second_writer_waits_for_the_first_to_finish_the_schema(pg_dsn):
+    """Each migration step commits on its own, so between two steps of a first writer's schema the
+    ledger lists the first only. A second writer opening then waits for the whole schema instead of
+    refusing with "needs schema migrations" (an exit 3 in the test above, once, under load)."""
+    import threading
+
+    import psycopg
+
+    from ragit.store import pg_schema
+    from ragit.store.postgres import PostgresStore
+
+    assert len(pg_schema.MIGRATIONS) >= 2
+    first = pg_schema.MIGRATIONS[0]
+    opened: dict[str, object] = {}
+
+    def second_writer() -> None:
+        try:
+            opened["store"] = PostgresStore.open_write(pg_dsn, "repo")
+        except Exception as exc:  # noqa: BLE001 - reported by the assertion below
+            opened["error"] = exc
+
+    with psycopg.connect(pg_dsn, autocommit=True) as first_writer:
+        with pg_schema.migration_lock(first_writer):
+            with first_writer.transaction():  # the first step, as apply_pending makes it
+                first_writer.execute(pg_schema._LEDGER)
+                first_writer.execute(first.sql)
+                first_writer.execute("INSERT INTO ragit_migrations(version, name) VALUES (%s, %s)",
+                                     (first.version, first.name))
+            thread = threading.Thread(target=second_writer)
+            thread.start()
+            for _ in range(600):  # until the second writer waits on the migration lock
+                if first_writer.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'"
+                                        " AND NOT granted").fetchone()[0]:
+                    break
+                if not thread.is_alive():
+                    break
+                time.sleep(0.05)
+            assert thread.is_alive(), opened.get("error")
+            pg_schema.apply_pending(first_writer)  # the remaining steps
+        thread.join(60)
+    assert "error" not in opened, opened.get("error")
+    store = opened["store"]
+    assert store.schema_version() == pg_schema.layout_version(pg_schema.LATEST)
+    store.close()

@@ -21,6 +21,7 @@ a migration here too.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 # the advisory lock key that serialises migrations (any constant distinct from snapshot locks)
@@ -120,6 +121,19 @@ def applied_versions(conn) -> list[int]:
 def pending(conn) -> list[Migration]:
     done = set(applied_versions(conn))
     return [m for m in MIGRATIONS if m.version not in done]
+
+
+@contextmanager
+def migration_lock(conn):
+    """Hold the migration lock for this session (for a decision that must not see another
+    client's schema half applied: each step commits on its own, so between two steps the ledger
+    lists the first and not the next). Steps this session applies meanwhile take the same lock
+    again, which a holder always gets."""
+    conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK,))
+    try:
+        yield
+    finally:
+        conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))
 
 
 def apply_pending(conn) -> list[int]:

@@ -89,12 +89,18 @@ class PostgresStore:
         conn = connect(dsn)
         try:
             done = pg_schema.applied_versions(conn)
-            if not done:
-                _apply(conn, dsn)
-            elif pg_schema.pending(conn):
-                raise unavailable(dsn, "migration_required",
-                                  "the database needs schema migrations: run ragit migrate")
-            elif max(done) > pg_schema.LATEST:
+            if not done or pg_schema.pending(conn):
+                # decided under the migration lock: a first writer applying the schema to an empty
+                # database holds it until every step is in, so a second one waits for it instead of
+                # taking the steps still to come for migrations an operator must run
+                with pg_schema.migration_lock(conn):
+                    done = pg_schema.applied_versions(conn)
+                    if not done:
+                        _apply(conn, dsn)
+                    elif pg_schema.pending(conn):
+                        raise unavailable(dsn, "migration_required",
+                                          "the database needs schema migrations: run ragit migrate")
+            if done and max(done) > pg_schema.LATEST:  # (an empty database got this ragit's schema)
                 raise unavailable(dsn, "schema_newer",
                                   "a newer ragit migrated this database: upgrade ragit to write to it")
             if register_vector(conn) is None:
