@@ -1,7 +1,8 @@
 """A revised language table on real repositories (knowledge §8.6, §9): a store whose records say
 ``code:swift`` keeps reusing them for unchanged blobs (internally consistent), a new or changed
-blob and a fresh store get ``code:swift/2`` and new chunk ids, every other language keeps its
-ids, status counts one ``swift``, and a snapshot bundle carries the revised chunker across."""
+blob and a fresh store get the current revision (``code:swift/3``) and new chunk ids, every other
+language keeps its ids, status counts one ``swift``, and a snapshot bundle carries the revised
+chunker across."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from ragit import Repo
 from ragit.ingest.ids import chunk_id, chunker_key
 from ragit.ingest.languages import LANGUAGES
 
+#: the current Swift chunker (revision 3 since session 23; the revision-1 store is simulated below)
+REVISED = LANGUAGES["swift"].chunker
 FIELDS = "".join(f"    let field{i}: Int = {i}\n" for i in range(75))
 SWIFT = f"""import Foundation
 
@@ -92,9 +95,9 @@ def test_an_old_store_reuses_its_chunks_and_new_blobs_get_the_revised_chunker(ol
     new = _docs(root, old_store.head())
     kept, edited = new["Sources/Request.swift"], new["Sources/Response.swift"]
     assert kept == old["Sources/Request.swift"]  # the unchanged blob: its record, its ids
-    assert edited["chunker"] == "code:swift/2"
+    assert edited["chunker"] == REVISED
     assert [r[0] for r in edited["chunks"]] != [r[0] for r in old["Sources/Response.swift"]["chunks"]]
-    after = _languages(cli, root)  # code:swift and code:swift/2 documents are counted as one swift
+    after = _languages(cli, root)  # code:swift and revised documents are counted as one swift
     assert before["swift"] == (2, 2 * len(kept["chunks"]))
     assert after == dict(before, swift=(2, len(kept["chunks"]) + len(edited["chunks"])))
     assert set(after) == {"swift", "go", "python"}
@@ -111,7 +114,7 @@ def test_an_old_store_reuses_its_chunks_and_new_blobs_get_the_revised_chunker(ol
     write_placeholder_config(fresh)
     _ingest(cli, fresh, "--all")
     mine = _docs(fresh, old_store.head())
-    assert mine["Sources/Request.swift"]["chunker"] == "code:swift/2"
+    assert mine["Sources/Request.swift"]["chunker"] == REVISED
     assert not set(mine["Sources/Request.swift"]["ids"]) & set(kept["ids"])
     assert mine["Sources/Response.swift"] == edited
     for path in ("cmd/main.go", "src/app.py"):
@@ -122,7 +125,7 @@ def test_an_old_store_reuses_its_chunks_and_new_blobs_get_the_revised_chunker(ol
 @pytest.mark.parametrize("source", ["mixed", "fresh"])
 def test_a_bundle_carries_revised_chunkers_across(old_store, cli, tmp_path, source):
     root = old_store.root
-    if source == "mixed":  # one snapshot holding code:swift and code:swift/2
+    if source == "mixed":  # one snapshot holding code:swift and the revised chunker
         old_store.commit("edit", {"Sources/Response.swift": SWIFT.replace("Request", "Reply")})
         _ingest(cli, root, "--all")
     else:
@@ -132,7 +135,7 @@ def test_a_bundle_carries_revised_chunkers_across(old_store, cli, tmp_path, sour
         _ingest(cli, root, "--all")
     head = old_store.head()
     chunkers = {d["chunker"] for d in _docs(root, head).values()}
-    assert "code:swift/2" in chunkers and ("code:swift" in chunkers) == (source == "mixed")
+    assert REVISED in chunkers and ("code:swift" in chunkers) == (source == "mixed")
 
     bundle = tmp_path / "snap.ragit"
     r = cli("snapshot", "export", "HEAD", "-o", str(bundle), "--cwd", str(root), "--format", "json")

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragit.ingest.code import chunk_code
+from ragit.ingest.languages import LANGUAGES
 from ragit.ingest.markdown import chunk_markdown
 from ragit.ingest.text import split_lines
 
@@ -138,17 +141,34 @@ RUBY = CLASSES.map(lambda classes: "\n".join(
 ))
 
 
+def check_no_bare_header(chunks, lines: list[str]) -> None:
+    """No split container's header chunk is bare (at most 3 non-blank lines of at most 120
+    characters together, as ``code.BARE_LINES`` / ``BARE_CHARS`` say): such a header opens its
+    first member's chunk. A header chunk is one titled as a container (not a window of it) and
+    followed by a chunk inside it: anything after ``namespace App`` / ``module App`` (they enclose
+    the rest of the file), or a ``method C.x`` after ``class C``."""
+    for header, after in pairwise(chunks):
+        kind, _, name = header.title.partition(" ")
+        if "(lines " in header.title:
+            continue
+        if header.title in ("namespace App", "module App") or (
+                kind == "class" and after.title.startswith(f"method {name}.")):
+            texts = [line.strip() for line in lines[header.start_line - 1:header.end_line] if line.strip()]
+            assert len(texts) > 3 or sum(map(len, texts)) > 120, (header.title, texts)
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.one_of(CSHARP.map(lambda t: ("m.cs", t)), RUBY.map(lambda t: ("m.rb", t))), st.sampled_from(["1", "2"]))
 def test_nested_containers_split_into_complete_bounded_units(case, version):
     path, text = case
     check_code(path, text, version)
     chunker, chunks = chunk_code(path, text, text, version)
-    assert chunker in ("code:csharp", "code:ruby/2")
+    assert chunker == LANGUAGES["csharp" if path.endswith(".cs") else "ruby"].chunker
     covered = {n for c in chunks for n in range(c.start_line, c.end_line + 1)}
     for number, line in enumerate(split_lines(text), start=1):
         if line.strip():
             assert number in covered
+    check_no_bare_header(chunks, split_lines(text))
 
 
 def _sections_reference(text: str):

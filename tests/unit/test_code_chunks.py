@@ -18,6 +18,12 @@ def summary(chunks):
     return [(c.title, c.start_line, c.end_line) for c in chunks]
 
 
+def assert_covered(chunks, text: str) -> None:
+    """Every non-blank line of ``text`` is in some chunk."""
+    covered = {n for c in chunks for n in range(c.start_line, c.end_line + 1)}
+    assert all(n in covered for n, line in enumerate(text.splitlines(), 1) if line.strip())
+
+
 def method(name: str, body_lines: int) -> list[str]:
     return [f"    def {name}(self):"] + [f"        x{i} = {i}" for i in range(body_lines)] + [""]
 
@@ -261,7 +267,7 @@ enum Color { RED }
 
 def test_java_structure_and_split():
     chunker, chunks = chunk("Foo.java", JAVA)
-    assert chunker == "code:java"
+    assert chunker == "code:java/2"
     assert summary(chunks) == [
         ("module", 1, 2), ("class Foo", 4, 13), ("interface Bar", 14, 14), ("enum Color", 15, 15),
     ]
@@ -289,7 +295,7 @@ export const fe = function () {};
 
 def test_javascript_structure():
     chunker, chunks = chunk("web/app.mjs", JS)
-    assert chunker == "code:javascript/2"
+    assert chunker == "code:javascript/3"
     assert summary(chunks) == [
         ("module", 1, 1), ("function foo", 2, 3), ("async function bar", 4, 4), ("class Baz", 5, 8),
         ("function arrow", 9, 9), ("function fe", 10, 10),
@@ -314,7 +320,7 @@ namespace NS { export const a = 1; }
 
 def test_typescript_structure_and_method_split():
     chunker, chunks = chunk("src/foo.ts", TS)
-    assert chunker == "code:typescript/2"
+    assert chunker == "code:typescript/3"
     assert summary(chunks) == [
         ("module", 1, 1), ("class Foo", 2, 9), ("interface Bar", 10, 10), ("type T", 11, 11),
         ("enum E", 12, 12), ("namespace NS", 13, 13),
@@ -330,7 +336,7 @@ def test_typescript_structure_and_method_split():
 def test_tsx_uses_the_tsx_grammar():
     text = "export function App() {\n  return <div>hi</div>;\n}\n"
     chunker, chunks = chunk("src/App.tsx", text)
-    assert chunker == "code:typescript/2"
+    assert chunker == "code:typescript/3"
     assert summary(chunks) == [("function App", 1, 3)]
 
 
@@ -357,7 +363,7 @@ pub async fn main() {}
 
 def test_rust_structure():
     chunker, chunks = chunk("src/lib.rs", RUST)
-    assert chunker == "code:rust"
+    assert chunker == "code:rust/2"
     assert summary(chunks) == [
         ("module", 1, 1), ("struct Point", 3, 5), ("impl Display for Point", 7, 9),
         ("impl Wrapper", 11, 13), ("trait Shape", 15, 15), ("mod inner", 16, 17),
@@ -369,7 +375,90 @@ def test_rust_big_impl_is_split_into_methods():
     methods = "".join(f"    fn m{i}(&self) -> i32 {{\n" + "        let a = 1;\n" * 20 + "    }\n" for i in range(4))
     text = f"struct S;\n\nimpl S {{\n{methods}}}\n"
     _, chunks = chunk("s.rs", text)
+    # ``impl S {`` alone is a bare header: it opens the first method's chunk
+    assert [c.title for c in chunks] == ["struct S", "method S.m0", "method S.m1", "method S.m2", "method S.m3"]
+    assert chunks[1].start_line == 3 and chunks[1].text.startswith("impl S {\n    fn m0(&self) -> i32 {")
+    # a documented impl keeps its header chunk
+    doc = "".join(f"/// Line {i} of what S does and why each of its methods exists.\n" for i in range(3))
+    _, chunks = chunk("s.rs", text.replace("impl S {", doc + "impl S {"))
     assert [c.title for c in chunks] == ["struct S", "impl S", "method S.m0", "method S.m1", "method S.m2", "method S.m3"]
+    assert summary(chunks)[1] == ("impl S", 3, 6)
+
+
+# ---- bare headers: a split container's header of at most 3 non-blank lines / 120 characters
+# makes no chunk of its own, its lines open the first member's chunk (code.BARE_LINES)
+
+
+def _lines(template: str, count: int, indent: str) -> str:
+    return "".join(f"{indent}{template.format(i=i)}\n" for i in range(count))
+
+
+def test_nested_bare_ruby_openers_open_the_first_method():
+    def ruby_method(name: str) -> str:
+        return f"    def {name}(job)\n" + _lines("step_{i}(job)", 40, "      ") + "    end\n"
+
+    text = (
+        'require "active_support"\n\nmodule ActiveJob\n  class Foo < Bar\n'
+        + ruby_method("perform") + "\n" + ruby_method("retry_job") + "  end\nend\n"
+    )
+    chunker, chunks = chunk("lib/active_job/foo.rb", text)
+    assert chunker == "code:ruby/3"
+    assert summary(chunks) == [("module", 1, 1), ("method Foo.perform", 3, 46), ("method Foo.retry_job", 48, 91)]
+    assert chunks[1].text.startswith("module ActiveJob\n  class Foo < Bar\n    def perform(job)\n")
+    assert not [c for c in chunks if c.text.strip() in ("module ActiveJob", "class Foo < Bar")]
+    assert_covered(chunks, text)
+
+
+def test_csharp_namespace_and_its_brace_open_the_class():
+    def get(k: int) -> str:
+        return (f"        public int Get{k}()\n        {{\n" + _lines("var x{i} = {i};", 40, " " * 12)
+                + "            return 0;\n        }\n")
+
+    text = (
+        "using System;\n\nnamespace App\n{\n"
+        "    /// <summary>The store of every record the app keeps, opened once per process.</summary>\n"
+        "    public class Store\n    {\n        private int _x;\n        private int _y;\n\n"
+        + get(0) + "\n" + get(1) + "    }\n}\n"
+    )
+    chunker, chunks = chunk("src/Store.cs", text)
+    assert chunker == "code:csharp/2"
+    # no namespace-only chunk: ``namespace App`` and ``{`` open the class's own (not bare) header
+    assert summary(chunks) == [
+        ("module", 1, 1), ("class Store", 3, 9), ("method Store.Get0", 11, 54), ("method Store.Get1", 56, 101),
+    ]
+    assert chunks[1].text.startswith("namespace App\n{\n    /// <summary>")
+    assert "namespace App" not in [c.title for c in chunks]
+    assert_covered(chunks, text)
+
+
+def test_a_header_that_says_something_keeps_its_chunk_and_python_keeps_every_header():
+    def java(doc: str) -> str:
+        def method(name: str) -> str:
+            return f"    public void {name}() {{\n" + _lines("step({i});", 40, " " * 8) + "    }\n"
+
+        return "package app;\n\n" + doc + "public class Store {\n" + method("open") + "\n" + method("close") + "}\n"
+
+    long_doc = "/** The store of every record the app keeps: opened once per process, closed when the last reader is done. */\n"
+    text = java(long_doc)
+    _, chunks = chunk("Store.java", text)
+    assert summary(chunks) == [
+        ("module", 1, 1), ("class Store", 3, 4), ("method Store.open", 5, 46), ("method Store.close", 48, 90),
+    ]
+    assert_covered(chunks, text)
+    text = java("/** The store. */\n")
+    _, chunks = chunk("Store.java", text)
+    assert summary(chunks) == [("module", 1, 1), ("method Store.open", 3, 46), ("method Store.close", 48, 90)]
+    assert chunks[1].text.startswith("/** The store. */\npublic class Store {\n    public void open() {")
+    assert_covered(chunks, text)
+    # Python keeps §8.6's header unit whatever it holds, a long docstring or a one-line one
+    for doc in ('"""A repository: the commits, trees and blobs of one working copy, read through its object database."""',
+                '"""A repository."""'):
+        text = "\n".join(["class Repo:", f"    {doc}", ""] + method("open", 45) + method("close", 45)) + "\n"
+        chunker, chunks = chunk("repo.py", text)
+        assert chunker == "code:python"
+        assert summary(chunks) == [("class Repo", 1, 2), ("method Repo.open", 4, 49), ("method Repo.close", 51, 96)]
+        assert chunks[0].text == f"class Repo:\n    {doc}"
+        assert_covered(chunks, text)
 
 
 def test_chunker_version_2_halves_the_limits():

@@ -37,7 +37,7 @@ public final class Request: Sendable {
 def test_swift_computed_properties_and_observers_are_members():
     text = SWIFT_REQUEST.replace("{fields}", padding("let field{i}: Int = {i}", 75, "    "))
     chunker, chunks = chunk("Sources/App/Request.swift", text)
-    assert chunker == "code:swift/2"
+    assert chunker == "code:swift/3"
     assert summary(chunks) == [
         ("module", 1, 1), ("class Request", 3, 80), ("property Request.method", 82, 86),
         ("property Request.isSecure", 88, 88), ("property Request.body", 90, 92), ("method Request.init", 94, 97),
@@ -135,7 +135,13 @@ def test_ruby_comment_before_the_first_member_of_a_qualified_class_stays_with_it
     text = "module Rails\n  class Engine\n    # Loads the engine.\n    def load\n" + padding("x{i}", 90, "      ") \
         + "    end\n  end\nend\n"
     chunks = chunk("lib/rails/engine.rb", text)[1]
-    assert [t for t, _, _ in summary(chunks)][:2] == ["class Rails::Engine", "method Engine.load (lines 3-62)"]
+    # (``module Rails`` / ``class Engine`` is a bare header: it opens the method's first window)
+    assert [t for t, _, _ in summary(chunks)][:2] == ["method Engine.load (lines 1-60)", "method Engine.load (lines 51-97)"]
+    assert chunks[0].text.startswith("module Rails\n  class Engine\n    # Loads the engine.\n    def load")
+    # with a header that says something, the header keeps its chunk and the comment opens the method's
+    said = text.replace("  class Engine\n", "  class Engine\n" + padding("CONFIG_{i} = {i}", 4, "    ") + "\n")
+    chunks = chunk("lib/rails/engine.rb", said)[1]
+    assert [t for t, _, _ in summary(chunks)][:2] == ["class Rails::Engine", "method Engine.load (lines 8-67)"]
     assert chunks[1].text.startswith("    # Loads the engine.\n    def load")
 
 

@@ -10,8 +10,12 @@ import sys
 import pytest
 
 from ragit.ingest import code as code_module
+from ragit.ingest.languages import LANGUAGES
 
 from chunk_helpers import chunk, padding, summary
+
+#: each table's chunker name (``code:<language>`` and its revision; pinned in test_chunker_revisions.py)
+CODE = {key: spec.chunker for key, spec in LANGUAGES.items()}
 
 
 # ---- one realistic file per language
@@ -481,53 +485,53 @@ main "$@"
 """
 
 EXPECTED = {
-    'KOTLIN': ('src/main/kotlin/Warehouse.kt', 'code:kotlin', [
+    'KOTLIN': ('src/main/kotlin/Warehouse.kt', CODE["kotlin"], [
         ('module', 1, 3), ('class Sku', 5, 7), ('interface StockRepository', 9, 12), ('class Warehouse', 14, 28),
         ('object NoStock', 30, 33), ('enum Unit', 35, 35), ('type Listener', 37, 37), ('function isValid', 39, 39),
     ]),
-    'SCALA': ('src/main/scala/Billing.scala', 'code:scala', [
+    'SCALA': ('src/main/scala/Billing.scala', CODE["scala"], [
         ('module', 1, 3), ('class Line', 5, 6), ('trait Discount', 8, 10), ('object Discount', 12, 21),
         ('class Invoice', 23, 27), ('type Cents', 29, 29), ('function render', 31, 32), ('extension Line', 34, 35),
     ]),
-    'SWIFT': ('Sources/Todo.swift', 'code:swift/2', [
+    'SWIFT': ('Sources/Todo.swift', CODE["swift"], [
         ('module', 1, 1), ('struct Todo', 3, 8), ('protocol TodoStore', 10, 13), ('class TodoList', 15, 28),
         ('extension Todo', 30, 38), ('enum Filter', 40, 42), ('function makeList', 44, 46),
     ]),
-    'C': ('src/ring.c', 'code:c', [
+    'C': ('src/ring.c', CODE["c"], [
         ('module', 1, 4), ('struct ring_t', 6, 10), ('enum ring_status', 12, 12), ('function next', 14, 14),
         ('function ring_push', 16, 23), ('function ring_pop', 25, 31), ('function main', 33, 37),
     ]),
-    'CPP': ('src/geo.cpp', 'code:cpp', [
+    'CPP': ('src/geo.cpp', CODE["cpp"], [
         ('module', 1, 3), ('namespace geo', 5, 32), ('method geo.distance', 34, 36), ('enum Shape', 38, 38),
         ('function main', 40, 43),
     ]),
-    'CSHARP': ('src/Shelf.cs', 'code:csharp', [
+    'CSHARP': ('src/Shelf.cs', CODE["csharp"], [
         ('module', 1, 2), ('namespace Library.Catalog', 4, 35),
     ]),
-    'RUBY': ('lib/billing/invoice.rb', 'code:ruby/2', [
+    'RUBY': ('lib/billing/invoice.rb', CODE["ruby"], [
         ('module', 1, 3), ('module Billing', 5, 29),
     ]),
-    'PHP': ('src/Money.php', 'code:php', [
+    'PHP': ('src/Money.php', CODE["php"], [
         ('module', 1, 7), ('class Money', 9, 26), ('interface Priced', 28, 31), ('enum Currency', 33, 36),
         ('function format_money', 38, 41),
     ]),
-    'ELIXIR': ('lib/chat/room.ex', 'code:elixir', [
+    'ELIXIR': ('lib/chat/room.ex', CODE["elixir"], [
         ('module Chat.Room', 1, 24), ('module Chat.Message', 26, 28),
     ]),
-    'HASKELL': ('src/Machine.hs', 'code:haskell/2', [
+    'HASKELL': ('src/Machine.hs', CODE["haskell"], [
         ('module', 1, 8), ('data Instr', 10, 15), ('newtype Stack', 17, 17), ('type Program', 19, 19),
         ('class Pretty', 21, 22), ('instance Pretty Instr', 24, 25), ('function run', 27, 29),
         ('function step', 31, 35),
     ]),
-    'LUA': ('lua/emitter.lua', 'code:lua', [
+    'LUA': ('lua/emitter.lua', CODE["lua"], [
         ('module', 1, 3), ('function Emitter.new', 5, 8), ('function Emitter:on', 10, 13),
         ('function Emitter.emit', 15, 19), ('function noop', 21, 23),
     ]),
-    'ZIG': ('src/stack.zig', 'code:zig', [
+    'ZIG': ('src/stack.zig', CODE["zig"], [
         ('module', 1, 1), ('struct Stack', 3, 15), ('enum Op', 17, 17), ('function double', 19, 21),
         ('test "push grows the stack"', 23, 26),
     ]),
-    'BASH': ('bin/rotate.sh', 'code:bash', [
+    'BASH': ('bin/rotate.sh', CODE["bash"], [
         ('module', 1, 4), ('function log', 6, 9), ('function rotate', 11, 14), ('function main', 16, 21),
     ]),
 }
@@ -556,16 +560,18 @@ def test_attached_comments_decorators_and_docs_start_the_unit():
 
 
 SPLITS = {
-    # namespace → class → members; an auto-property is a field, a property with code a member
+    # namespace → class → members; an auto-property is a field, a property with code a member; the
+    # namespace's bare header (its name and brace) opens its first member's chunk
     "Shelf.cs": (
         CSHARP, "        private readonly List<Book> _books = new();\n", "private int _slot{i};", 70, " " * 8, [
-        ("module", 1, 2), ("namespace Library.Catalog", 4, 5), ("record Book", 6, 7), ("interface IShelf", 9, 13),
+        ("module", 1, 2), ("record Book", 4, 7), ("interface IShelf", 9, 13),
         ("class Shelf", 15, 88), ("method Shelf.Shelf", 90, 92), ("property Shelf.Books", 94, 94),
         ("method Shelf.Add", 96, 102), ("enum Genre", 104, 105),
     ]),
-    # module → class → methods; a module's own ``def self.x`` is titled with the module
+    # module → class → methods; a module's own ``def self.x`` is titled with the module; the bare
+    # ``module Billing`` opens the class's (long) header chunk
     "invoice.rb": (RUBY, "    attr_reader :lines\n", "LIMIT_{i} = {i}", 70, "    ", [
-        ("module", 1, 3), ("module Billing", 5, 5), ("class Invoice", 6, 78), ("method Invoice.initialize", 80, 82),
+        ("module", 1, 3), ("class Invoice", 5, 78), ("method Invoice.initialize", 80, 82),
         ("method Invoice.total", 84, 87), ("method Invoice.from_json", 89, 94), ("method Billing.currency", 96, 99),
     ]),
     # defmodule → def/defp/defmacro; clauses of one function form one unit; @doc/@spec/@impl attach
@@ -579,9 +585,10 @@ SPLITS = {
         ("module", 1, 1), ("struct Stack", 3, 75), ("method Stack.init", 77, 79), ("method Stack.push", 81, 85),
         ("enum Op", 87, 87), ("function double", 89, 91), ("test \"push grows the stack\"", 93, 96),
     ]),
-    # namespace → class template → methods; an oversized header is windowed with the class title
+    # namespace → class template → methods; an oversized header is windowed with the class title;
+    # the bare ``namespace geo {`` opens the first member's chunk
     "geo.cpp": (CPP, " public:\n", "static constexpr int kCorner{i} = {i};", 70, "  ", [
-        ("module", 1, 3), ("namespace geo", 5, 5), ("struct Point", 7, 10), ("class Polygon (lines 12-71)", 12, 71),
+        ("module", 1, 3), ("struct Point", 5, 10), ("class Polygon (lines 12-71)", 12, 71),
         ("class Polygon (lines 62-84)", 62, 84), ("method Polygon.Polygon", 85, 85),
         ("method Polygon.perimeter", 87, 92), ("method Polygon.size", 94, 102), ("method geo.distance", 104, 106),
         ("enum Shape", 108, 108), ("function main", 110, 113),
@@ -624,12 +631,14 @@ def test_haskell_instance_split_groups_clauses_and_windows_the_big_one():
     clauses = padding('pretty (Push {i}) = "push {i}"', 80, "  ")
     text = HASKELL.replace("  pretty = show\n", clauses + "  pretty i = show i\n\n  prettyList = concatMap pretty\n")
     _, chunks = chunk("Machine.hs", text)
+    # the bare ``instance Pretty Instr where`` opens the grouped clauses, windowed from it
     assert summary(chunks) == [
         ("module", 1, 8), ("data Instr", 10, 15), ("newtype Stack", 17, 17), ("type Program", 19, 19),
-        ("class Pretty", 21, 22), ("instance Pretty Instr", 24, 24), ("method Instr.pretty (lines 25-84)", 25, 84),
-        ("method Instr.pretty (lines 75-105)", 75, 105), ("method Instr.prettyList", 107, 107),
+        ("class Pretty", 21, 22), ("method Instr.pretty (lines 24-83)", 24, 83),
+        ("method Instr.pretty (lines 74-105)", 74, 105), ("method Instr.prettyList", 107, 107),
         ("function run", 109, 111), ("function step", 113, 117),
     ]
+    assert chunks[5].text.startswith('instance Pretty Instr where\n  pretty (Push 0) = "push 0"')
 
 
 def test_nested_namespaces_split_three_levels_deep():
@@ -642,10 +651,15 @@ def test_nested_namespaces_split_three_levels_deep():
         + methods + "        }\n    }\n}\n"
     )
     _, chunks = chunk("Store.cs", text)
+    # each level's header (its name and brace) is bare: together they open the first method's chunk
     assert [c.title for c in chunks] == [
-        "namespace Outer", "namespace Inner", "class Store",
         "method Store.Get0", "method Store.Get1", "method Store.Get2", "method Store.Get3", "method Store.Get4",
     ]
+    assert chunks[0].start_line == 1
+    assert chunks[0].text.startswith(
+        "namespace Outer\n{\n    namespace Inner\n    {\n        public class Store\n        {\n"
+        "            public int Get0()\n"
+    )
     assert chunks[-1].end_line == len(text.splitlines())
 
 
@@ -670,11 +684,12 @@ def test_ruby_rake_and_spec_blocks():
         "end\n"
     )
     chunker, chunks = chunk("lib/tasks/cache.rake", text)
-    assert chunker == "code:ruby/2"
+    assert chunker == CODE["ruby"]
     assert summary(chunks) == [("namespace cache", 1, 6), ("describe Cart", 8, 12)]
     padded = text.replace("    Rails.cache.clear\n", padding("Rails.cache.delete(:k{i})", 80, "    "))
-    assert summary(chunk("Rakefile", padded)[1])[:3] == [
-        ("namespace cache", 1, 1), ("task clear (lines 2-61)", 2, 61), ("task clear (lines 52-85)", 52, 85),
+    # the bare ``namespace :cache do`` opens the task, which is then windowed from it
+    assert summary(chunk("Rakefile", padded)[1]) == [
+        ("task clear (lines 1-60)", 1, 60), ("task clear (lines 51-85)", 51, 85), ("describe Cart", 87, 91),
     ]
 
 
@@ -721,7 +736,7 @@ def test_macros_do_not_cost_the_structure_of_a_c_file():
         "int uv_run(void) {\n  return helper(1);\n}\n"
     )
     chunker, chunks = chunk("src/core.c", text)
-    assert chunker == "code:c"
+    assert chunker == CODE["c"]
     assert summary(chunks) == [("module", 1, 7), ("function helper", 9, 11), ("function uv_run", 13, 15)]
 
 
@@ -737,7 +752,7 @@ def test_a_file_that_is_mostly_errors_falls_back_to_lines():
 def test_missing_tokens_alone_are_not_errors():
     text = "#include \"uv.h\"\n\nDEFINE_WATCHER(prepare, PREPARE)\nDEFINE_WATCHER(check, CHECK)\n"
     chunker, chunks = chunk("w.c", text)
-    assert chunker == "code:c"
+    assert chunker == CODE["c"]
     assert summary(chunks) == [("module", 1, 4)]
 
 
@@ -784,13 +799,13 @@ class Ring {
 
 def test_c_header_is_c():
     chunker, chunks = chunk("include/ring.h", C_HEADER)
-    assert chunker == "code:c"
+    assert chunker == CODE["c"]
     assert summary(chunks) == [("module", 1, 4), ("struct ring", 6, 12), ("function ring_size", 14, 18)]
 
 
 def test_cpp_header_is_cpp():
     chunker, chunks = chunk("include/ring.h", CPP_HEADER)
-    assert chunker == "code:cpp"
+    assert chunker == CODE["cpp"]
     assert summary(chunks) == [("module", 1, 2), ("namespace ring", 4, 15)]
 
 
@@ -801,7 +816,7 @@ def test_header_that_only_the_cpp_grammar_parses_is_cpp():
         "auto twice(int x) -> int { return 2 * x; }\n"
     )
     chunker, chunks = chunk("util.h", text)
-    assert chunker == "code:cpp"
+    assert chunker == CODE["cpp"]
     assert summary(chunks) == [("module", 1, 1), ("function at", 3, 3), ("function twice", 5, 5)]
 
 
@@ -813,7 +828,7 @@ def test_extern_c_and_preprocessor_blocks_are_looked_through():
         "#ifdef __cplusplus\n}\n#endif\n"
     )
     chunker, chunks = chunk("file.h", text)
-    assert chunker == "code:c"
+    assert chunker == CODE["c"]
     assert summary(chunks) == [("module", 1, 5), ("function open_file", 6, 9), ("function open_file", 10, 17)]
 
 
@@ -821,10 +836,10 @@ def test_extern_c_and_preprocessor_blocks_are_looked_through():
 
 
 @pytest.mark.parametrize(("path", "chunker"), [
-    ("build.gradle.kts", "code:kotlin"), ("script.sc", "code:scala"), ("vec.hpp", "code:cpp"), ("impl.ipp", "code:cpp"),
-    ("x.c++", "code:cpp"), ("tasks/db.rake", "code:ruby/2"), ("app.gemspec", "code:ruby/2"), ("Rakefile", "code:ruby/2"),
-    ("Gemfile", "code:ruby/2"), ("test/room_test.exs", "code:elixir"), ("env.zsh", "code:bash"),
-    ("run.bash", "code:bash"),
+    ("build.gradle.kts", CODE["kotlin"]), ("script.sc", CODE["scala"]), ("vec.hpp", CODE["cpp"]),
+    ("impl.ipp", CODE["cpp"]), ("x.c++", CODE["cpp"]), ("tasks/db.rake", CODE["ruby"]), ("app.gemspec", CODE["ruby"]),
+    ("Rakefile", CODE["ruby"]), ("Gemfile", CODE["ruby"]), ("test/room_test.exs", CODE["elixir"]),
+    ("env.zsh", CODE["bash"]), ("run.bash", CODE["bash"]),
     ("Setup.lhs", "lines"), ("notes.txt", "lines"),
 ])
 def test_file_names(path, chunker):
@@ -863,4 +878,4 @@ def test_a_parse_over_its_time_budget_falls_back_to_lines(monkeypatch):
     monkeypatch.setattr(code_module, "PARSE_SECONDS", 0.0)
     assert chunk("Warehouse.kt", KOTLIN * 4)[0] == "lines"
     monkeypatch.undo()
-    assert chunk("Warehouse.kt", KOTLIN)[0] == "code:kotlin"  # the halted parser is usable again
+    assert chunk("Warehouse.kt", KOTLIN)[0] == CODE["kotlin"]  # the halted parser is usable again

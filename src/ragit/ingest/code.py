@@ -69,6 +69,17 @@ MAX_UNPARSED = 0.25
 #: (Grammars marked ``guarded=False`` in :mod:`ragit.ingest.languages` parse without a budget.)
 PARSE_SECONDS = 2.0
 
+#: A container cut at its members keeps its own lines before the first member as a header chunk,
+#: unless they are at most this many non-blank lines of at most this many characters together:
+#: ``module ActiveJob``, ``namespace Foo`` and a brace, ``public class FooTest extends TestCase {``
+#: say nothing on their own, yet as a tiny chunk that spells the container's name they outranked
+#: the code for any question naming it (a Ruby gem's namespace opened at the top of each of its
+#: files). Such a bare header opens its first member's chunk instead (session 23). Python keeps
+#: knowledge §8.6's header unit whatever it holds, as the spec's worked example asks (``class
+#: Repo:`` and a one-line docstring); docs/architecture.md, "Per-language chunker revisions".
+BARE_LINES = 3
+BARE_CHARS = 120
+
 _MAX_DEPTH = 48  # wrapper / container nesting followed; deeper nodes count as plain statements
 _MAX_TITLE = 120
 
@@ -482,9 +493,27 @@ def _boundaries(defs: list[_Def], low: int, high: int) -> list[_Def]:
     return ordered
 
 
-def _unit(clean: list[str], definition: _Def, end: int, lim: CodeLimits, out: list[Piece], depth: int = 0) -> None:
-    """Chunks of the unit of ``definition`` (its start through ``end``): one unit, or, when it
-    is too big and has members, a header unit plus the units of its members, recursively."""
+def _bare(clean: list[str], start: int, end: int) -> bool:
+    """Lines [start, end] hold at most :data:`BARE_LINES` non-blank lines of at most
+    :data:`BARE_CHARS` characters together (leading and trailing spaces aside)."""
+    count = chars = 0
+    for line in clean[start - 1:end]:
+        text = line.strip()
+        if text:
+            count += 1
+            chars += len(text)
+            if count > BARE_LINES or chars > BARE_CHARS:
+                return False
+    return True
+
+
+def _unit(clean: list[str], definition: _Def, end: int, lim: CodeLimits, out: list[Piece], fold: bool,
+          depth: int = 0, lead: int | None = None) -> None:
+    """Chunks of the unit of ``definition`` (its start through ``end``; from ``lead`` when an
+    enclosing bare header opens it): one unit, or, when it is too big and has members, a header
+    unit plus the units of its members, recursively. With ``fold``, a bare header
+    (:data:`BARE_LINES`) makes no chunk: its lines open the first member's."""
+    start = definition.start if lead is None else lead
     trimmed = _trim(clean, definition.start, end)
     if trimmed is None:
         return
@@ -492,26 +521,31 @@ def _unit(clean: list[str], definition: _Def, end: int, lim: CodeLimits, out: li
     if definition.title and depth < _MAX_DEPTH and definition.members and _oversize(clean, *trimmed, lim):
         members = _boundaries(definition.member_defs(), trimmed[0], trimmed[1])
     if not members:
-        out.extend(_emit(clean, definition.start, end, definition.title, lim))
+        out.extend(_emit(clean, start, end, definition.title, lim))
         return
-    out.extend(_emit(clean, definition.start, members[0].start - 1, definition.title, lim))
+    # its own header lines decide (an enclosing bare header's lines were judged by their unit)
+    carried = fold and _bare(clean, definition.start, members[0].start - 1)
+    if not carried:
+        out.extend(_emit(clean, start, members[0].start - 1, definition.title, lim))
     for k, member in enumerate(members):
         member_end = members[k + 1].start - 1 if k + 1 < len(members) else end
+        opened = start if carried and k == 0 else None
         if member.members:
-            _unit(clean, member, member_end, lim, out, depth + 1)
+            _unit(clean, member, member_end, lim, out, fold, depth + 1, opened)
         else:
-            out.extend(_emit(clean, member.start, member_end, member.title, lim))
+            out.extend(_emit(clean, member.start if opened is None else opened, member_end, member.title, lim))
 
 
-def _structured(clean: list[str], defs: list[_Def], lim: CodeLimits) -> list[Piece]:
-    """Partition the file at definition starts; split oversized containers at their members."""
+def _structured(clean: list[str], defs: list[_Def], lim: CodeLimits, fold: bool = True) -> list[Piece]:
+    """Partition the file at definition starts; split oversized containers at their members
+    (folding bare headers into their first member's chunk with ``fold``)."""
     n = len(clean)
     ordered = _boundaries(defs, 0, n)
     out: list[Piece] = []
     if not ordered or ordered[0].start > 1:
         out.extend(_emit(clean, 1, ordered[0].start - 1 if ordered else n, "module", lim))
     for index, definition in enumerate(ordered):
-        _unit(clean, definition, ordered[index + 1].start - 1 if index + 1 < len(ordered) else n, lim, out)
+        _unit(clean, definition, ordered[index + 1].start - 1 if index + 1 < len(ordered) else n, lim, out, fold)
     return out
 
 
@@ -532,7 +566,7 @@ def chunk_code(path: str, raw_text: str, masked_text: str, version: str = "1") -
     if language == "python":
         defs = _python_defs(raw_text, raw_lines)
         if defs is not None:
-            return "code:python", _numbered(_structured(clean, defs, lim))
+            return "code:python", _numbered(_structured(clean, defs, lim, fold=False))
     elif language is not None:
         found = _tree_sitter_defs(language, raw_text)
         if found is not None:

@@ -893,38 +893,42 @@ _PREPROC = {"preproc_if": _named, "preproc_elif": _named, "preproc_else": _named
 #: language key -> table (``tsx`` is TypeScript parsed with the TSX grammar). Revisions (see
 #: :attr:`Language.revision`; docs/architecture.md, "Chunking"): 2 for JavaScript / TypeScript
 #: (class fields holding functions), Swift (computed properties), Ruby (``module A; class B``
-#: titled ``class A::B``) and Haskell (pattern synonym signature and equation one unit)
+#: titled ``class A::B``) and Haskell (pattern synonym signature and equation one unit); one more
+#: for every table with containers cut at their members (all but Go, Lua and Bash), whose bare
+#: headers open their first member's chunk since session 23 (``code.BARE_LINES``)
 LANGUAGES: dict[str, Language] = {
     "javascript": _language("javascript", "tree_sitter_javascript", (".js", ".jsx", ".mjs", ".cjs"), _JS,
-                            guarded=False, revision=2),
+                            guarded=False, revision=3),
     "typescript": _language("typescript", "tree_sitter_typescript", (".ts", ".mts", ".cts"), _JS,
-                            function="language_typescript", guarded=False, revision=2),
+                            function="language_typescript", guarded=False, revision=3),
     "tsx": _language("typescript", "tree_sitter_typescript", (".tsx",), _JS, function="language_tsx",
-                     guarded=False, revision=2),
+                     guarded=False, revision=3),
     "go": _language("go", "tree_sitter_go", (".go",), _GO, guarded=False),
     "java": _language("java", "tree_sitter_java", (".java",), _JAVA, transparent={"enum_body_declarations": _named},
-                      guarded=False),
-    "rust": _language("rust", "tree_sitter_rust", (".rs",), _RUST, guarded=False),
-    "kotlin": _language("kotlin", "tree_sitter_kotlin", (".kt", ".kts"), _KOTLIN),
-    "scala": _language("scala", "tree_sitter_scala", (".scala", ".sc"), _SCALA),
+                      guarded=False, revision=2),
+    "rust": _language("rust", "tree_sitter_rust", (".rs",), _RUST, guarded=False, revision=2),
+    "kotlin": _language("kotlin", "tree_sitter_kotlin", (".kt", ".kts"), _KOTLIN, revision=2),
+    "scala": _language("scala", "tree_sitter_scala", (".scala", ".sc"), _SCALA, revision=2),
     "swift": _language("swift", "tree_sitter_swift", (".swift",), _SWIFT, ATTACHED | {"multiline_comment"},
-                       revision=2),
+                       revision=3),
     # ``.h`` is either C or C++: see ``code.py``
-    "c": _language("c", "tree_sitter_c", (".c",), _C, transparent=_C_TRANSPARENT, recover=_c_orphan_body),
+    "c": _language("c", "tree_sitter_c", (".c",), _C, transparent=_C_TRANSPARENT, recover=_c_orphan_body,
+                   revision=2),
     "cpp": _language("cpp", "tree_sitter_cpp",
                      (".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h++", ".ipp", ".tpp"), _CPP,
-                     ATTACHED | {"attribute_declaration"}, transparent=_C_TRANSPARENT, recover=_c_orphan_body),
-    "csharp": _language("csharp", "tree_sitter_c_sharp", (".cs",), _CSHARP, transparent=_PREPROC),
+                     ATTACHED | {"attribute_declaration"}, transparent=_C_TRANSPARENT, recover=_c_orphan_body,
+                     revision=2),
+    "csharp": _language("csharp", "tree_sitter_c_sharp", (".cs",), _CSHARP, transparent=_PREPROC, revision=2),
     "ruby": _language("ruby", "tree_sitter_ruby", (".rb", ".rake", ".gemspec"), _RUBY, is_attached=_ruby_attached,
-                      filenames=("Rakefile", "Gemfile"), revision=2),
-    "php": _language("php", "tree_sitter_php", (".php",), _PHP, function="language_php"),
+                      filenames=("Rakefile", "Gemfile"), revision=3),
+    "php": _language("php", "tree_sitter_php", (".php",), _PHP, function="language_php", revision=2),
     "elixir": _language("elixir", "tree_sitter_elixir", (".ex", ".exs"), {"call": _elixir_call},
-                        is_attached=_elixir_attached, merge_clauses=True),
+                        is_attached=_elixir_attached, merge_clauses=True, revision=2),
     # ``.lhs`` (literate Haskell) is left to ``lines``: the grammar does not read bird tracks
     "haskell": _language("haskell", "tree_sitter_haskell", (".hs",), _HASKELL, ATTACHED | {"haddock", "pragma"},
-                         transparent={"declarations": _named, "imports": _named}, merge_clauses=True, revision=2),
+                         transparent={"declarations": _named, "imports": _named}, merge_clauses=True, revision=3),
     "lua": _language("lua", "tree_sitter_lua", (".lua",), _LUA),
-    "zig": _language("zig", "tree_sitter_zig", (".zig",), _ZIG),
+    "zig": _language("zig", "tree_sitter_zig", (".zig",), _ZIG, revision=2),
     # a script wrapped in ``{ ... }`` (so it only runs once fully downloaded) is looked into
     "bash": _language("bash", "tree_sitter_bash", (".sh", ".bash", ".zsh"), _BASH,
                       transparent={"compound_statement": _named}),
