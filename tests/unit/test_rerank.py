@@ -213,6 +213,22 @@ def test_a_word_naming_a_source_directory_of_the_candidates_asks_for_no_role():
         "testing/test_assertrewrite.py"
 
 
+def test_a_word_inside_a_qualified_name_asks_for_no_role():
+    # ``vi.mock`` and ``mock.patch`` are APIs: the question is about their code, not about tests
+    for question in ("how does vi.mock hoist calls to the top of the file", "how does mock.patch restore attributes",
+                     "pytest.fixture ignores its scope", "A::Test::Helper fails", "x.mock() returns"):
+        assert read_question(question).asks == frozenset(), question
+    # the same word on its own still asks, as does a file name or a snake_case name
+    assert read_question("how does vi.mock hoist mock calls").asks == {"test"}
+    assert read_question("fixture in conftest.py is not found").asks == {"test"}
+    assert read_question("conftest.py is not found").asks == {"test"}
+    assert read_question("test_client loses cookies").asks == {"test"}
+    inp = pool((0.9, "test/mocking/vi-fn.test.ts", "module", "x"), (0.8, "packages/vitest/src/vi.ts", "method mock", "x"))
+    roles_only = NEUTRAL.__class__(**{**NEUTRAL.__dict__, "role": 0.5})
+    assert ranked_paths("how does vi.mock hoist calls", inp, roles_only)[0] == "packages/vitest/src/vi.ts"
+    assert ranked_paths("how are mock calls hoisted", inp, roles_only)[0] == "test/mocking/vi-fn.test.ts"
+
+
 def test_a_changelog_ranks_below_other_docs_unless_asked_for_and_explains_itself():
     inp = pool((0.9, "CHANGES", "module", "Added redirect to the app."), (0.6, "docs/api.rst", "API", "x"),
                (0.5, "src/app.py", "function redirect", "x"))

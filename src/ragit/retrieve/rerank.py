@@ -12,7 +12,8 @@ the candidate set and the question, every one of which ``--explain`` shows:
   file's other candidates, so a file that answers in several places ranks above a lucky chunk;
 * ``role`` (×): tests, examples, fixtures, benchmarks, docs and data files rank below
   implementation unless the question asks for them (:mod:`ragit.pathroles`); a word that names a
-  source directory of the candidates asks for nothing ("pytest" in pytest's ``src/_pytest/``);
+  source directory of the candidates asks for nothing ("pytest" in pytest's ``src/_pytest/``),
+  nor does one written inside a qualified name ("mock" in ``vi.mock``, an API);
 * ``changelog`` (×): a changelog (``CHANGES``, ``HISTORY.rst``) ranks below other docs unless the
   question asks for it: it repeats every change's words, so it matches any question about one;
 * ``header`` (×): a C/C++ header ranks below its implementation file when both are candidates
@@ -123,6 +124,18 @@ _EMBEDDED = re.compile(
     r"|[A-Za-z_][\w]*\(\)"  # name()
     r")(?![\w])"
 )
+_QUALIFIED_NAME = re.compile(r"(?<![\w.$])[A-Za-z_$][\w$]*(?:(?:::|\.|#|->)[A-Za-z_$][\w$]*)+(?:\(\))?(?![\w$])")
+# The last parts that make a dotted word a file name rather than an API name.
+_FILE_EXTENSIONS = frozenset("py pyi go ts tsx js jsx mjs rb rs java kt c h cc cpp hpp cs php ex exs hs lua zig sh "
+                             "md rst txt toml yml yaml json cfg ini html css".split())
+
+
+def _without_api_names(text: str) -> str:
+    """``text`` with its qualified names (``vi.mock``, ``A::B``) blanked, file names kept."""
+    return _QUALIFIED_NAME.sub(
+        lambda m: m.group(0) if m.group(0).rsplit(".", 1)[-1] in _FILE_EXTENSIONS else " ", text)
+
+
 _SEPARATORS = re.compile(r"::|\\|->|\.|#")
 # A capitalised word next to the kind of thing it names ("the Content protocol", "Request type",
 # "class Blueprint"): a name, though a sentence's capitalised words on their own are not (as a
@@ -184,7 +197,9 @@ def read_question(question: str) -> Question:
             if len(parts) > 1:
                 names.append("".join(parts))
     title = first.split()[:ASK_WORDS]
-    lowered = {w.lower() for w in _LETTERS.findall(" ".join(title))}
+    # a word written inside a qualified name (``vi.mock``, ``mock.patch``) names code and asks
+    # for no role; a file name (``conftest.py``) still does
+    lowered = {w.lower() for w in _LETTERS.findall(_without_api_names(" ".join(title)))}
     asks = _roles_asked_by(lowered)
     return Question(tuple(dict.fromkeys(n for n in names if _norm(n))), symbol,
                     frozenset(lexical_terms(q)), asks, frozenset(lowered & _ASK_WORDS))
