@@ -39,6 +39,10 @@ _LOCALE_DIRS = frozenset({"locale", "locales", "i18n", "l10n", "translations", "
 _DATA_EXTENSIONS = frozenset({".po", ".pot", ".mo", ".json", ".yaml", ".yml", ".toml", ".xml", ".csv", ".tsv",
                               ".ini", ".cfg", ".lock", ".svg", ".html", ".css", ".scss"})
 
+# Every extension above: what makes a dotted word a file name (``conftest.py``) rather than a name
+# in code (``vi.mock``).
+KNOWN_EXTENSIONS = SOURCE_EXTENSIONS | DOC_EXTENSIONS | _DATA_EXTENSIONS
+
 # Prose files a project names without an extension (``README``, ``CHANGES``, ``NEWS``).
 _DOC_NAMES = ("README", "CHANGELOG", "CHANGES", "HISTORY", "NEWS", "LICENSE", "CONTRIBUTING", "AUTHORS")
 

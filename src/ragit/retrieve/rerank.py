@@ -37,7 +37,7 @@ from functools import lru_cache
 from typing import Iterable, Sequence
 
 from ..lexical import identifier_parts, terms as lexical_terms, title_name
-from ..pathroles import bundled_project, is_changelog, path_role
+from ..pathroles import KNOWN_EXTENSIONS, bundled_project, is_changelog, path_role
 from ..arrays import unique_sorted
 
 
@@ -113,9 +113,11 @@ class RerankResult:
 
 _QUALIFIED = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:::|\\|->|\.|#)[A-Za-z_$][\w$]*)+[!?]?$")
 _SINGLE = re.compile(r"^[A-Za-z_$][\w$]*[!?]?$")
+# A qualified name in a sentence: a.b, A::B, a#b, a->b, maybe called (``a.b()``).
+_DOTTED = r"[A-Za-z_$][\w$]*(?:(?:::|\.|#|->)[A-Za-z_$][\w$]*)+(?:\(\))?"
 _EMBEDDED = re.compile(
     r"(?<![\w.])(?:"
-    r"[A-Za-z_$][\w$]*(?:(?:::|\.|#|->)[A-Za-z_$][\w$]*)+(?:\(\))?"  # qualified: a.b, A::B, a#b
+    + _DOTTED +  # qualified
     r"|_*[a-z][a-z0-9]*(?:_[a-z0-9]+)+_*"  # snake_case
     r"|_+[A-Za-z][\w]*"  # _private
     r"|[a-z]+[0-9]*[A-Z][A-Za-z0-9]*"  # camelCase
@@ -124,16 +126,14 @@ _EMBEDDED = re.compile(
     r"|[A-Za-z_][\w]*\(\)"  # name()
     r")(?![\w])"
 )
-_QUALIFIED_NAME = re.compile(r"(?<![\w.$])[A-Za-z_$][\w$]*(?:(?:::|\.|#|->)[A-Za-z_$][\w$]*)+(?:\(\))?(?![\w$])")
-# The last parts that make a dotted word a file name rather than an API name.
-_FILE_EXTENSIONS = frozenset("py pyi go ts tsx js jsx mjs rb rs java kt c h cc cpp hpp cs php ex exs hs lua zig sh "
-                             "md rst txt toml yml yaml json cfg ini html css".split())
+_QUALIFIED_NAME = re.compile(r"(?<![\w.$])" + _DOTTED + r"(?![\w$])")
 
 
 def _without_api_names(text: str) -> str:
-    """``text`` with its qualified names (``vi.mock``, ``A::B``) blanked, file names kept."""
+    """``text`` with its qualified names (``vi.mock``, ``A::B``) blanked, file names
+    (:data:`ragit.pathroles.KNOWN_EXTENSIONS`) kept."""
     return _QUALIFIED_NAME.sub(
-        lambda m: m.group(0) if m.group(0).rsplit(".", 1)[-1] in _FILE_EXTENSIONS else " ", text)
+        lambda m: m.group(0) if "." + m.group(0).rsplit(".", 1)[-1] in KNOWN_EXTENSIONS else " ", text)
 
 
 _SEPARATORS = re.compile(r"::|\\|->|\.|#")
