@@ -1,8 +1,10 @@
 """A revised language table on real repositories (knowledge §8.6, §9): a store whose records say
-``code:swift`` keeps reusing them for unchanged blobs (internally consistent), a new or changed
-blob and a fresh store get the current revision (``code:swift/3``) and new chunk ids, every other
-language keeps its ids, status counts one ``swift``, and a snapshot bundle carries the revised
-chunker across."""
+``code:swift`` keeps them for unchanged blobs an incremental ingest does not evaluate (internally
+consistent), while a new or changed blob, an ``ingest --all`` (which evaluates every blob, so an
+upgraded ragit re-cuts what its tables now cut differently) and a fresh store get the current
+revision (``code:swift/3``) and new chunk ids; every other language keeps its ids, status counts
+one ``swift``, the snapshot made before the re-cut still answers and exports, and a snapshot bundle
+carries either chunker across."""
 
 from __future__ import annotations
 
@@ -104,10 +106,6 @@ def test_an_old_store_reuses_its_chunks_and_new_blobs_get_the_revised_chunker(ol
     # both chunkers answer from one snapshot
     hits = {h.chunk_id for h in Repo.open(root).query("HTTP method withLockedValue", top_k=20).hits}
     assert hits & set(kept["ids"]) and hits & set(edited["ids"])
-    # a full re-ingest of the same commit changes nothing: the old records are still reused
-    assert _ingest(cli, root, "--all")["chunked"] == 0
-    assert _docs(root, old_store.head())["Sources/Request.swift"] == kept
-
     # a fresh store cuts every Swift file with the revised table; other languages keep their ids
     fresh = tmp_path / "fresh"
     subprocess.run(["git", "clone", "-q", str(root), str(fresh)], check=True)
@@ -121,13 +119,25 @@ def test_an_old_store_reuses_its_chunks_and_new_blobs_get_the_revised_chunker(ol
         assert mine[path] == new[path] and mine[path]["ids"] == old[path]["ids"]
     assert _languages(cli, fresh) == dict(after, swift=(2, 2 * len(edited["chunks"])))
 
+    # ``ingest --all`` evaluates every blob: the superseded record is cut again, exactly as the
+    # fresh store cut it, and nothing else is; a second one reuses everything
+    data = _ingest(cli, root, "--all")
+    assert data["chunked"] == 1 and data["reused"] == len(new) - 1
+    assert _docs(root, old_store.head()) == mine
+    assert _languages(cli, root) == _languages(cli, fresh)
+    assert _ingest(cli, root, "--all")["chunked"] == 0
+    # the snapshot made before still answers from its own chunks
+    old_hits = {h.chunk_id for h in Repo.open(root).query("HTTP method withLockedValue", at=base, top_k=20).hits}
+    assert old_hits & set(old["Sources/Request.swift"]["ids"])
+
 
 @pytest.mark.parametrize("source", ["mixed", "fresh"])
 def test_a_bundle_carries_revised_chunkers_across(old_store, cli, tmp_path, source):
     root = old_store.root
     if source == "mixed":  # one snapshot holding code:swift and the revised chunker
+        base = old_store.head()
         old_store.commit("edit", {"Sources/Response.swift": SWIFT.replace("Request", "Reply")})
-        _ingest(cli, root, "--all")
+        _ingest(cli, root, "--since", base)
     else:
         root = tmp_path / "origin"
         subprocess.run(["git", "clone", "-q", str(old_store.root), str(root)], check=True)
@@ -150,5 +160,33 @@ def test_a_bundle_carries_revised_chunkers_across(old_store, cli, tmp_path, sour
     question = ["query", "Request HTTP method isSecure", "--format", "json", "--top-k", "10"]
     assert (cli(*question, "--cwd", str(target)).out.replace(str(target), "R")
             == cli(*question, "--cwd", str(root)).out.replace(str(root), "R"))
-    # and an ingest after the import reuses the imported records (nothing chunked again)
-    assert _ingest(cli, target, "--all")["chunked"] == 0
+    # an ingest after the import reuses the imported records, cutting again only a superseded one
+    assert _ingest(cli, target, "--all")["chunked"] == (1 if source == "mixed" else 0)
+
+
+def test_a_snapshot_made_before_a_re_cut_still_exports_and_imports(old_store, cli, tmp_path):
+    """``ingest --all`` replaced the blob's record with the revised cut; the older snapshot's
+    chunks are still in the store, and its bundle is rebuilt from them. Imported into a store whose
+    record is the revised one, that record stays and the older chunks are added beside it."""
+    root, base = old_store.root, old_store.head()
+    old_store.commit("edit", {"src/app.py": "def handle(request):\n    return request.url\n"})
+    _ingest(cli, root, "--all")
+    head = old_store.head()
+    assert _docs(root, base)["Sources/Request.swift"]["chunker"] == "code:swift"
+    assert _docs(root, head)["Sources/Request.swift"]["chunker"] == REVISED
+
+    bundle = tmp_path / "old.ragit"
+    r = cli("snapshot", "export", base, "-o", str(bundle), "--cwd", str(root), "--format", "json")
+    assert r.code == 0, r
+    target = tmp_path / "target"
+    subprocess.run(["git", "clone", "-q", str(root), str(target)], check=True)
+    write_placeholder_config(target)
+    _ingest(cli, target, "--all")  # the target's own records: the revised cut
+    r = cli("snapshot", "import", str(bundle), "--cwd", str(target), "--format", "json")
+    assert r.code == 0 and r.json["data"]["imported"] is True, r
+    manifest = f".ragit/manifest/{base}.json"
+    assert (target / manifest).read_bytes() == (root / manifest).read_bytes()
+    question = ["query", "Request HTTP method isSecure", "--at", base, "--format", "json", "--top-k", "10"]
+    assert (cli(*question, "--cwd", str(target)).out.replace(str(target), "R")
+            == cli(*question, "--cwd", str(root)).out.replace(str(root), "R"))
+    assert _ingest(cli, target, "--all")["chunked"] == 0  # the target's record was kept

@@ -64,3 +64,18 @@ def test_a_revision_changes_the_chunk_ids_and_keeps_the_masking_readable():
 ])
 def test_status_counts_a_language_under_one_name_whatever_its_revision(path, chunker, language):
     assert language_of(path, chunker) == language
+
+
+def test_superseded_names_are_every_earlier_revision_and_never_a_current_one():
+    from ragit.ingest.languages import SUPERSEDED
+    from ragit.ingest.pipeline import superseded
+
+    earlier = {f"code:{name}" if r == 1 else f"code:{name}/{r}"
+               for name, revision in REVISION.items() for r in range(1, revision)}
+    assert SUPERSEDED == earlier
+    assert {"code:ruby", "code:ruby/2", "code:swift", "code:java"} <= SUPERSEDED
+    current = {spec.chunker for spec in LANGUAGES.values()}
+    assert not current & SUPERSEDED
+    for chunker in current | {"code:python", "lines", "markdown", "none"}:
+        assert not superseded(chunker)
+    assert all(superseded(chunker) for chunker in SUPERSEDED)

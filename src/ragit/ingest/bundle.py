@@ -48,6 +48,7 @@ from .manifest import (
 if TYPE_CHECKING:  # pragma: no cover
     from ..gitsnap.git import Git
     from ..store.base import Store
+    from ..store.records import BlobRecord
 
 MAGIC = b"ragit-snapshot-bundle\n"
 FORMAT_VERSION = 1
@@ -223,7 +224,7 @@ def _open_read(root: Path, config, sha: str) -> "Store":
 
 def _collect(store: "Store", manifest: Manifest) -> tuple[list[BundleRecord], bytes, int]:
     """The snapshot's blob records (path order, each once), and its chunks' vectors in that order."""
-    from .pipeline import profile_for
+    from .pipeline import profile_for, superseded
 
     sha, params = manifest.commit_sha, manifest.params
     wanted: dict[tuple[str, str], ManifestDoc] = {}
@@ -233,6 +234,8 @@ def _collect(store: "Store", manifest: Manifest) -> tuple[list[BundleRecord], by
     stored = []
     for key, doc in wanted.items():
         record = found.get(key)
+        if record is not None and record.chunker != doc.chunker and superseded(doc.chunker):
+            record = _earlier_cut(store, record, doc, manifest)
         if (record is None or record.chunker != doc.chunker or record.chunker_key != manifest.chunker_key(doc)
                 or tuple((c.start_line, c.end_line) for c in record.chunks) != doc.chunks
                 or [c.chunk_id for c in record.chunks] != manifest.chunk_ids(doc)):
@@ -264,6 +267,22 @@ def _collect(store: "Store", manifest: Manifest) -> tuple[list[BundleRecord], by
                                  f"the store lacks {len(missing)} vector(s) of the snapshot of {sha}")
     picked = np.asarray(matrix)[np.array([position[c] for c in chunk_ids], dtype=np.int64)]
     return records, np.ascontiguousarray(picked, dtype="<f4").tobytes(), int(picked.shape[1])
+
+
+def _earlier_cut(store: "Store", record: "BlobRecord", doc: ManifestDoc, manifest: Manifest) -> "BlobRecord | None":
+    """The record of a snapshot made before its language's chunker revision, whose blob a later
+    ingest chunked again (``pipeline.superseded``): the store keeps the snapshot's chunks (by id)
+    and the blob's current record its text's masking count and type hints; None if a chunk is gone."""
+    from ..store.records import BlobRecord, StoredChunk
+
+    ids = manifest.chunk_ids(doc)
+    texts = store.chunk_texts(ids)
+    if len(texts) != len(set(ids)) or len(ids) != len(doc.chunks):
+        return None
+    chunks = tuple(StoredChunk(cid, ordinal, texts[cid][0], start, end, len(texts[cid][1].split()))
+                   for ordinal, (cid, (start, end)) in enumerate(zip(ids, doc.chunks)))
+    return BlobRecord(record.blob_id, record.profile, doc.chunker, manifest.chunker_key(doc), record.front_matter_type,
+                      record.heading_type, record.masked_count, None, chunks)
 
 
 def write_bundle(target: Path, parts: list[bytes]) -> tuple[int, str]:
@@ -522,6 +541,7 @@ def _plan(path: Path, bundle: Bundle) -> _Plan:
 def _snapshot_write(store: "Store", bundle: Bundle, plan: _Plan, digest: str, created_at: str, params):
     """The store write of the bundle's snapshot: only the blobs, chunks and vectors the store lacks."""
     from ..store.base import BlobRecord, NewChunk, SnapshotDoc, SnapshotWrite, StoredChunk
+    from .pipeline import superseded
 
     manifest = bundle.manifest
     embedder_id = params.embedder_id
@@ -532,13 +552,15 @@ def _snapshot_write(store: "Store", bundle: Bundle, plan: _Plan, digest: str, cr
     for record, profile in plan.records:
         ids = [make_chunk_id(record.blob_id, record.chunker_key, c.ordinal) for c in record.chunks]
         chunk_ids += ids
-        if (record.blob_id, profile) in known:
+        held = known.get((record.blob_id, profile))
+        if held is not None and held.chunker_key == record.chunker_key:
             continue
-        new_blobs.append(BlobRecord(
-            record.blob_id, profile, record.chunker, record.chunker_key, record.front_matter_type,
-            record.heading_type, record.masked_count, None,
-            tuple(StoredChunk(cid, c.ordinal, c.title, c.start_line, c.end_line, c.token_count)
-                  for cid, c in zip(ids, record.chunks))))
+        if held is None or superseded(held.chunker):  # else the store's own, current cut stays its record
+            new_blobs.append(BlobRecord(
+                record.blob_id, profile, record.chunker, record.chunker_key, record.front_matter_type,
+                record.heading_type, record.masked_count, None,
+                tuple(StoredChunk(cid, c.ordinal, c.title, c.start_line, c.end_line, c.token_count)
+                      for cid, c in zip(ids, record.chunks))))
         new_chunks += [NewChunk(cid, record.blob_id, record.chunker_key, c.ordinal, c.title, c.start_line, c.end_line,
                                 c.text, c.token_count, make_citation_id("document", cid, record.blob_id))
                        for cid, c in zip(ids, record.chunks)]

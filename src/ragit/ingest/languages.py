@@ -943,3 +943,12 @@ EXTENSIONS: dict[str, str] = {
 
 #: whole file names without a telling extension -> language key
 FILENAMES: dict[str, str] = {filename: key for key, spec in LANGUAGES.items() for filename in spec.filenames}
+
+
+def _earlier_names(language: Language) -> set[str]:
+    return {f"code:{language.name}" if r == 1 else f"code:{language.name}/{r}" for r in range(1, language.revision)}
+
+
+#: chunker names of every earlier revision of a table: a store record chunked by one of them
+#: predates the table's revision, so ingest chunks that blob again (``pipeline.superseded``)
+SUPERSEDED: frozenset[str] = frozenset(name for spec in LANGUAGES.values() for name in _earlier_names(spec))

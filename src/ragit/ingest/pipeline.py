@@ -131,6 +131,25 @@ def profile_for(kind: str, params: ManifestParams) -> str:
     return make_chunker_key(kind, params.chunker_version, params.masking_version)
 
 
+def superseded(chunker: str) -> bool:
+    """True for a code chunker of an earlier revision of its language's table
+    (:data:`ragit.ingest.languages.SUPERSEDED`). A profile names the kind only (the language's
+    chunker is known once the blob is read), so a store record made before a revision is found
+    under the same profile; its blob is chunked again, and an upgraded ragit's ``ingest --all``
+    gives every file the current cut instead of keeping the old one for unchanged blobs."""
+    global _superseded_names
+    if not chunker.startswith("code:") or chunker == "code:python":
+        return False
+    if _superseded_names is None:  # the language tables only once a code record is reused
+        from .languages import SUPERSEDED
+
+        _superseded_names = SUPERSEDED
+    return chunker in _superseded_names
+
+
+_superseded_names: frozenset[str] | None = None
+
+
 @dataclass
 class _Evaluated:
     """Outcome of one evaluated candidate."""
@@ -652,7 +671,7 @@ def _evaluate(candidates, config, params: ManifestParams, store: "Store | None",
             evaluated.append(_Evaluated(c.path, c.blob_id, c.kind, skip=path_reason))
         elif c.size is not None and c.size > max_bytes:
             evaluated.append(_Evaluated(c.path, c.blob_id, c.kind, skip="too_large"))
-        elif record is not None:
+        elif record is not None and not superseded(record.chunker):
             ev = admit(c, record, reused=True)
             evaluated.append(ev)
             if ev.doc is not None:
