@@ -171,3 +171,26 @@ def is_source_path(path: str) -> bool:
     """Source code that is not a test: what a code task's gold may be."""
     _, _, ext = _split(path)
     return ext in SOURCE_EXTENSIONS and not is_test_path(path)
+
+
+# Code for Windows alone, by a directory (libuv's ``src/win/``, Rust's ``sys/windows/``) or a
+# file-name suffix (Go's ``file_windows.go``, ``poll-win32.c``); the platform suffixes a file's
+# twins for other systems carry (``file_unix.go``, ``poll-linux.c``).
+_WINDOWS_DIRS = frozenset({"win", "win32", "win64", "windows"})
+_WINDOWS_SUFFIXES = frozenset({"windows", "win32", "win64", "win"})
+_PLATFORM_SUFFIX = re.compile(r"[_-](windows|win32|win64|win|unix|posix|linux|darwin|macos|osx|bsd|freebsd|netbsd"
+                              r"|openbsd|dragonfly|solaris|illumos|aix|android|ios)$", re.IGNORECASE)
+
+
+def platform_twin(path: str) -> tuple[bool, str]:
+    """(whether ``path`` is code for Windows alone, the file name it shares with its twins for
+    other systems: its own name less a platform suffix). ``src/win/tcp.c`` → (True, ``tcp.c``),
+    ``src/unix/tcp.c`` → (False, ``tcp.c``), ``os/file_windows.go`` → (True, ``file.go``)."""
+    dirs, name, ext = _split(path)
+    stem = name[: len(name) - len(ext)] if ext else name
+    suffix = _PLATFORM_SUFFIX.search(stem)
+    windows = not _WINDOWS_DIRS.isdisjoint(dirs)
+    if suffix is not None:
+        windows = windows or suffix.group(1).lower() in _WINDOWS_SUFFIXES
+        stem = stem[: suffix.start()]
+    return windows, stem + ext

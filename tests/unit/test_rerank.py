@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragit.pathroles import bundled_project
+from ragit.pathroles import bundled_project, platform_twin
 from ragit.retrieve.rerank import (
     _DECLARATION,
     RerankInput,
@@ -27,7 +27,7 @@ from ragit.retrieve.rerank import (
 )
 
 NEUTRAL = RerankWeights(definition=0.0, path_name=0.0, path_words=0.0, file=0.0, role=1.0, example=1.0, doc=1.0,
-                        other=1.0, diversity=1.0, header=1.0, vendored=1.0, changelog=1.0)
+                        other=1.0, diversity=1.0, header=1.0, vendored=1.0, changelog=1.0, platform=1.0)
 
 
 def pool(*rows: tuple[float, str, str, str]) -> RerankInput:
@@ -279,6 +279,37 @@ def test_header_pairs_by_file_name_across_directories_and_cpp_extensions():
     result = rerank("zzz", inp, only_header, 4)
     assert result.factors.get(0) == {"header": 0.7}
     assert 2 not in result.factors  # parser.py is not a C/C++ implementation of parser.h
+
+
+def test_windows_only_code_ranks_below_its_twin_for_other_systems_unless_windows_is_asked_for():
+    inp = pool((0.9, "src/win/tcp.c", "function uv_tcp_connect", "x"),
+               (0.8, "src/unix/tcp.c", "function uv_tcp_connect", "x"),
+               (0.85, "src/win/winapi.h", "module", "x"),  # no twin among the candidates: left alone
+               (0.7, "os/file_windows.go", "func Open", "x"), (0.6, "os/file_unix.go", "func Open", "x"))
+    only_platform = NEUTRAL.__class__(**{**NEUTRAL.__dict__, "platform": 0.6})
+    result = rerank("TCP stream connect and accept", inp, only_platform, 5)
+    assert [inp.paths[i] for i in result.order] == [
+        "src/win/winapi.h", "src/unix/tcp.c", "os/file_unix.go", "src/win/tcp.c", "os/file_windows.go"]
+    assert result.factors[0] == {"platform": 0.6} and result.factors[3] == {"platform": 0.6}
+    assert 2 not in result.factors and 1 not in result.factors
+    for asking in ("TCP connect on Windows", "win32 TCP connect", "TCP connect with IOCP"):
+        assert ranked_paths(asking, inp, only_platform)[0] == "src/win/tcp.c"
+    # "window" (a terminal's window size) is not Windows
+    assert "platform" in rerank("tty window size", inp, only_platform, 5).factors[0]
+    assert ranked_paths("TCP stream connect and accept", inp, NEUTRAL)[0] == "src/win/tcp.c"
+    assert RerankWeights().platform == 0.6  # on by default
+
+
+@pytest.mark.parametrize(("path", "twin"), [
+    ("src/win/tcp.c", (True, "tcp.c")), ("src/unix/tcp.c", (False, "tcp.c")),
+    ("library/std/src/sys/windows/fs.rs", (True, "fs.rs")), ("src/os/file_windows.go", (True, "file.go")),
+    ("src/os/file_unix.go", (False, "file.go")), ("src/os/file_linux.go", (False, "file.go")),
+    ("command_win.go", (True, "command.go")), ("src/poll-win32.c", (True, "poll.c")),
+    ("src/Windows/Dialog.cs", (True, "Dialog.cs")), ("src/twin.c", (False, "twin.c")),
+    ("src/window.c", (False, "window.c")), ("README", (False, "README")),
+])
+def test_platform_twin_reads_windows_directories_and_platform_suffixes(path, twin):
+    assert platform_twin(path) == twin
 
 
 @pytest.mark.parametrize(("path", "project"), [

@@ -13,7 +13,7 @@ from typing import Sequence
 import pytest
 
 from ragit.lexical import terms as lexical_terms
-from ragit.pathroles import bundled_project, is_changelog, path_role
+from ragit.pathroles import bundled_project, is_changelog, path_role, platform_twin
 from ragit.retrieve.cochange_boost import apply_cochange, cochange_raises
 from ragit.retrieve.rerank import (
     _ASKS,
@@ -38,7 +38,8 @@ PATHS = ["src/app.c", "src/app.h", "include/util.h", "src/util.c", "lib/json_rea
          "tests/test_app.py", "docs/guide.md", "README.md", "examples/demo.py", "pkg/_vendor/urllib3/retry.py",
          "pkg/_vendor/six.py", "bench/bench_app.py", "config/settings.yaml", "lib/readers.py", "src/router.go",
          "src/router_test.go", "fixtures/data.json", "lib/reader.py", "src/tree.go", "CHANGES", "HISTORY.rst",
-         "pkg/testsuite/helpers.py", "src/_pytest/rewrite.py", "testing/test_rewrite.py", "lib/history/log.py"]
+         "pkg/testsuite/helpers.py", "src/_pytest/rewrite.py", "testing/test_rewrite.py", "lib/history/log.py",
+         "src/win/tcp.c", "src/unix/tcp.c", "src/win/core.c", "os/file_windows.go", "os/file_unix.go"]
 TITLES = ["class JsonReader", "function field_validator", "def readers", "module", "func (r *Router) Handle",
           "method Client.send", "struct Tree", ""]
 TEXTS = ["", "pub struct Engine {\n}\n", "def field_validator(x):\n    return x\n", "JsonReader reads json",
@@ -46,7 +47,8 @@ TEXTS = ["", "pub struct Engine {\n}\n", "def field_validator(x):\n    return x\
 QUESTIONS = ["JsonReader", "how are routes matched", "field_validator in readers", "retry urllib3", "app header",
              "add tests for the router", "docs for the reader", "Rails::Engine", "vendored six", "Tree insert",
              "fieldValidator util", "benchmark app", "reader changelog", "docs of the reader history",
-             "where does pytest rewrite asserts", "pytest tests of rewrite", "history of the log"]
+             "where does pytest rewrite asserts", "pytest tests of rewrite", "history of the log",
+             "tcp connect on windows", "how are files opened", "win32 core loop"]
 
 
 # the helpers the re-rank as first written used
@@ -191,6 +193,15 @@ def reference_rerank(question: str, inp: RerankInput, weights: RerankWeights, to
                     adjusted[i] *= weights.header
                     _note(factors, i, "header", weights.header)
 
+    # platform: code for Windows alone ranks below its twin for other systems, unless asked for
+    if weights.platform != 1.0 and "windows" not in q.asks:
+        portable = {platform_twin(p)[1] for p in paths if not platform_twin(p)[0]}
+        for i, p in enumerate(paths):
+            windows, twin = platform_twin(p)
+            if windows and twin in portable:
+                adjusted[i] *= weights.platform
+                _note(factors, i, "platform", weights.platform)
+
     # diversity: in order of the adjusted score, a file's k-th chunk is multiplied by diversity^k
     seen: dict[str, int] = {}
     final = adjusted
@@ -222,7 +233,7 @@ def _pools(seed: int, count: int):
 
 WEIGHTS = [RerankWeights(), RerankWeights(file=0.0, diversity=1.0), RerankWeights(definition=0.0, path_name=0.0),
            RerankWeights(header=1.0, vendored=1.0, role=1.0), RerankWeights(path_words=0.0, diversity=0.8),
-           RerankWeights(changelog=1.0, doc=1.0)]
+           RerankWeights(changelog=1.0, doc=1.0), RerankWeights(platform=1.0, header=0.5)]
 
 
 def _same(a: RerankResult, b: RerankResult) -> None:

@@ -18,6 +18,9 @@ the candidate set and the question, every one of which ``--explain`` shows:
   question asks for it: it repeats every change's words, so it matches any question about one;
 * ``header`` (×): a C/C++ header ranks below its implementation file when both are candidates
   (``idna.h`` / ``idna.c``): the header declares, the source file holds the code;
+* ``platform`` (×): code for Windows alone (``src/win/tcp.c``, ``file_windows.go``) ranks below its
+  twin for other systems (``src/unix/tcp.c``, ``file_unix.go``) when both are candidates, unless the
+  question asks about Windows: most questions mean the code that runs everywhere else;
 * ``vendored`` (×): a bundled copy of another project (``pip/_vendor/``, ``requests/packages/urllib3/``)
   ranks below the project's own code unless the question names that project or asks for vendored code
   (:func:`ragit.pathroles.bundled_project`);
@@ -37,7 +40,7 @@ from functools import lru_cache
 from typing import Iterable, Sequence
 
 from ..lexical import identifier_parts, terms as lexical_terms, title_name
-from ..pathroles import KNOWN_EXTENSIONS, bundled_project, is_changelog, path_role
+from ..pathroles import KNOWN_EXTENSIONS, bundled_project, is_changelog, path_role, platform_twin
 from ..arrays import unique_sorted
 
 
@@ -56,6 +59,7 @@ class RerankWeights:
     other: float = 0.6  # × for data and configuration files
     diversity: float = 0.5  # × per earlier chunk of the same file in the ranking
     header: float = 0.7  # × for a C/C++ header whose implementation file (same name) is a candidate
+    platform: float = 0.6  # × for Windows-only code whose twin for other systems is a candidate (unless asked for)
     vendored: float = 0.5  # × for a bundled copy of another project (``_vendor/``), unless asked for
     changelog: float = 0.5  # × for a changelog (after ``doc``), unless asked for
     pool: int = 100  # candidates re-ranked: the best by fused, keyword and vector score each
@@ -87,6 +91,7 @@ ABLATIONS: dict[str, dict[str, float]] = {
     "roles": {"role": 1.0, "example": 1.0, "doc": 1.0, "other": 1.0},
     "diversity": {"diversity": 1.0},
     "header": {"header": 1.0},
+    "platform": {"platform": 1.0},
     "vendored": {"vendored": 1.0},
     "changelog": {"changelog": 1.0},
 }
@@ -154,6 +159,8 @@ _ASKS = {
     "vendored": ("vendor", "vendored", "vendoring", "bundled", "bundle"),
     "changelog": ("changelog", "changelogs", "history", "news", "whatsnew", "release", "releases", "released"),
     "site": ("page", "pages", "sidebar"),  # a docs site's pages: read by ragit.retrieve.docsite only
+    # code for Windows alone (a digit ends a word here: "win32" is read as "win")
+    "windows": ("windows", "win", "winapi", "msvc", "mingw", "iocp"),
 }
 
 _ASK_SETS = tuple((role, frozenset(words)) for role, words in _ASKS.items())
@@ -424,11 +431,14 @@ def _split_ext(path: str) -> tuple[str, str]:
     return (name[:dot], name[dot:].lower()) if dot > 0 else (name, "")
 
 
-def _path_facts(path: str) -> tuple[str, frozenset[str], str, str | None, str, str, bool]:
+_Path = tuple[str, frozenset[str], str, "str | None", str, str, bool, bool, str]
+
+
+def _path_facts(path: str) -> _Path:
     """Everything the re-rank reads from a path alone, once per path: (normalised file stem, its
     words, :func:`ragit.pathroles.path_role`, :func:`ragit.pathroles.bundled_project`, file name
     without its extension, ``.c`` for a C/C++ source file, ``.h`` for a header, else "",
-    :func:`ragit.pathroles.is_changelog`)."""
+    :func:`ragit.pathroles.is_changelog`, and the two of :func:`ragit.pathroles.platform_twin`)."""
     file_stem, words = _path_parts(path)
     name, ext = _split_ext(path)
     kind = ".c" if ext in _SOURCES else ".h" if ext in _HEADERS else ""
@@ -436,7 +446,7 @@ def _path_facts(path: str) -> tuple[str, frozenset[str], str, str | None, str, s
     # lru_cache costs an eviction in memory the question's other stages have evicted; path_role
     # stays cached, the docs-site stage asks it again)
     return (file_stem, words, path_role(path), bundled_project.__wrapped__(path), name, kind,
-            is_changelog.__wrapped__(path))
+            is_changelog.__wrapped__(path), *platform_twin(path))
 
 
 class _PathFacts(dict):
@@ -454,7 +464,7 @@ class _PathFacts(dict):
         self.word_paths: dict[str, "str | set[str]"] = {}  # (a word of one path: that path)
         self.generation = 0
 
-    def __missing__(self, path: str) -> tuple[str, frozenset[str], str, str | None, str, str, bool]:
+    def __missing__(self, path: str) -> _Path:
         if len(self) >= PATH_CACHE:
             self.clear()
             self.word_paths.clear()
@@ -582,8 +592,8 @@ def _role_factor(role: str, asks: frozenset[str], weights: RerankWeights) -> flo
 
 # What the re-rank found about one file of the pool (every rule but ``definition`` is a fact about
 # a file): (path boost, file boost, the chunk the file boost goes to or -1, role factor, changelog,
-# bundled copy, header of a candidate source file).
-_Facts = tuple[float, float, int, float, bool, bool, bool]
+# bundled copy, header of a candidate source file, Windows-only twin of a candidate file).
+_Facts = tuple[float, float, int, float, bool, bool, bool, bool]
 
 
 @dataclass
@@ -619,7 +629,7 @@ class Ranking:
         if boost is not None:
             out["definition"] = boost
         p = self.paths[i]
-        path_boost, file_boost, best, role, changelog, vendored, header = self.files[p]
+        path_boost, file_boost, best, role, changelog, vendored, header, platform = self.files[p]
         if path_boost:
             out["path"] = path_boost
         if file_boost and i == best:
@@ -632,6 +642,8 @@ class Ranking:
             out["vendored"] = self.weights.vendored
         if header:
             out["header"] = self.weights.header
+        if platform:
+            out["platform"] = self.weights.platform
         ranked = self.ranked.get(p)
         if ranked is not None:
             k = ranked.index(i)
@@ -716,6 +728,9 @@ def rerank_pool(question: str, inp: RerankInput, weights: RerankWeights) -> Rank
     # at least each of its scores (the same float as the maximum over every file's sum)
     top_sum = max([best if best > 0.0 else 0.0] + [total for total, _ in several.values()]) if weights.file else 0.0
     header_rule = weights.header != 1.0 and bool(sources)
+    # the file names of the candidates not for Windows alone, which a Windows-only file's twin may have
+    portable = {f[8] for f in facts if not f[7]} \
+        if weights.platform != 1.0 and "windows" not in q.asks and any(f[7] for f in facts) else None
     roles = _role_factors(asks, weights)
     name_boost = weights.path_name * unit
     words_unit = weights.path_words * unit  # (the same products and quotients as written out per file)
@@ -723,7 +738,8 @@ def rerank_pool(question: str, inp: RerankInput, weights: RerankWeights) -> Rank
     file_on = top_sum > 0
     keep_best = bool(weights.file)
     files: dict[str, _Facts] = {}
-    for (p, rows), (file_stem, stem_words, role_name, project, c_name, c_kind, log) in zip(groups.items(), facts):
+    for (p, rows), (file_stem, stem_words, role_name, project, c_name, c_kind, log, windows, twin) \
+            in zip(groups.items(), facts):
         if rows.__class__ is int:
             best_row = rows
             h = hybrid[rows]
@@ -731,8 +747,8 @@ def rerank_pool(question: str, inp: RerankInput, weights: RerankWeights) -> Rank
             rows = (rows,)
         else:
             total, best_row = several[p]
-        # path (+), file (+, the best chunk only), role (×), changelog (×), bundled copy (×), header (×): in this
-        # order on each candidate (the same floats as one rule over all candidates at a time)
+        # path (+), file (+, the best chunk only), role (×), changelog (×), bundled copy (×), header (×),
+        # platform (×): in this order on each candidate (the same floats as one rule over all candidates at a time)
         path_boost = 0.0
         if named and (file_stem in stems or file_stem + "s" in named):
             path_boost = name_boost
@@ -743,7 +759,8 @@ def rerank_pool(question: str, inp: RerankInput, weights: RerankWeights) -> Rank
         demote = vendored and project is not None and words.isdisjoint(lexical_terms(project))
         header = header_rule and c_kind == ".h" and c_name in sources
         changelog = changelogs and log
-        files[p] = (path_boost, file_boost, best_row if keep_best else -1, role, changelog, demote, header)
+        platform = windows and portable is not None and twin in portable
+        files[p] = (path_boost, file_boost, best_row if keep_best else -1, role, changelog, demote, header, platform)
         # one rule at a time over the file's candidates: each candidate sees the same operations
         # in the same order as one candidate at a time
         if path_boost:
@@ -763,6 +780,9 @@ def rerank_pool(question: str, inp: RerankInput, weights: RerankWeights) -> Rank
         if header:
             for i in rows:
                 adjusted[i] *= weights.header
+        if platform:
+            for i in rows:
+                adjusted[i] *= weights.platform
 
     # diversity: in order of the adjusted score, a file's k-th chunk is multiplied by diversity^k
     final = adjusted
