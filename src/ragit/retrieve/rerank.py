@@ -463,13 +463,17 @@ class _PathFacts(dict):
         super().__init__()
         self.word_paths: dict[str, "str | set[str]"] = {}  # (a word of one path: that path)
         self.generation = 0
+        self.windows = 0  # kept paths of code for Windows alone (none in most repositories)
 
     def __missing__(self, path: str) -> _Path:
         if len(self) >= PATH_CACHE:
             self.clear()
             self.word_paths.clear()
             self.generation += 1
+            self.windows = 0
         value = self[path] = _path_facts(path)
+        if value[7]:
+            self.windows += 1
         index = self.word_paths
         for word in value[1]:
             found = index.get(word)
@@ -729,8 +733,10 @@ def rerank_pool(question: str, inp: RerankInput, weights: RerankWeights) -> Rank
     top_sum = max([best if best > 0.0 else 0.0] + [total for total, _ in several.values()]) if weights.file else 0.0
     header_rule = weights.header != 1.0 and bool(sources)
     # the file names of the candidates not for Windows alone, which a Windows-only file's twin may have
-    portable = {f[8] for f in facts if not f[7]} \
-        if weights.platform != 1.0 and "windows" not in q.asks and any(f[7] for f in facts) else None
+    # (no Windows-only path kept, and the facts not restarted meanwhile: none among the candidates)
+    windows_seen = _PATH_FACTS.windows or generation != _PATH_FACTS.generation
+    portable = {f[8] for f in facts if not f[7]} if weights.platform != 1.0 and windows_seen \
+        and "windows" not in q.asks and any(f[7] for f in facts) else None
     roles = _role_factors(asks, weights)
     name_boost = weights.path_name * unit
     words_unit = weights.path_words * unit  # (the same products and quotients as written out per file)
