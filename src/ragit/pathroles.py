@@ -178,19 +178,23 @@ def is_source_path(path: str) -> bool:
 # twins for other systems carry (``file_unix.go``, ``poll-linux.c``).
 _WINDOWS_DIRS = frozenset({"win", "win32", "win64", "windows"})
 _WINDOWS_SUFFIXES = frozenset({"windows", "win32", "win64", "win"})
-_PLATFORM_SUFFIX = re.compile(r"[_-](windows|win32|win64|win|unix|posix|linux|darwin|macos|osx|bsd|freebsd|netbsd"
-                              r"|openbsd|dragonfly|solaris|illumos|aix|android|ios)$", re.IGNORECASE)
+_PLATFORM_SUFFIXES = _WINDOWS_SUFFIXES | frozenset({
+    "unix", "posix", "linux", "darwin", "macos", "osx", "bsd", "freebsd", "netbsd", "openbsd", "dragonfly", "solaris",
+    "illumos", "aix", "android", "ios"})
 
 
 def platform_twin(path: str) -> tuple[bool, str]:
     """(whether ``path`` is code for Windows alone, the file name it shares with its twins for
-    other systems: its own name less a platform suffix). ``src/win/tcp.c`` → (True, ``tcp.c``),
-    ``src/unix/tcp.c`` → (False, ``tcp.c``), ``os/file_windows.go`` → (True, ``file.go``)."""
-    dirs, name, ext = _split(path)
-    stem = name[: len(name) - len(ext)] if ext else name
-    suffix = _PLATFORM_SUFFIX.search(stem)
-    windows = not _WINDOWS_DIRS.isdisjoint(dirs)
-    if suffix is not None:
-        windows = windows or suffix.group(1).lower() in _WINDOWS_SUFFIXES
-        stem = stem[: suffix.start()]
+    other systems: its own name less a platform suffix after ``_`` or ``-``). ``src/win/tcp.c`` →
+    (True, ``tcp.c``), ``src/unix/tcp.c`` → (False, ``tcp.c``), ``os/file_windows.go`` → (True,
+    ``file.go``). (Once per path of a query's pool: string methods, no pattern.)"""
+    directory, _, name = path.rpartition("/")
+    dot = name.rfind(".")
+    stem, ext = (name[:dot], name[dot:]) if dot > 0 else (name, "")
+    cut = max(stem.rfind("_"), stem.rfind("-"))
+    suffix = stem[cut + 1:].lower() if cut > 0 else ""
+    if suffix in _PLATFORM_SUFFIXES:
+        stem = stem[:cut]
+    lowered = directory.lower()
+    windows = suffix in _WINDOWS_SUFFIXES or ("win" in lowered and not _WINDOWS_DIRS.isdisjoint(lowered.split("/")))
     return windows, stem + ext
