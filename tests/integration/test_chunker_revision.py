@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import write_placeholder_config
+from conftest import write_pg_config, write_placeholder_config
 
 from ragit import Repo
 from ragit.ingest.ids import chunk_id, chunker_key
@@ -190,3 +190,32 @@ def test_a_snapshot_made_before_a_re_cut_still_exports_and_imports(old_store, cl
     assert (cli(*question, "--cwd", str(target)).out.replace(str(target), "R")
             == cli(*question, "--cwd", str(root)).out.replace(str(root), "R"))
     assert _ingest(cli, target, "--all")["chunked"] == 0  # the target's record was kept
+
+
+def test_a_postgres_store_re_cuts_superseded_records_and_keeps_the_older_snapshot(git_repo, cli, tmp_path, pg_dsn,
+                                                                                   monkeypatch):
+    """The same on the PostgreSQL store: its blob upsert replaces the superseded record, the older
+    snapshot keeps its chunks, answers and exports."""
+    monkeypatch.setenv("RAGIT_DATABASE_URL", pg_dsn)
+    root = git_repo.root
+    write_pg_config(root)
+    git_repo.commit("initial", FILES)
+    with monkeypatch.context() as m:
+        spec = LANGUAGES["swift"]
+        handlers = {k: v for k, v in spec.handlers.items() if k != "property_declaration"}
+        m.setitem(LANGUAGES, "swift", dataclasses.replace(spec, revision=1, handlers=handlers))
+        _ingest(cli, root, "--all")
+    base = git_repo.head()
+    old = _docs(root, base)
+    git_repo.commit("edit", {"src/app.py": "def handle(request):\n    return request.url\n"})
+    data = _ingest(cli, root, "--all")
+    assert data["chunked"] == 3 and data["reused"] == 1  # both Swift files and the edited one
+    new = _docs(root, git_repo.head())
+    assert {d["chunker"] for p, d in new.items() if p.endswith(".swift")} == {REVISED}
+    assert _ingest(cli, root, "--all")["chunked"] == 0
+    hits = {h.chunk_id for h in Repo.open(root).query("HTTP method withLockedValue", at=base, top_k=20).hits}
+    assert hits & set(old["Sources/Request.swift"]["ids"]) and not hits & set(new["Sources/Request.swift"]["ids"])
+    bundle = tmp_path / "old.ragit"
+    r = cli("snapshot", "export", base, "-o", str(bundle), "--cwd", str(root), "--format", "json")
+    assert r.code == 0, r
+    assert not (root / ".ragit" / "store" / "ragit.db").exists()  # everything went to PostgreSQL
