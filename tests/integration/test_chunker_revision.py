@@ -71,15 +71,20 @@ def _languages(cli, root: Path) -> dict[str, tuple[int, int]]:
     return {row["language"]: (row["documents"], row["chunks"]) for row in rows}
 
 
+def _swift_at_revision_one(m: pytest.MonkeyPatch) -> None:
+    """The Swift table as revision 1 had it (it did not know computed properties)."""
+    spec = LANGUAGES["swift"]
+    handlers = {k: v for k, v in spec.handlers.items() if k != "property_declaration"}
+    m.setitem(LANGUAGES, "swift", dataclasses.replace(spec, revision=1, handlers=handlers))
+
+
 @pytest.fixture
 def old_store(git_repo, cli, monkeypatch):
     """The repository indexed by a ragit whose Swift table was revision 1 (its records say ``code:swift``)."""
     write_placeholder_config(git_repo.root)
     git_repo.commit("initial", FILES)
     with monkeypatch.context() as m:
-        spec = LANGUAGES["swift"]  # revision 1 did not know computed properties
-        handlers = {k: v for k, v in spec.handlers.items() if k != "property_declaration"}
-        m.setitem(LANGUAGES, "swift", dataclasses.replace(spec, revision=1, handlers=handlers))
+        _swift_at_revision_one(m)
         _ingest(cli, git_repo.root, "--all")
     return git_repo
 
@@ -201,9 +206,7 @@ def test_a_postgres_store_re_cuts_superseded_records_and_keeps_the_older_snapsho
     write_pg_config(root)
     git_repo.commit("initial", FILES)
     with monkeypatch.context() as m:
-        spec = LANGUAGES["swift"]
-        handlers = {k: v for k, v in spec.handlers.items() if k != "property_declaration"}
-        m.setitem(LANGUAGES, "swift", dataclasses.replace(spec, revision=1, handlers=handlers))
+        _swift_at_revision_one(m)
         _ingest(cli, root, "--all")
     base = git_repo.head()
     old = _docs(root, base)

@@ -75,9 +75,14 @@ class Language:
 
     @property
     def chunker(self) -> str:
-        """``code:<name>``, or ``code:<name>/<revision>`` above revision 1 (the ids of revision 1
-        are those of every store made before revisions existed)."""
-        return f"code:{self.name}" if self.revision == 1 else f"code:{self.name}/{self.revision}"
+        """The chunker name of this table at its revision (:func:`chunker_name`)."""
+        return chunker_name(self.name, self.revision)
+
+
+def chunker_name(name: str, revision: int) -> str:
+    """``code:<name>``, or ``code:<name>/<revision>`` above revision 1 (the ids of revision 1
+    are those of every store made before revisions existed)."""
+    return f"code:{name}" if revision == 1 else f"code:{name}/{revision}"
 
 
 # ---------------------------------------------------------------- shared helpers
@@ -944,11 +949,7 @@ EXTENSIONS: dict[str, str] = {
 #: whole file names without a telling extension -> language key
 FILENAMES: dict[str, str] = {filename: key for key, spec in LANGUAGES.items() for filename in spec.filenames}
 
-
-def _earlier_names(language: Language) -> set[str]:
-    return {f"code:{language.name}" if r == 1 else f"code:{language.name}/{r}" for r in range(1, language.revision)}
-
-
 #: chunker names of every earlier revision of a table: a store record chunked by one of them
 #: predates the table's revision, so ingest chunks that blob again (``pipeline.superseded``)
-SUPERSEDED: frozenset[str] = frozenset(name for spec in LANGUAGES.values() for name in _earlier_names(spec))
+SUPERSEDED: frozenset[str] = frozenset(chunker_name(spec.name, r) for spec in LANGUAGES.values()
+                                       for r in range(1, spec.revision))
