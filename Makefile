@@ -45,6 +45,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/serve_query.py --repo /tmp/ragit-vector-scale/default-1000000/repo --out bench/serve_query_1m.json
 	$(BIN)/python bench/ingest_memory.py --repo /tmp/ragit-vector-scale/default-1000000/repo --workers default
 	$(BIN)/python bench/today_ratio.py --sympy
+	$(BIN)/python bench/semble_peer.py
 	$(BIN)/python bench/speed_table.py
 
 clean:

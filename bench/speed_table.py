@@ -138,6 +138,34 @@ def _index_speed(rows: list[Row]) -> None:
                          s["warm_query_cpu_p50_ms_max"], "ms", target, load, "index_speed.py"))
 
 
+
+def _semble_peer(rows: list[Row]) -> None:
+    """ragit ÷ semble on the speed set, measured taking turns on this machine (``semble_peer.json``):
+    issue 15 compares "in one run, as ratios where a peer exists", and semble is the peer whose
+    published figures (0.23 s, about 1 ms) the absolute rows above are held to."""
+    data = _load("semble_peer.json")
+    if data is None or not data.get("summary"):
+        return
+    s, machine = data["summary"], data["machine"]
+    load = [machine.get("load_average_at_start"), machine.get("load_average_at_end")]
+    n, version = s["repositories"], data["semble"]["version"]
+
+    def ratio_row(metric: str, ratio: float, ours: float, theirs: float, unit: str, target: bool) -> None:
+        rows.append({"metric": metric, "value": ratio, "unit": "×",
+                     "shown": f"{ratio:.2f}× ({ours:.3g} {unit} ÷ {theirs:.3g} {unit})",
+                     "target": "≤ 1×" if target else None, "met": ("✅" if ratio <= 1 else "❌") if target else "",
+                     "load": _load_text(load), "source": "semble_peer.py"})
+
+    ratio_row(f"speed set ({n} repositories): mean index wall, in-process, ragit ÷ semble {version} paired in one "
+              f"run (semble with a stand-in model of its kind)", s["wall_ratio"], s["ragit_wall_s"], s["semble_wall_s"],
+              "s", True)
+    ratio_row("speed set: mean index CPU, ragit ÷ semble, paired", s["cpu_ratio"], s["ragit_cpu_s"],
+              s["semble_cpu_s"], "s", False)
+    slower = len(s.get("query_slower_than_semble", []))
+    ratio_row(f"speed set: warm query CPU p50 on the benchmark's questions, ragit ÷ semble, paired (medians of the "
+              f"repositories; {n - slower} of {n} faster than semble)", s["query_ratio"],
+              s["ragit_query_p50_ms_median"], s["semble_query_p50_ms_median"], "ms", True)
+
 def _repo_ingest(rows: list[Row]) -> None:
     data = _load("repo_ingest.json")
     if data is None:
@@ -249,7 +277,8 @@ def _warm_gin(rows: list[Row]) -> None:
                      1.0, data.get("load_average"), "warm_query.py"))
 
 
-SECTIONS: list[Callable[[list[Row]], None]] = [_ingest_query, _today_ratio, _index_speed, _repo_ingest, _serve, _warm_gin,
+SECTIONS: list[Callable[[list[Row]], None]] = [_ingest_query, _today_ratio, _index_speed, _semble_peer,
+                                               _repo_ingest, _serve, _warm_gin,
                                                _vector_scale, _ingest_memory, _eval_speed]
 
 
