@@ -740,6 +740,40 @@ def test_macros_do_not_cost_the_structure_of_a_c_file():
     assert summary(chunks) == [("module", 1, 7), ("function helper", 9, 11), ("function uv_run", 13, 15)]
 
 
+
+# A macro before a constructor (``FMT_CONSTEXPR size_padding(...) : ...``) breaks tree-sitter's parse
+# of the record, and error recovery swallows every definition after it into the record's body (fmt's
+# format.h: 50 functions titled ``method size_padding.*`` until session 25).
+BROKEN_RECORD = (
+    "namespace fmt {\n\n"
+    "struct size_padding {\n  unsigned size;\n  unsigned padding;\n\n"
+    "  FMT_CONSTEXPR size_padding(int num_digits, unsigned prefix)\n"
+    "      : size(prefix + num_digits), padding(0) {\n    if (num_digits > 4) {\n      padding = 1;\n    }\n  }\n"
+    "};\n\n"
+    + "".join(
+        f"template <typename Char, typename OutputIt>\n"
+        f"FMT_CONSTEXPR FMT_INLINE auto write_{name}(OutputIt out, int arg) -> OutputIt {{\n"
+        + padding("out = step(out, arg, {i});", 24, "  ")
+        + "  return out;\n}\n\n"
+        for name in ("int", "char", "float"))
+    + "}  // namespace fmt\n"
+)
+
+
+def test_definitions_error_recovery_swallows_into_a_record_are_titled_outside_it():
+    chunker, chunks = chunk("include/fmt/format.h", BROKEN_RECORD)
+    assert chunker == CODE["cpp"]
+    # (the broken parse loses the namespace too: its first line is an unparsed run)
+    assert summary(chunks) == [
+        ("lines 1-1", 1, 1), ("struct size_padding", 3, 13), ("function write_int", 15, 42),
+        ("function write_char", 44, 71), ("function write_float", 73, 102)]
+    # the record's own members keep its name; a record that parses keeps every member in it
+    inner = "struct box {\n  int a;\n\n" + "".join(
+        f"  int get_{n}() const {{\n" + padding("a += {i};", 24, "    ") + "    return a;\n  }\n\n"
+        for n in ("x", "y", "z")) + "};\n"
+    assert [c.title for c in chunk("box.hpp", inner)[1] if "get_" in c.title] == [
+        "method box.get_x", "method box.get_y", "method box.get_z"]
+
 def test_a_file_that_is_mostly_errors_falls_back_to_lines():
     python_source = (
         "import os\n\n\ndef main(argv):\n    for a in argv:\n        print(a, end='')\n"

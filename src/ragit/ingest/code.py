@@ -274,11 +274,16 @@ def _member_nodes(spec: Language, container: Any, body: Any) -> list[Any]:
     return before + body.named_children
 
 
-def _collect(spec: Language, nodes: list[Any], owner: str | None, members_word: str, depth: int = 0) -> list[_Def]:
+def _collect(spec: Language, nodes: list[Any], owner: str | None, members_word: str, depth: int = 0,
+             outside: tuple[int, str | None, str] | None = None) -> list[_Def]:
     """Definitions among ``nodes`` (siblings in the tree), titled for ``owner`` when not None.
 
     A run of unplaced tokens becomes an untitled definition from the first line it has to
-    itself, closed by the next real definition.
+    itself, closed by the next real definition. ``outside``: (column, owner, word) of a record
+    whose parse has errors: the first definition that starts at or left of the record's own
+    column, and every one after it, is what error recovery swallowed from the enclosing scope
+    (``struct S { ... };`` then the rest of a file, where a macro broke the parse), so it is
+    titled for that scope's owner.
     """
     items: list[Any] = []
     junk: set[int] = set()
@@ -307,6 +312,8 @@ def _collect(spec: Language, nodes: list[Any], owner: str | None, members_word: 
             if recovered is not None:
                 found, first = recovered
         if found is not None:
+            if outside is not None and items[first].start_point.column <= outside[0]:
+                owner, members_word, outside = outside[1], outside[2], None
             if found.callable and owner is not None:
                 title = f"{found.member_word or members_word} {owner}.{found.name}"
             else:
@@ -340,8 +347,10 @@ def _members(spec: Language, node: Any, found: Found, owner: str | None, members
         inner_owner = owner if found.owner == "" else (found.owner or found.name or owner)
         inner_word = found.members_word
 
+    escape = (node.start_point.column, owner, members_word) if found.indented and node.has_error else None
+
     def compute() -> list[_Def]:
-        return _collect(spec, _member_nodes(spec, node, body), inner_owner, inner_word, depth + 1)
+        return _collect(spec, _member_nodes(spec, node, body), inner_owner, inner_word, depth + 1, escape)
 
     return compute
 

@@ -35,6 +35,9 @@ class Found(NamedTuple):
     given) is only searched when the callable contains a parse error, because error recovery
     often swallows the definitions that follow into it. ``owner`` is the name members are
     titled with (default ``name``; ``""`` keeps the enclosing owner, e.g. Ruby ``class << self``).
+    ``indented``: the members sit right of the container's first column (C and C++ records), so
+    when a macro breaks the container's parse and error recovery swallows the rest of the file
+    into it, a definition at or left of that column is known to be outside it (``code._collect``).
     """
 
     title: str
@@ -45,6 +48,7 @@ class Found(NamedTuple):
     owner: str | None = None
     members_word: str = "method"
     member_word: str = ""
+    indented: bool = False
 
 
 Describe = Callable[[Node], "Found | None"]
@@ -485,7 +489,7 @@ def _c_record(word: str) -> Describe:
         name = text(name_node, "(anonymous)")
         if word == "enum":
             return Found(f"enum {name}", name)
-        return Found(f"{word} {name}", name, body=body, split=True)
+        return Found(f"{word} {name}", name, body=body, split=True, indented=True)
     return describe
 
 
@@ -900,7 +904,9 @@ _PREPROC = {"preproc_if": _named, "preproc_elif": _named, "preproc_else": _named
 #: (class fields holding functions), Swift (computed properties), Ruby (``module A; class B``
 #: titled ``class A::B``) and Haskell (pattern synonym signature and equation one unit); one more
 #: for every table with containers cut at their members (all but Go, Lua and Bash), whose bare
-#: headers open their first member's chunk since session 23 (``code.BARE_LINES``)
+#: headers open their first member's chunk since session 23 (``code.BARE_LINES``); 3 for C and C++
+#: (session 25: the definitions error recovery swallowed into a record are titled for the scope
+#: around it, ``Found.indented``)
 LANGUAGES: dict[str, Language] = {
     "javascript": _language("javascript", "tree_sitter_javascript", (".js", ".jsx", ".mjs", ".cjs"), _JS,
                             guarded=False, revision=3),
@@ -918,11 +924,11 @@ LANGUAGES: dict[str, Language] = {
                        revision=3),
     # ``.h`` is either C or C++: see ``code.py``
     "c": _language("c", "tree_sitter_c", (".c",), _C, transparent=_C_TRANSPARENT, recover=_c_orphan_body,
-                   revision=2),
+                   revision=3),
     "cpp": _language("cpp", "tree_sitter_cpp",
                      (".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h++", ".ipp", ".tpp"), _CPP,
                      ATTACHED | {"attribute_declaration"}, transparent=_C_TRANSPARENT, recover=_c_orphan_body,
-                     revision=2),
+                     revision=3),
     "csharp": _language("csharp", "tree_sitter_c_sharp", (".cs",), _CSHARP, transparent=_PREPROC, revision=2),
     "ruby": _language("ruby", "tree_sitter_ruby", (".rb", ".rake", ".gemspec"), _RUBY, is_attached=_ruby_attached,
                       filenames=("Rakefile", "Gemfile"), revision=3),
