@@ -760,13 +760,31 @@ BROKEN_RECORD = (
 )
 
 
-def test_definitions_error_recovery_swallows_into_a_record_are_titled_outside_it():
+def test_definitions_error_recovery_swallows_into_a_record_are_cut_and_titled_outside_it():
     chunker, chunks = chunk("include/fmt/format.h", BROKEN_RECORD)
     assert chunker == CODE["cpp"]
     # (the broken parse loses the namespace too: its first line is an unparsed run)
     assert summary(chunks) == [
         ("lines 1-1", 1, 1), ("struct size_padding", 3, 13), ("function write_int", 15, 42),
         ("function write_char", 44, 71), ("function write_float", 73, 102)]
+    # a record small enough for one unit ends where the swallowed definitions start
+    small = (
+        "#include <string>\n\nnamespace fmt {\n\n"
+        "// Size and padding computed apart from the writers.\n"
+        "struct size_padding {\n  unsigned size;\n  unsigned padding;\n\n"
+        "  FMT_CONSTEXPR size_padding(int num_digits, unsigned prefix)\n"
+        "      : size(prefix + num_digits), padding(0) {\n    if (num_digits > 4) {\n      padding = 1;\n    }\n  }\n"
+        "};\n\n"
+        "template <typename Char, typename OutputIt>\n"
+        "FMT_CONSTEXPR FMT_INLINE auto write_int(OutputIt out, int arg) -> OutputIt {\n"
+        "  auto sp = size_padding(arg, 0);\n  return out;\n}\n\n"
+        "template <typename Char, typename OutputIt>\n"
+        "FMT_CONSTEXPR auto write_char(OutputIt out, Char value) -> OutputIt {\n"
+        "  *out++ = value;\n  return out;\n}\n\n}  // namespace fmt\n"
+    )
+    assert summary(chunk("include/fmt/format.h", small)[1]) == [
+        ("module", 1, 1), ("lines 3-3", 3, 3), ("struct size_padding", 5, 16), ("function write_int", 18, 22),
+        ("function write_char", 24, 30)]
     # the record's own members keep its name; a record that parses keeps every member in it
     inner = "struct box {\n  int a;\n\n" + "".join(
         f"  int get_{n}() const {{\n" + padding("a += {i};", 24, "    ") + "    return a;\n  }\n\n"

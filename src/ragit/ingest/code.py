@@ -274,16 +274,27 @@ def _member_nodes(spec: Language, container: Any, body: Any) -> list[Any]:
     return before + body.named_children
 
 
+class _Outside:
+    """The members of a record whose parse has errors, as they are collected: error recovery may
+    have swallowed the rest of the file into it (``struct S { ... };`` and every definition after
+    it, where a macro broke the parse). Members sit right of the record's first ``column``
+    (``Found.indented``), so the first definition at or left of it, and every one after it, belong
+    to the scope around the record (``owner``, ``word``); ``at`` is that definition's index."""
+
+    __slots__ = ("column", "owner", "word", "at")
+
+    def __init__(self, column: int, owner: str | None, word: str) -> None:
+        self.column, self.owner, self.word = column, owner, word
+        self.at: int | None = None
+
+
 def _collect(spec: Language, nodes: list[Any], owner: str | None, members_word: str, depth: int = 0,
-             outside: tuple[int, str | None, str] | None = None) -> list[_Def]:
+             outside: _Outside | None = None) -> list[_Def]:
     """Definitions among ``nodes`` (siblings in the tree), titled for ``owner`` when not None.
 
     A run of unplaced tokens becomes an untitled definition from the first line it has to
-    itself, closed by the next real definition. ``outside``: (column, owner, word) of a record
-    whose parse has errors: the first definition that starts at or left of the record's own
-    column, and every one after it, is what error recovery swallowed from the enclosing scope
-    (``struct S { ... };`` then the rest of a file, where a macro broke the parse), so it is
-    titled for that scope's owner.
+    itself, closed by the next real definition. ``outside``: collecting a broken record's
+    members (:class:`_Outside`), those found outside it are titled for the scope around it.
     """
     items: list[Any] = []
     junk: set[int] = set()
@@ -312,8 +323,9 @@ def _collect(spec: Language, nodes: list[Any], owner: str | None, members_word: 
             if recovered is not None:
                 found, first = recovered
         if found is not None:
-            if outside is not None and items[first].start_point.column <= outside[0]:
-                owner, members_word, outside = outside[1], outside[2], None
+            escaping = outside is not None and outside.at is None and items[first].start_point.column <= outside.column
+            if escaping:
+                owner, members_word = outside.owner, outside.word
             if found.callable and owner is not None:
                 title = f"{found.member_word or members_word} {owner}.{found.name}"
             else:
@@ -324,11 +336,36 @@ def _collect(spec: Language, nodes: list[Any], owner: str | None, members_word: 
                 start = _start_row(spec, items, junk, first) + 1
                 if defs and not defs[-1].title and defs[-1].start >= start:
                     defs.pop()  # the unparsed run was this definition's own head
-                members = _members(spec, node, found, owner, members_word, depth) if (
-                    found.split or found.callable and node.has_error) else ()
-                defs.append(_Def(start, title, members))
+                if escaping:
+                    outside.at = len(defs)
+                if found.indented and node.has_error and found.body is not None and depth < _MAX_DEPTH:
+                    inside, after = _broken_record(spec, node, found, owner, members_word, depth)
+                    defs.append(_Def(start, title, tuple(inside)))
+                    defs.extend(after)  # the record's unit ends where they start
+                else:
+                    members = _members(spec, node, found, owner, members_word, depth) if (
+                        found.split or found.callable and node.has_error) else ()
+                    defs.append(_Def(start, title, members))
+            elif escaping:
+                outside.at = len(defs)
             in_region = False
     return defs
+
+
+def _broken_record(spec: Language, node: Any, found: Found, owner: str | None, members_word: str,
+                   depth: int) -> tuple[list[_Def], list[_Def]]:
+    """A record whose parse has errors: its own members, and the definitions error recovery
+    swallowed into it from the scope around it (:class:`_Outside`), which are that scope's."""
+    outside = _Outside(node.start_point.column, owner, members_word)
+    defs = _collect(spec, _member_nodes(spec, node, found.body), _owner_within(found, owner), found.members_word,
+                    depth + 1, outside)
+    at = len(defs) if outside.at is None else outside.at
+    return defs[:at], defs[at:]
+
+
+def _owner_within(found: Found, owner: str | None) -> str | None:
+    """The name a container's members are titled with (``Found.owner``)."""
+    return owner if found.owner == "" else (found.owner or found.name or owner)
 
 
 def _members(spec: Language, node: Any, found: Found, owner: str | None, members_word: str,
@@ -344,13 +381,10 @@ def _members(spec: Language, node: Any, found: Found, owner: str | None, members
     if not found.split:
         inner_owner, inner_word = owner, members_word
     else:
-        inner_owner = owner if found.owner == "" else (found.owner or found.name or owner)
-        inner_word = found.members_word
-
-    escape = (node.start_point.column, owner, members_word) if found.indented and node.has_error else None
+        inner_owner, inner_word = _owner_within(found, owner), found.members_word
 
     def compute() -> list[_Def]:
-        return _collect(spec, _member_nodes(spec, node, body), inner_owner, inner_word, depth + 1, escape)
+        return _collect(spec, _member_nodes(spec, node, body), inner_owner, inner_word, depth + 1)
 
     return compute
 

@@ -37,7 +37,7 @@ class Found(NamedTuple):
     titled with (default ``name``; ``""`` keeps the enclosing owner, e.g. Ruby ``class << self``).
     ``indented``: the members sit right of the container's first column (C and C++ records), so
     when a macro breaks the container's parse and error recovery swallows the rest of the file
-    into it, a definition at or left of that column is known to be outside it (``code._collect``).
+    into it, a definition at or left of that column is known to be outside it (``code._broken_record``).
     """
 
     title: str
@@ -905,8 +905,8 @@ _PREPROC = {"preproc_if": _named, "preproc_elif": _named, "preproc_else": _named
 #: titled ``class A::B``) and Haskell (pattern synonym signature and equation one unit); one more
 #: for every table with containers cut at their members (all but Go, Lua and Bash), whose bare
 #: headers open their first member's chunk since session 23 (``code.BARE_LINES``); 3 for C and C++
-#: (session 25: the definitions error recovery swallowed into a record are titled for the scope
-#: around it, ``Found.indented``)
+#: (session 25: the definitions error recovery swallowed into a record are cut and titled as the
+#: scope around it's, ``Found.indented``)
 LANGUAGES: dict[str, Language] = {
     "javascript": _language("javascript", "tree_sitter_javascript", (".js", ".jsx", ".mjs", ".cjs"), _JS,
                             guarded=False, revision=3),
