@@ -28,6 +28,7 @@ headers nearly always show C++ syntax, and the C grammar's error recovery on the
 from __future__ import annotations
 
 import ast
+import re
 import time
 import warnings
 from bisect import bisect_right
@@ -408,10 +409,52 @@ def _unplaced_bytes(spec: Language, root: Any) -> int:
     return total
 
 
+# C and C++ macros the grammars cannot expand, in the places where they cost a parse its structure:
+# an ALL_CAPS identifier with an underscore (``FMT_API``, ``UV_EXTERN``, ``GTEST_API_``) between
+# ``class``/``struct``/``union`` and the name, a leading run of them before more code on a line
+# (``FMT_CONSTEXPR FMT_INLINE auto write_int(``), or one alone on a line (``FMT_BEGIN_NAMESPACE``).
+# They are blanked with as many spaces in the bytes parsed, so rows and columns hold; a macro
+# called with arguments (``FMT_CATCH(...)``, ``DEFINE_INIT(timer)``) and every line of a
+# preprocessor directive (``#define`` bodies continued with ``\``) are left as they are.
+_MACRO = rb"[A-Z][A-Z0-9]*_[A-Z0-9_]*"
+_MACRO_SPOTS = re.compile(
+    rb"\b(?:class|struct|union)[ \t]+((?:" + _MACRO + rb"[ \t]+)+)(?=[A-Za-z_])"
+    rb"|^[ \t]*((?:" + _MACRO + rb"[ \t]+)+)(?=[A-Za-z_~])"
+    rb"|^[ \t]*(" + _MACRO + rb")[ \t\r]*$")
+_MACRO_HINT = re.compile(rb"[A-Z][A-Z0-9]*_")
+_MACRO_LANGUAGES = frozenset({"c", "cpp", "h"})
+
+
+def _blank(m: "re.Match[bytes]") -> bytes:
+    out = bytearray(m.group(0))
+    for g in (1, 2, 3):
+        if m.group(g) is not None:
+            a, b = m.start(g) - m.start(0), m.end(g) - m.start(0)
+            out[a:b] = b" " * (b - a)
+    return bytes(out)
+
+
+def _blank_macros(data: bytes) -> bytes:
+    """``data`` with the macros of :data:`_MACRO_SPOTS` replaced by spaces (same length)."""
+    if not _MACRO_HINT.search(data):
+        return data
+    lines = data.split(b"\n")
+    directive = False  # inside a preprocessor directive (its lines continue with a backslash)
+    for i, line in enumerate(lines):
+        stripped = line.lstrip(b" \t")
+        starts = directive or stripped[:1] == b"#"
+        directive = starts and line.rstrip(b" \t\r").endswith(b"\\")
+        if not starts and _MACRO_HINT.search(line):
+            lines[i] = _MACRO_SPOTS.sub(_blank, line)
+    return b"\n".join(lines)
+
+
 def _tree_sitter_defs(language: str, source: str) -> tuple[str, list[_Def]] | None:
     """(chunker name, definitions) from one parse, or None for ``lines`` (no grammar, a parse
     over its time budget, or one that is mostly errors / recovers no definition)."""
     data = source.encode("utf-8")
+    if language in _MACRO_LANGUAGES:
+        data = _blank_macros(data)
     if language == "h":  # C++ syntax → C++; otherwise C, with C++ as the fallback
         candidates: tuple[str, ...] = ("cpp",) if CPP_SYNTAX.search(source) else ("c", "cpp")
     else:
