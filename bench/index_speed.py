@@ -156,6 +156,23 @@ def prepare(work: Path, mirrors: Path, entry: dict[str, str]) -> Path:
     return repo
 
 
+def select(entries: list[dict[str, Any]], only: str) -> list[dict[str, Any]]:
+    """The entries of the repositories ``only`` names (comma-separated ``name`` or ``owner/name``),
+    or all of them when it is empty."""
+    if not only:
+        return entries
+    wanted = {w.strip().lower() for w in only.split(",") if w.strip()}
+    return [e for e in entries if e["repo"].split("/")[1].lower() in wanted or e["repo"].lower() in wanted]
+
+
+def checkout(repo: Path, commit: str) -> str | None:
+    """Check ``commit`` out (detached HEAD), so queries read HEAD as a user's do; why not, when
+    the mirror lacks a blob and the checkout fails."""
+    done = subprocess.run(["git", "-c", "advice.detachedHead=false", "checkout", "-q", "--detach", commit],
+                          cwd=repo, capture_output=True, text=True, check=False)
+    return None if done.returncode == 0 else f"checkout failed: {done.stderr.strip()[:200]}"
+
+
 def measure(repo: Path, commit: str, runs: int, env: dict[str, str], api: bool, questions: list[str],
             rounds: int) -> dict[str, Any]:
     cli_argv = [sys.executable, "-c", "from ragit.cli.main import main; main()", "ingest", "--all", "--at", commit,
@@ -177,11 +194,10 @@ def measure(repo: Path, commit: str, runs: int, env: dict[str, str], api: bool, 
     if api:
         # queries read HEAD, as a user's do: the worktree is checked out at the commit (the ingests
         # above read git objects only); a mirror that lacks a blob cannot be checked out
-        checkout = subprocess.run(["git", "-c", "advice.detachedHead=false", "checkout", "-q", "--detach", commit],
-                                  cwd=repo, capture_output=True, text=True)
-        if checkout.returncode != 0:
+        failed = checkout(repo, commit)
+        if failed:
             questions = []
-            row["warm_query_skipped"] = f"checkout failed: {checkout.stderr.strip()[:200]}"
+            row["warm_query_skipped"] = failed
         api_runs, query_cpu = [], []
         for k in range(runs):  # a fresh child each; the last one also times the warm queries
             asked = questions if k == runs - 1 else []
@@ -257,10 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=HERE / "index_speed.json", help="JSON results")
     args = p.parse_args(argv)
 
-    entries = speed_set(args.tasks)
-    if args.only:
-        wanted = {w.strip().lower() for w in args.only.split(",") if w.strip()}
-        entries = [e for e in entries if e["repo"].split("/")[1].lower() in wanted or e["repo"].lower() in wanted]
+    entries = select(speed_set(args.tasks), args.only)
     api = not args.no_api
     machine = iq.machine_info()
     started = datetime.now(UTC)

@@ -167,9 +167,8 @@ def p50(values: list[float]) -> float | None:
 def measure(entry: dict[str, Any], tree: Path, work: Path, mirrors: Path, python: str, model: Path, runs: int,
             rounds: int, ragit_env: dict[str, str], semble_env: dict[str, str]) -> dict[str, Any]:
     repo = speed.prepare(work, mirrors, entry)
-    checkout = subprocess.run(["git", "-c", "advice.detachedHead=false", "checkout", "-q", "--detach", entry["commit"]],
-                              cwd=repo, capture_output=True, text=True, check=False)
-    questions = entry["questions"] if checkout.returncode == 0 else []
+    failed = speed.checkout(repo, entry["commit"])
+    questions = [] if failed else entry["questions"]
     ragit_runs, semble_runs = [], []
     for k in range(runs):  # taking turns, who goes first alternating; the last run also times the warm queries
         asked = questions if k == runs - 1 else []
@@ -186,8 +185,8 @@ def measure(entry: dict[str, Any], tree: Path, work: Path, mirrors: Path, python
         row[f"{who}_wall_s"] = statistics.median(r["wall_s"] for r in done)
         row[f"{who}_cpu_s"] = statistics.median(r["cpu_s"] for r in done)
         row[f"{who}_query_p50_ms"] = p50(done[-1]["query_cpu_ms"])
-    if checkout.returncode != 0:
-        row["warm_query_skipped"] = f"checkout failed: {checkout.stderr.strip()[:200]}"
+    if failed:
+        row["warm_query_skipped"] = failed
     return row
 
 
@@ -255,10 +254,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=HERE / "semble_peer.json", help="JSON results")
     args = p.parse_args(argv)
 
-    entries = speed.speed_set(args.tasks)
-    if args.only:
-        wanted = {w.strip().lower() for w in args.only.split(",") if w.strip()}
-        entries = [e for e in entries if e["repo"].split("/")[1].lower() in wanted or e["repo"].lower() in wanted]
+    entries = speed.select(speed.speed_set(args.tasks), args.only)
     started, t_all, machine = datetime.now(UTC), time.perf_counter(), iq.machine_info()
     work = Path(tempfile.mkdtemp(prefix="ragit-semble-peer-"))
     rows: list[dict[str, Any]] = []

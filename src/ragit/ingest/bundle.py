@@ -274,12 +274,14 @@ def _earlier_cut(store: "Store", record: "BlobRecord", doc: ManifestDoc, manifes
     ingest chunked again (``pipeline.superseded``): the store keeps the snapshot's chunks (by id)
     and the blob's current record its text's masking count and type hints; None if a chunk is gone."""
     from ..store.records import BlobRecord, StoredChunk
+    from .chunks import Chunk
 
     ids = manifest.chunk_ids(doc)
     texts = store.chunk_texts(ids)
     if len(texts) != len(set(ids)) or len(ids) != len(doc.chunks):
         return None
-    chunks = tuple(StoredChunk(cid, ordinal, texts[cid][0], start, end, len(texts[cid][1].split()))
+    chunks = tuple(StoredChunk(cid, ordinal, texts[cid][0], start, end,
+                               Chunk(ordinal, texts[cid][0], start, end, texts[cid][1]).token_count)
                    for ordinal, (cid, (start, end)) in enumerate(zip(ids, doc.chunks)))
     return BlobRecord(record.blob_id, record.profile, doc.chunker, manifest.chunker_key(doc), record.front_matter_type,
                       record.heading_type, record.masked_count, None, chunks)

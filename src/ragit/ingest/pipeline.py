@@ -137,17 +137,17 @@ def superseded(chunker: str) -> bool:
     chunker is known once the blob is read), so a store record made before a revision is found
     under the same profile; its blob is chunked again, and an upgraded ragit's ``ingest --all``
     gives every file the current cut instead of keeping the old one for unchanged blobs."""
-    global _superseded_names
     if not chunker.startswith("code:") or chunker == "code:python":
         return False
-    if _superseded_names is None:  # the language tables only once a code record is reused
-        from .languages import SUPERSEDED
-
-        _superseded_names = SUPERSEDED
-    return chunker in _superseded_names
+    return chunker in _superseded_names()
 
 
-_superseded_names: frozenset[str] | None = None
+@functools.cache
+def _superseded_names() -> frozenset[str]:
+    """The language tables' earlier chunker names, imported only once a code record is reused."""
+    from .languages import SUPERSEDED
+
+    return SUPERSEDED
 
 
 @dataclass
