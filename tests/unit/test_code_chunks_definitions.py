@@ -1,5 +1,5 @@
 """Definition kinds of the tree-sitter chunker added for the weakest code-search languages (issue
-12): Swift computed properties, TypeScript / JavaScript class fields, Ruby namespaces spelled as
+12): Swift computed properties, TypeScript / JavaScript class fields and top-level declarations, Ruby namespaces spelled as
 nested modules, Haskell pattern synonyms. Every input here is written for these tests."""
 
 from __future__ import annotations
@@ -95,6 +95,77 @@ def test_class_fields_holding_functions_or_spanning_lines_are_members():
         "class TestProject", "method TestProject.name", "method TestProject.name", "property TestProject.initBrowser",
         "method TestProject.onRerun", "method TestProject.close",
     ]
+
+
+# ---- TypeScript / JavaScript: a top-level declaration whose value spans lines is its own unit
+
+TS_SLICE = """import { createAsyncThunk, createSlice } from '@reduxjs/toolkit'
+
+export interface CounterState {
+  value: number
+  status: 'idle' | 'loading' | 'failed'
+}
+
+const initialState: CounterState = {
+  value: 0,
+  status: 'idle',
+}
+
+export const incrementAsync = createAsyncThunk('counter/fetchCount', async (amount: number) => {
+  const response = await fetchCount(amount)
+  return response.data
+})
+
+/** The counter's reducers. */
+export const counterSlice = createSlice({
+  name: 'counter',
+  initialState,
+  reducers: {
+    increment: (state) => {
+      state.value += 1
+    },
+  },
+})
+
+export const { increment } = counterSlice.actions
+export const selectCount = (state: RootState) => state.counter.value
+
+export const email: RegExp =
+  /^[A-Za-z0-9_'+-]+@[A-Za-z0-9-]+\\.[A-Za-z]{2,}$/;
+export const cuid: RegExp = /^[cC][0-9a-z]{6,}$/;
+
+let {
+  a,
+  b,
+} = load()
+
+export namespace Limits {
+  export const defaults = {
+    size: 1,
+  }
+}
+"""
+
+
+def test_top_level_declarations_spanning_lines_are_units_of_their_own():
+    _, chunks = chunk("src/counterSlice.ts", TS_SLICE)
+    assert summary(chunks) == [
+        ("module", 1, 1), ("interface CounterState", 3, 6), ("const initialState", 8, 11),
+        ("const incrementAsync", 13, 16), ("const counterSlice", 18, 29), ("function selectCount", 30, 30),
+        ("const email", 32, 39), ("namespace Limits", 41, 45),
+    ]
+    # its comment opens it; what follows on single lines stays in its unit, as a destructuring does
+    # (no name to title it with)
+    assert chunks[4].text.startswith("/** The counter's reducers. */\nexport const counterSlice")
+    assert chunks[4].text.endswith("export const { increment } = counterSlice.actions")
+    assert "export const cuid" in chunks[6].text and chunks[6].text.endswith("} = load()")
+    # split at its members, the namespace's declaration is titled for it, with the word written
+    _, split = chunk("src/limits.ts", TS_SLICE.split("export namespace")[0] + "export namespace Limits {\n"
+                     + padding("  export const slot{i} = {i}", 85, "") + "  export let defaults = {\n    size: 1,\n  }\n}\n")
+    assert summary(split)[-1] == ("let Limits.defaults", 127, 130)
+    # JavaScript (``var`` too) reads them the same way
+    _, js = chunk("src/store.js", "var store = configureStore({\n  reducer: {},\n})\n\nfunction f() {\n  return store\n}\n")
+    assert summary(js) == [("var store", 1, 3), ("function f", 5, 7)]
 
 
 # ---- Ruby: ``module A; module B; class C`` is the class A::B::C

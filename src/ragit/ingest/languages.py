@@ -190,6 +190,19 @@ def _js_variable(node: Node) -> Found | None:
         if value.type == "class":
             name = name_of(declarator)
             return Found(f"class {name}", name, body=value.child_by_field_name("body"), split=True)
+    # a value spanning lines (``export const counterSlice = createSlice({`` ..., ``const email:
+    # RegExp =`` / its pattern) is a unit of its own, ``const <name>``: its code would otherwise join
+    # the unit above and be titled for it; one-line values stay there, as one-line class fields do
+    word = node.children[0].type if node.children else ""
+    if word not in ("const", "let", "var"):
+        return None
+    for declarator in node.named_children:
+        if declarator.type == "variable_declarator" and declarator.start_point.row != declarator.end_point.row:
+            name_node = declarator.child_by_field_name("name")
+            if name_node is not None and name_node.type == "identifier" \
+                    and declarator.child_by_field_name("value") is not None:
+                name = text(name_node)
+                return Found(f"{word} {name}", name, callable=True, member_word=word)
     return None
 
 
@@ -906,14 +919,15 @@ _PREPROC = {"preproc_if": _named, "preproc_elif": _named, "preproc_else": _named
 #: for every table with containers cut at their members (all but Go, Lua and Bash), whose bare
 #: headers open their first member's chunk since session 23 (``code.BARE_LINES``); 3 for C and C++
 #: (session 25: the definitions error recovery swallowed into a record are cut and titled as the
-#: scope around it's, ``Found.indented``)
+#: scope around it's, ``Found.indented``); 4 for JavaScript / TypeScript (session 26: a
+#: declaration whose value spans lines is a unit of its own, ``_js_variable``)
 LANGUAGES: dict[str, Language] = {
     "javascript": _language("javascript", "tree_sitter_javascript", (".js", ".jsx", ".mjs", ".cjs"), _JS,
-                            guarded=False, revision=3),
+                            guarded=False, revision=4),
     "typescript": _language("typescript", "tree_sitter_typescript", (".ts", ".mts", ".cts"), _JS,
-                            function="language_typescript", guarded=False, revision=3),
+                            function="language_typescript", guarded=False, revision=4),
     "tsx": _language("typescript", "tree_sitter_typescript", (".tsx",), _JS, function="language_tsx",
-                     guarded=False, revision=3),
+                     guarded=False, revision=4),
     "go": _language("go", "tree_sitter_go", (".go",), _GO, guarded=False),
     "java": _language("java", "tree_sitter_java", (".java",), _JAVA, transparent={"enum_body_declarations": _named},
                       guarded=False, revision=2),
