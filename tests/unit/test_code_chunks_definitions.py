@@ -168,6 +168,46 @@ def test_top_level_declarations_spanning_lines_are_units_of_their_own():
     assert summary(js) == [("var store", 1, 3), ("function f", 5, 7)]
 
 
+TS_TEST_FILE = """import { describe, expect, it, test } from 'vitest'
+
+const fixture = {
+  size: 1,
+}
+
+function helper(n: number) {
+  return n + 1
+}
+
+describe('helper', () => {
+  it.each([1, 2])('adds one to %i', (n) => {
+    expect(helper(n)).toBe(n + 1)
+  })
+})
+
+test.concurrent(`twice`, async () => {
+  expect(helper(helper(0))).toBe(2)
+})
+
+it.todo('handles negatives')
+register('plugin', () => {
+  return fixture
+})
+"""
+
+
+def test_a_test_files_tests_are_its_own_code_not_the_definition_above_them():
+    _, chunks = chunk("test/helper.test.ts", TS_TEST_FILE)
+    # ``describe`` and ``test`` calls (a name and a function, any ``.each``/``.concurrent`` form)
+    # open a ``module`` unit, as the file's head is, and the ones that follow join it; a call that
+    # is not a test runner's (``register``) or has no function (``it.todo``) stays where it is
+    assert summary(chunks) == [
+        ("module", 1, 1), ("const fixture", 3, 5), ("function helper", 7, 9), ("module", 11, 24),
+    ]
+    # a test file that starts with its tests is one ``module`` unit from its first line
+    _, bare = chunk("test/bare.test.js", "describe('a', () => {\n  it('b', () => {})\n})\n\ntest('c', () => {})\n")
+    assert summary(bare) == [("module", 1, 5)]
+
+
 # ---- Ruby: ``module A; module B; class C`` is the class A::B::C
 
 RUBY_COMMAND = """# frozen_string_literal: true

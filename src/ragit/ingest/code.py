@@ -39,7 +39,7 @@ from operator import add
 from typing import Any, Callable, NamedTuple, Union
 
 from .chunks import Chunk
-from .languages import CPP_SYNTAX, EXTENSIONS, FILENAMES, LANGUAGES, Found, Language
+from .languages import CPP_SYNTAX, EXTENSIONS, FILENAMES, LANGUAGES, MODULE, Found, Language
 from .text import split_lines
 
 
@@ -331,9 +331,11 @@ def _collect(spec: Language, nodes: list[Any], owner: str | None, members_word: 
                 title = f"{found.member_word or members_word} {owner}.{found.name}"
             else:
                 title = found.title
-            if not title or len(title) > _MAX_TITLE or "\n" in title or title[-1] == " " or " " not in title:
+            if found is MODULE:
+                title = MODULE.title
+            elif not title or len(title) > _MAX_TITLE or "\n" in title or title[-1] == " " or " " not in title:
                 title = _short_title(title)
-            if not (spec.merge_clauses and defs and defs[-1].title == title):
+            if not ((spec.merge_clauses or found is MODULE) and defs and defs[-1].title == title):
                 start = _start_row(spec, items, junk, first) + 1
                 if defs and not defs[-1].title and defs[-1].start >= start:
                     defs.pop()  # the unparsed run was this definition's own head
@@ -629,6 +631,8 @@ def _structured(clean: list[str], defs: list[_Def], lim: CodeLimits, fold: bool 
     n = len(clean)
     ordered = _boundaries(defs, 0, n)
     out: list[Piece] = []
+    if ordered and ordered[0].title == MODULE.title:  # (the file's own code from its first line)
+        ordered[0] = ordered[0]._replace(start=1)
     if not ordered or ordered[0].start > 1:
         out.extend(_emit(clean, 1, ordered[0].start - 1 if ordered else n, "module", lim))
     for index, definition in enumerate(ordered):

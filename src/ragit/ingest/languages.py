@@ -235,10 +235,34 @@ def _js_ambient(node: Node) -> Found | None:
     return _describe_js(node.named_children[0]) if node.named_children else None
 
 
+#: what a handler returns for code that is the file's own, not a definition's: it ends the unit
+#: above and opens one titled ``module``, as the file's head is (consecutive ones are one unit)
+MODULE = Found("module")
+
+_JS_TEST_CALLS = frozenset(("describe", "suite", "context", "it", "test", "specify", "bench"))
+
+
+def _js_test_call(call: Node) -> bool:
+    """``describe('parser', () => {...})``, ``it.each([...])('works', fn)``, ``test.skip(...)``: a
+    test runner's call with a name and a function (Jest, Vitest, Mocha, Jasmine)."""
+    function = call.child_by_field_name("function")
+    while function is not None and function.type in ("member_expression", "call_expression"):
+        function = function.child_by_field_name("object" if function.type == "member_expression" else "function")
+    if function is None or function.type != "identifier" or text(function) not in _JS_TEST_CALLS:
+        return False
+    arguments = call.child_by_field_name("arguments")
+    named = arguments.named_children if arguments is not None else []
+    return len(named) >= 2 and named[0].type in ("string", "template_string") \
+        and named[-1].type in _JS_FUNCTION_VALUES
+
+
 def _js_statement(node: Node) -> Found | None:
     inner = node.named_children[0] if node.named_children else None
     if inner is not None and inner.type in ("internal_module", "module"):
         return _describe_js(inner)
+    if inner is not None and inner.type == "call_expression" and _js_test_call(inner):
+        # a test file's tests are its own code: not titled for the helper or fixture above them
+        return MODULE
     return None
 
 
@@ -920,7 +944,8 @@ _PREPROC = {"preproc_if": _named, "preproc_elif": _named, "preproc_else": _named
 #: headers open their first member's chunk since session 23 (``code.BARE_LINES``); 3 for C and C++
 #: (session 25: the definitions error recovery swallowed into a record are cut and titled as the
 #: scope around it's, ``Found.indented``); 4 for JavaScript / TypeScript (session 26: a
-#: declaration whose value spans lines is a unit of its own, ``_js_variable``)
+#: declaration whose value spans lines is a unit of its own, ``_js_variable``; a test runner's
+#: calls are the file's own code, :data:`MODULE`)
 LANGUAGES: dict[str, Language] = {
     "javascript": _language("javascript", "tree_sitter_javascript", (".js", ".jsx", ".mjs", ".cjs"), _JS,
                             guarded=False, revision=4),
