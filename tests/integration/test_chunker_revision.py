@@ -92,7 +92,7 @@ def old_store(git_repo, cli, monkeypatch):
 def test_an_old_store_reuses_its_chunks_and_new_blobs_get_the_revised_chunker(old_store, cli, tmp_path):
     root, base = old_store.root, old_store.head()
     old = _docs(root, base)
-    assert old["Sources/Request.swift"]["chunker"] == "code:swift" and old["cmd/main.go"]["chunker"] == "code:go"
+    assert old["Sources/Request.swift"]["chunker"] == "code:swift" and old["cmd/main.go"]["chunker"] == LANGUAGES["go"].chunker
     before = _languages(cli, root)
 
     changed = SWIFT.replace("Request", "Response").replace("init(method", "init(verb")

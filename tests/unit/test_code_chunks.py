@@ -136,7 +136,7 @@ def test_file_without_definitions_is_one_module_chunk():
 
 def test_empty_file_has_no_chunks():
     assert chunk("empty.py", "") == ("code:python", [])
-    assert chunk("empty.go", "\n\n") == ("code:go", [])
+    assert chunk("empty.go", "\n\n") == ("code:go/2", [])
     assert chunk("empty.ml", "\n\n") == ("lines", [])
 
 
@@ -234,7 +234,7 @@ func main() {
 
 def test_go_structure():
     chunker, chunks = chunk("cmd/main.go", GO)
-    assert chunker == "code:go"
+    assert chunker == "code:go/2"
     assert summary(chunks) == [
         ("module", 1, 3), ("struct Greeter", 5, 8), ("interface Speaker", 10, 12),
         ("method Greeter.Speak", 14, 15), ("function main", 17, 19),

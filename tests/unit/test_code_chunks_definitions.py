@@ -1,6 +1,7 @@
 """Definition kinds of the tree-sitter chunker added for the weakest code-search languages (issue
-12): Swift computed properties, TypeScript / JavaScript class fields and top-level declarations, Ruby namespaces spelled as
-nested modules, Haskell pattern synonyms. Every input here is written for these tests."""
+12) and since: Swift computed properties, TypeScript / JavaScript class fields and top-level
+declarations, a test file's tests, Go values, Ruby namespaces spelled as nested modules, Haskell
+pattern synonyms. Every input here is written for these tests."""
 
 from __future__ import annotations
 
@@ -206,6 +207,48 @@ def test_a_test_files_tests_are_its_own_code_not_the_definition_above_them():
     # a test file that starts with its tests is one ``module`` unit from its first line
     _, bare = chunk("test/bare.test.js", "describe('a', () => {\n  it('b', () => {})\n})\n\ntest('c', () => {})\n")
     assert summary(bare) == [("module", 1, 5)]
+
+
+GO_COMMANDS = """package cmd
+
+import "github.com/spf13/cobra"
+
+type Kind int
+
+const (
+\tKindA Kind = iota
+\tKindB
+)
+
+func execute() error {
+\treturn rootCmd.Execute()
+}
+
+// rootCmd is the command run without a subcommand.
+var rootCmd = &cobra.Command{
+\tUse:   "app",
+\tShort: "An application",
+}
+
+var verbose = false
+
+const usageTemplate = `Usage:
+  {{.UseLine}}`
+
+var a, b = pair(
+\t1)
+"""
+
+
+def test_go_var_and_const_spanning_lines_are_units_of_their_own():
+    _, chunks = chunk("cmd/root.go", GO_COMMANDS)
+    # a ``const (...)`` group stays with the type it enumerates; one name over several lines is a
+    # unit (its comment opens it, a one-line ``var`` after it stays in it); two names stay put
+    assert summary(chunks) == [
+        ("module", 1, 3), ("type Kind", 5, 10), ("function execute", 12, 14), ("var rootCmd", 16, 22),
+        ("const usageTemplate", 24, 28),
+    ]
+    assert chunks[3].text.startswith("// rootCmd is") and chunks[3].text.endswith("var verbose = false")
 
 
 # ---- Ruby: ``module A; module B; class C`` is the class A::B::C

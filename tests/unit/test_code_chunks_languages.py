@@ -720,7 +720,7 @@ func main() {
 
 def test_unparsed_run_becomes_a_lines_unit_and_structure_around_it_is_kept():
     chunker, chunks = chunk("main.go", GO_WITH_GARBAGE)
-    assert chunker == "code:go"
+    assert chunker == "code:go/2"
     assert summary(chunks) == [
         ("module", 1, 3), ("function Greet", 5, 8), ("lines 10-10", 10, 10), ("function Farewell", 12, 14),
         ("function main", 16, 19),

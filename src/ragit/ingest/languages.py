@@ -319,10 +319,25 @@ def _go_type(node: Node) -> Found | None:
     return Found("type " + ", ".join(name_of(s) for s in specs)) if specs else None
 
 
+def _go_value(node: Node) -> Found | None:
+    """``var rootCmd = &cobra.Command{`` ... or ``const usageTemplate = `...` `` over several lines
+    is a unit of its own (``var rootCmd``), as in JavaScript; a ``var (...)`` or ``const (...)``
+    group stays with the unit above (a type's enumerated values follow the type)."""
+    spec = node.named_children[0] if len(node.named_children) == 1 else None
+    if spec is None or spec.type not in ("var_spec", "const_spec") or spec.start_point.row == spec.end_point.row:
+        return None
+    names = spec.children_by_field_name("name")
+    if len(names) != 1 or spec.child_by_field_name("value") is None:
+        return None
+    return Found(f"{node.children[0].type} {text(names[0])}", text(names[0]))
+
+
 _GO: dict[str, Describe] = {
     "function_declaration": _function(),
     "method_declaration": _go_method,
     "type_declaration": _go_type,
+    "var_declaration": _go_value,
+    "const_declaration": _go_value,
 }
 
 _JAVA: dict[str, Describe] = {
@@ -945,7 +960,7 @@ _PREPROC = {"preproc_if": _named, "preproc_elif": _named, "preproc_else": _named
 #: (session 25: the definitions error recovery swallowed into a record are cut and titled as the
 #: scope around it's, ``Found.indented``); 4 for JavaScript / TypeScript (session 26: a
 #: declaration whose value spans lines is a unit of its own, ``_js_variable``; a test runner's
-#: calls are the file's own code, :data:`MODULE`)
+#: calls are the file's own code, :data:`MODULE`) and 2 for Go (a ``var``/``const`` spanning lines)
 LANGUAGES: dict[str, Language] = {
     "javascript": _language("javascript", "tree_sitter_javascript", (".js", ".jsx", ".mjs", ".cjs"), _JS,
                             guarded=False, revision=4),
@@ -953,7 +968,7 @@ LANGUAGES: dict[str, Language] = {
                             function="language_typescript", guarded=False, revision=4),
     "tsx": _language("typescript", "tree_sitter_typescript", (".tsx",), _JS, function="language_tsx",
                      guarded=False, revision=4),
-    "go": _language("go", "tree_sitter_go", (".go",), _GO, guarded=False),
+    "go": _language("go", "tree_sitter_go", (".go",), _GO, guarded=False, revision=2),
     "java": _language("java", "tree_sitter_java", (".java",), _JAVA, transparent={"enum_body_declarations": _named},
                       guarded=False, revision=2),
     "rust": _language("rust", "tree_sitter_rust", (".rs",), _RUST, guarded=False, revision=2),
