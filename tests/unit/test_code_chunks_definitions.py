@@ -1,6 +1,6 @@
 """Definition kinds of the tree-sitter chunker added for the weakest code-search languages (issue
 12) and since: Swift computed properties, TypeScript / JavaScript class fields and top-level
-declarations, a test file's tests, Go values, Ruby namespaces spelled as nested modules, Haskell
+declarations, a test file's tests, Go values, Java fields, Ruby namespaces spelled as nested modules, Haskell
 pattern synonyms. Every input here is written for these tests."""
 
 from __future__ import annotations
@@ -249,6 +249,49 @@ def test_go_var_and_const_spanning_lines_are_units_of_their_own():
         ("const usageTemplate", 24, 28),
     ]
     assert chunks[3].text.startswith("// rootCmd is") and chunks[3].text.endswith("var verbose = false")
+
+
+JAVA_ADAPTERS = """package com.example;
+
+public final class TypeAdapters {
+  private TypeAdapters() {
+    throw new UnsupportedOperationException();
+  }
+
+{fields}
+  /** Writes a class name. */
+  public static final TypeAdapter<Class> CLASS =
+      new TypeAdapter<Class>() {
+        @Override
+        public void write(JsonWriter out, Class value) {
+          out.value(value.getName());
+        }
+      }.nullSafe();
+
+  public static final TypeAdapterFactory CLASS_FACTORY = newFactory(Class.class, CLASS);
+
+  private static int a, b = f(
+      1);
+
+  static void checkValidFloatingPoint(double value) {
+    if (Double.isNaN(value)) {
+      throw new IllegalArgumentException(value + " is not a valid double value");
+    }
+  }
+}
+"""
+
+
+def test_java_fields_whose_value_spans_lines_are_members_of_their_own():
+    # the class is too big for one unit, so it is cut at its members: before, the field was code
+    # after the constructor and titled for it
+    text = JAVA_ADAPTERS.replace("{fields}", padding("private static final int SLOT_{i} = {i};", 75, "  "))
+    _, chunks = chunk("src/TypeAdapters.java", text)
+    titles = summary(chunks)
+    assert titles[-2:] == [("field TypeAdapters.CLASS", 84, 96), ("method TypeAdapters.checkValidFloatingPoint", 98, 103)]
+    # its comment opens it; a one-line field after it stays in its unit, as a field of two names does
+    field = chunks[-2].text
+    assert field.startswith("  /** Writes a class name. */") and "CLASS_FACTORY" in field and field.endswith("      1);")
 
 
 # ---- Ruby: ``module A; module B; class C`` is the class A::B::C

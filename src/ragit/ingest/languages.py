@@ -340,7 +340,21 @@ _GO: dict[str, Describe] = {
     "const_declaration": _go_value,
 }
 
+def _java_field(node: Node) -> Found | None:
+    """A field with one declarator whose value spans lines (gson's ``public static final
+    TypeAdapter<Class> CLASS = new TypeAdapter<Class>() {`` ... ``}``) is a member of its own,
+    ``field TypeAdapters.CLASS``: its code would otherwise join the member above and be titled for
+    it; one-line fields stay there, as in JavaScript."""
+    declarators = node.children_by_field_name("declarator")
+    if len(declarators) != 1 or declarators[0].child_by_field_name("value") is None \
+            or declarators[0].start_point.row == declarators[0].end_point.row:
+        return None
+    name = name_of(declarators[0])
+    return Found(f"field {name}", name, callable=True, member_word="field")
+
+
 _JAVA: dict[str, Describe] = {
+    "field_declaration": _java_field,
     "class_declaration": _container("class"),
     "interface_declaration": _container("interface"),
     "enum_declaration": _container("enum"),
@@ -960,7 +974,8 @@ _PREPROC = {"preproc_if": _named, "preproc_elif": _named, "preproc_else": _named
 #: (session 25: the definitions error recovery swallowed into a record are cut and titled as the
 #: scope around it's, ``Found.indented``); 4 for JavaScript / TypeScript (session 26: a
 #: declaration whose value spans lines is a unit of its own, ``_js_variable``; a test runner's
-#: calls are the file's own code, :data:`MODULE`) and 2 for Go (a ``var``/``const`` spanning lines)
+#: calls are the file's own code, :data:`MODULE`), 2 for Go (a ``var``/``const`` spanning lines) and 3
+#: for Java (a field whose value spans lines, ``_java_field``)
 LANGUAGES: dict[str, Language] = {
     "javascript": _language("javascript", "tree_sitter_javascript", (".js", ".jsx", ".mjs", ".cjs"), _JS,
                             guarded=False, revision=4),
@@ -970,7 +985,7 @@ LANGUAGES: dict[str, Language] = {
                      guarded=False, revision=4),
     "go": _language("go", "tree_sitter_go", (".go",), _GO, guarded=False, revision=2),
     "java": _language("java", "tree_sitter_java", (".java",), _JAVA, transparent={"enum_body_declarations": _named},
-                      guarded=False, revision=2),
+                      guarded=False, revision=3),
     "rust": _language("rust", "tree_sitter_rust", (".rs",), _RUST, guarded=False, revision=2),
     "kotlin": _language("kotlin", "tree_sitter_kotlin", (".kt", ".kts"), _KOTLIN, revision=2),
     "scala": _language("scala", "tree_sitter_scala", (".scala", ".sc"), _SCALA, revision=2),
