@@ -402,7 +402,7 @@ def test_nested_bare_ruby_openers_open_the_first_method():
         + ruby_method("perform") + "\n" + ruby_method("retry_job") + "  end\nend\n"
     )
     chunker, chunks = chunk("lib/active_job/foo.rb", text)
-    assert chunker == "code:ruby/3"
+    assert chunker == "code:ruby/4"
     assert summary(chunks) == [("module", 1, 1), ("method Foo.perform", 3, 46), ("method Foo.retry_job", 48, 91)]
     assert chunks[1].text.startswith("module ActiveJob\n  class Foo < Bar\n    def perform(job)\n")
     assert not [c for c in chunks if c.text.strip() in ("module ActiveJob", "class Foo < Bar")]

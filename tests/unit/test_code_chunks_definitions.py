@@ -1,6 +1,6 @@
 """Definition kinds of the tree-sitter chunker added for the weakest code-search languages (issue
 12) and since: Swift computed properties, TypeScript / JavaScript class fields and top-level
-declarations, a test file's tests, Go values, Java fields, Ruby namespaces spelled as nested modules, Haskell
+declarations, a test file's tests, Go values, Java fields, Ruby constants, Ruby namespaces spelled as nested modules, Haskell
 pattern synonyms. Every input here is written for these tests."""
 
 from __future__ import annotations
@@ -348,6 +348,36 @@ def test_ruby_module_with_several_members_keeps_its_own_title():
 
 
 # ---- Haskell: a pattern synonym's signature and equation are one unit
+
+
+RUBY_BASE = """module ActionController
+  class Base < Metal
+{methods}
+    def self.without_modules(*modules)
+      MODULES - modules
+    end
+
+    # The modules a controller includes.
+    MODULES = [
+      AbstractController::Rendering,
+      Caching,
+    ]
+    MODULES.each { |mod| include mod }
+
+    PROTECTED_IVARS = [:@_params]
+  end
+end
+"""
+
+
+def test_ruby_constants_whose_value_spans_lines_are_members_of_their_own():
+    # the class is too big for one unit, so it is cut at its members: before, the constant and the
+    # code after it were the method above's
+    text = RUBY_BASE.replace("{methods}", padding("def m{i}; end", 80, "    "))
+    _, chunks = chunk("lib/action_controller/base.rb", text)
+    assert summary(chunks)[-2:] == [("method Base.without_modules", 84, 86), ("constant Base.MODULES", 88, 97)]
+    assert chunks[-1].text.startswith("    # The modules a controller includes.")  # its comment opens it
+    assert "    PROTECTED_IVARS = [:@_params]\n  end\nend" in chunks[-1].text  # a one-line constant stays in it
 
 
 def test_haskell_pattern_synonym_signature_joins_its_equation():

@@ -775,7 +775,18 @@ def _ruby_namespace(word: str) -> Describe:
     return describe
 
 
+def _ruby_constant(node: Node) -> Found | None:
+    """A constant whose value spans lines (``MODULES = [`` ... ``]`` in ``ActionController::Base``)
+    is a unit of its own, ``constant Base.MODULES``, as in JavaScript; one-line ones stay put."""
+    left = node.child_by_field_name("left")
+    if left is None or left.type != "constant" or node.start_point.row == node.end_point.row:
+        return None
+    name = text(left)
+    return Found(f"constant {name}", name, callable=True, member_word="constant")
+
+
 _RUBY: dict[str, Describe] = {
+    "assignment": _ruby_constant,
     "call": _ruby_call,
     "class": _ruby_namespace("class"),
     "module": _ruby_namespace("module"),
@@ -975,7 +986,7 @@ _PREPROC = {"preproc_if": _named, "preproc_elif": _named, "preproc_else": _named
 #: scope around it's, ``Found.indented``); 4 for JavaScript / TypeScript (session 26: a
 #: declaration whose value spans lines is a unit of its own, ``_js_variable``; a test runner's
 #: calls are the file's own code, :data:`MODULE`), 2 for Go (a ``var``/``const`` spanning lines) and 3
-#: for Java (a field whose value spans lines, ``_java_field``)
+#: for Java (a field whose value spans lines, ``_java_field``) and 4 for Ruby (a constant, ``_ruby_constant``)
 LANGUAGES: dict[str, Language] = {
     "javascript": _language("javascript", "tree_sitter_javascript", (".js", ".jsx", ".mjs", ".cjs"), _JS,
                             guarded=False, revision=4),
@@ -1000,7 +1011,7 @@ LANGUAGES: dict[str, Language] = {
                      revision=3),
     "csharp": _language("csharp", "tree_sitter_c_sharp", (".cs",), _CSHARP, transparent=_PREPROC, revision=2),
     "ruby": _language("ruby", "tree_sitter_ruby", (".rb", ".rake", ".gemspec"), _RUBY, is_attached=_ruby_attached,
-                      filenames=("Rakefile", "Gemfile"), revision=3),
+                      filenames=("Rakefile", "Gemfile"), revision=4),
     "php": _language("php", "tree_sitter_php", (".php",), _PHP, function="language_php", revision=2),
     "elixir": _language("elixir", "tree_sitter_elixir", (".ex", ".exs"), {"call": _elixir_call},
                         is_attached=_elixir_attached, merge_clauses=True, revision=2),
