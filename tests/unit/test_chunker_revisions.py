@@ -16,10 +16,11 @@ from ragit.maintenance.status import language_of
 #: one more for C and C++ (what error recovery swallowed into a record titled outside it: session 25),
 #: one more for JavaScript and TypeScript (a top-level declaration spanning lines is its own unit,
 #: a test runner's calls the file's own code: session 26), 2 for Go (a ``var``/``const`` spanning lines)
-#: and one more for Java (a field whose value spans lines is a member of its own) and Ruby (a constant)
+#: and one more for Java (a field whose value spans lines is a member of its own), Ruby (a constant)
+#: and Lua (2: an assignment whose value spans lines)
 REVISION = {"javascript": 4, "typescript": 4, "swift": 3, "ruby": 4, "haskell": 3, "java": 3, "rust": 2,
             "kotlin": 2, "scala": 2, "c": 3, "cpp": 3, "csharp": 2, "php": 2, "elixir": 2, "zig": 2,
-            "go": 2, "lua": 1, "bash": 1}
+            "go": 2, "lua": 2, "bash": 1}
 
 SAMPLE = {  # one file of each table key (empty: the name only depends on the language)
     "javascript": "app.js", "typescript": "app.ts", "tsx": "App.tsx", "go": "main.go", "java": "App.java",

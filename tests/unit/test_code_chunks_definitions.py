@@ -1,7 +1,8 @@
 """Definition kinds of the tree-sitter chunker added for the weakest code-search languages (issue
 12) and since: Swift computed properties, TypeScript / JavaScript class fields and top-level
-declarations, a test file's tests, Go values, Java fields, Ruby constants, Ruby namespaces spelled as nested modules, Haskell
-pattern synonyms. Every input here is written for these tests."""
+declarations, a test file's tests, Go values, Java fields, Ruby constants, Lua values, Ruby
+namespaces spelled as nested modules, Haskell pattern synonyms. Every input here is written for
+these tests."""
 
 from __future__ import annotations
 
@@ -378,6 +379,43 @@ def test_ruby_constants_whose_value_spans_lines_are_members_of_their_own():
     assert summary(chunks)[-2:] == [("method Base.without_modules", 84, 86), ("constant Base.MODULES", 88, 97)]
     assert chunks[-1].text.startswith("    # The modules a controller includes.")  # its comment opens it
     assert "    PROTECTED_IVARS = [:@_params]\n  end\nend" in chunks[-1].text  # a one-line constant stays in it
+
+
+LUA_ACTIONS = """local actions = {}
+local defaults = {
+  layout = "horizontal",
+}
+
+local function send_all_to_qf(prompt_bufnr, mode)
+  return mode
+end
+
+--- Sends the selected entries to the quickfix list.
+actions.send_selected_to_qflist = {
+  pre = check_multi,
+  action = function(prompt_bufnr)
+    send_all_to_qf(prompt_bufnr, " ")
+  end,
+}
+actions.close = close_picker
+
+actions.move_up = function(prompt_bufnr)
+  return prompt_bufnr
+end
+
+return actions
+"""
+
+
+def test_lua_assignments_whose_value_spans_lines_are_units_of_their_own():
+    _, chunks = chunk("lua/telescope/actions/init.lua", LUA_ACTIONS)
+    # before, the table was code after ``send_all_to_qf`` and titled for it; its doc comment opens
+    # it, a one-line assignment after it stays in it, a function value keeps its ``function`` title
+    assert summary(chunks) == [
+        ("module", 1, 1), ("local defaults", 2, 4), ("function send_all_to_qf", 6, 8),
+        ("field actions.send_selected_to_qflist", 10, 17), ("function actions.move_up", 19, 23),
+    ]
+    assert chunks[3].text.startswith("--- Sends the selected") and chunks[3].text.endswith("actions.close = close_picker")
 
 
 def test_haskell_pattern_synonym_signature_joins_its_equation():

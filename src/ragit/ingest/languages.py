@@ -908,19 +908,27 @@ _HASKELL: dict[str, Describe] = {
 
 
 def _lua_assignment(node: Node) -> Found | None:
-    """``M.foo = function() ... end`` and ``local foo = function() ... end``."""
-    if node.type == "variable_declaration":
+    """``M.foo = function() ... end`` and ``local foo = function() ... end``; a value spanning lines
+    (``actions.send_to_qflist = {`` ... ``}``, ``local defaults = {`` ...) is a unit of its own too,
+    ``field actions.send_to_qflist`` / ``local defaults``, as in JavaScript."""
+    local = node.type == "variable_declaration"
+    if local:
         node = _first(node, ("assignment_statement",))
         if node is None:
             return None
     targets = _first(node, ("variable_list",))
     values = _first(node, ("expression_list",))
-    if targets is None or values is None or not values.named_children:
-        return None
-    if values.named_children[0].type != "function_definition" or not targets.named_children:
+    if targets is None or values is None or not values.named_children or not targets.named_children:
         return None
     name = text(targets.named_children[0])
-    return Found(f"function {name}", name, callable=True)
+    if values.named_children[0].type == "function_definition":
+        return Found(f"function {name}", name, callable=True)
+    target = targets.named_children[0]
+    if len(targets.named_children) != 1 or node.start_point.row == node.end_point.row \
+            or target.type not in ("identifier", "dot_index_expression"):
+        return None
+    word = "local" if local else "field" if target.type == "dot_index_expression" else "variable"
+    return Found(f"{word} {name}", name, callable=True)
 
 
 def _lua_function(node: Node) -> Found:
@@ -986,7 +994,8 @@ _PREPROC = {"preproc_if": _named, "preproc_elif": _named, "preproc_else": _named
 #: scope around it's, ``Found.indented``); 4 for JavaScript / TypeScript (session 26: a
 #: declaration whose value spans lines is a unit of its own, ``_js_variable``; a test runner's
 #: calls are the file's own code, :data:`MODULE`), 2 for Go (a ``var``/``const`` spanning lines) and 3
-#: for Java (a field whose value spans lines, ``_java_field``) and 4 for Ruby (a constant, ``_ruby_constant``)
+#: for Java (a field whose value spans lines, ``_java_field``), 4 for Ruby (a constant, ``_ruby_constant``)
+#: and 2 for Lua (an assignment whose value spans lines, ``_lua_assignment``)
 LANGUAGES: dict[str, Language] = {
     "javascript": _language("javascript", "tree_sitter_javascript", (".js", ".jsx", ".mjs", ".cjs"), _JS,
                             guarded=False, revision=4),
@@ -1018,7 +1027,7 @@ LANGUAGES: dict[str, Language] = {
     # ``.lhs`` (literate Haskell) is left to ``lines``: the grammar does not read bird tracks
     "haskell": _language("haskell", "tree_sitter_haskell", (".hs",), _HASKELL, ATTACHED | {"haddock", "pragma"},
                          transparent={"declarations": _named, "imports": _named}, merge_clauses=True, revision=3),
-    "lua": _language("lua", "tree_sitter_lua", (".lua",), _LUA),
+    "lua": _language("lua", "tree_sitter_lua", (".lua",), _LUA, revision=2),
     "zig": _language("zig", "tree_sitter_zig", (".zig",), _ZIG, revision=2),
     # a script wrapped in ``{ ... }`` (so it only runs once fully downloaded) is looked into
     "bash": _language("bash", "tree_sitter_bash", (".sh", ".bash", ".zsh"), _BASH,
