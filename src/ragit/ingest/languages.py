@@ -340,6 +340,7 @@ _GO: dict[str, Describe] = {
     "const_declaration": _go_value,
 }
 
+
 def _java_field(node: Node) -> Found | None:
     """A field with one declarator whose value spans lines (gson's ``public static final
     TypeAdapter<Class> CLASS = new TypeAdapter<Class>() {`` ... ``}``) is a member of its own,
@@ -991,11 +992,10 @@ _PREPROC = {"preproc_if": _named, "preproc_elif": _named, "preproc_else": _named
 #: for every table with containers cut at their members (all but Go, Lua and Bash), whose bare
 #: headers open their first member's chunk since session 23 (``code.BARE_LINES``); 3 for C and C++
 #: (session 25: the definitions error recovery swallowed into a record are cut and titled as the
-#: scope around it's, ``Found.indented``); 4 for JavaScript / TypeScript (session 26: a
-#: declaration whose value spans lines is a unit of its own, ``_js_variable``; a test runner's
-#: calls are the file's own code, :data:`MODULE`), 2 for Go (a ``var``/``const`` spanning lines) and 3
-#: for Java (a field whose value spans lines, ``_java_field``), 4 for Ruby (a constant, ``_ruby_constant``)
-#: and 2 for Lua (an assignment whose value spans lines, ``_lua_assignment``)
+#: scope around it's, ``Found.indented``). Session 26, a declaration whose value spans lines is a
+#: unit of its own: 4 for JavaScript / TypeScript (``_js_variable``; and a test runner's calls are
+#: the file's own code, :data:`MODULE`), 2 for Go (``_go_value``), 3 for Java (``_java_field``), 4
+#: for Ruby (``_ruby_constant``) and 2 for Lua (``_lua_assignment``)
 LANGUAGES: dict[str, Language] = {
     "javascript": _language("javascript", "tree_sitter_javascript", (".js", ".jsx", ".mjs", ".cjs"), _JS,
                             guarded=False, revision=4),
