@@ -102,6 +102,13 @@ def name_of(node: Node, field_name: str = "name", default: str = "default") -> s
     return text(node.child_by_field_name(field_name), default)
 
 
+def spans_lines(node: Node) -> bool:
+    """Whether ``node`` ends on a later line than it starts: a declaration or field whose value
+    spans lines is a unit of its own in several tables (its code would otherwise join the unit
+    above and be titled for it); a one-line one stays in the unit above."""
+    return node.start_point.row != node.end_point.row
+
+
 def one_line(value: str, limit: int = 80) -> str:
     """``value`` squeezed onto one line and cut to ``limit`` characters (titles stay short)."""
     value = " ".join(value.split())
@@ -197,7 +204,7 @@ def _js_variable(node: Node) -> Found | None:
     if word not in ("const", "let", "var"):
         return None
     for declarator in node.named_children:
-        if declarator.type == "variable_declarator" and declarator.start_point.row != declarator.end_point.row:
+        if declarator.type == "variable_declarator" and spans_lines(declarator):
             name_node = declarator.child_by_field_name("name")
             if name_node is not None and name_node.type == "identifier" \
                     and declarator.child_by_field_name("value") is not None:
@@ -219,7 +226,7 @@ def _js_field(node: Node) -> Found | None:
     if value.type in _JS_FUNCTION_VALUES:
         prefix = "async function" if _is_async(value) else "function"
         return Found(f"{prefix} {name}", name, callable=True)
-    if value.start_point.row != value.end_point.row:
+    if spans_lines(value):
         return Found(f"property {name}", name, callable=True, member_word="property")
     return None
 
@@ -324,7 +331,7 @@ def _go_value(node: Node) -> Found | None:
     is a unit of its own (``var rootCmd``), as in JavaScript; a ``var (...)`` or ``const (...)``
     group stays with the unit above (a type's enumerated values follow the type)."""
     spec = node.named_children[0] if len(node.named_children) == 1 else None
-    if spec is None or spec.type not in ("var_spec", "const_spec") or spec.start_point.row == spec.end_point.row:
+    if spec is None or spec.type not in ("var_spec", "const_spec") or not spans_lines(spec):
         return None
     names = spec.children_by_field_name("name")
     if len(names) != 1 or spec.child_by_field_name("value") is None:
@@ -348,7 +355,7 @@ def _java_field(node: Node) -> Found | None:
     it; one-line fields stay there, as in JavaScript."""
     declarators = node.children_by_field_name("declarator")
     if len(declarators) != 1 or declarators[0].child_by_field_name("value") is None \
-            or declarators[0].start_point.row == declarators[0].end_point.row:
+            or not spans_lines(declarators[0]):
         return None
     name = name_of(declarators[0])
     return Found(f"field {name}", name, callable=True, member_word="field")
@@ -780,7 +787,7 @@ def _ruby_constant(node: Node) -> Found | None:
     """A constant whose value spans lines (``MODULES = [`` ... ``]`` in ``ActionController::Base``)
     is a unit of its own, ``constant Base.MODULES``, as in JavaScript; one-line ones stay put."""
     left = node.child_by_field_name("left")
-    if left is None or left.type != "constant" or node.start_point.row == node.end_point.row:
+    if left is None or left.type != "constant" or not spans_lines(node):
         return None
     name = text(left)
     return Found(f"constant {name}", name, callable=True, member_word="constant")
@@ -925,7 +932,7 @@ def _lua_assignment(node: Node) -> Found | None:
     if values.named_children[0].type == "function_definition":
         return Found(f"function {name}", name, callable=True)
     target = targets.named_children[0]
-    if len(targets.named_children) != 1 or node.start_point.row == node.end_point.row \
+    if len(targets.named_children) != 1 or not spans_lines(node) \
             or target.type not in ("identifier", "dot_index_expression"):
         return None
     word = "local" if local else "field" if target.type == "dot_index_expression" else "variable"
