@@ -173,6 +173,22 @@ def checkout(repo: Path, commit: str) -> str | None:
     return None if done.returncode == 0 else f"checkout failed: {done.stderr.strip()[:200]}"
 
 
+def write_result(out: Path, benchmark: str, started: datetime, t_all: float, src: Path | None,
+                 machine: dict[str, Any], **fields: Any) -> None:
+    """Write the JSON the speed-set scripts share (index_speed, semble_peer, repo_ingest): what ran,
+    when, for how long, which ragit (``src`` or this checkout's revision), the machine with its load
+    at the end, then the script's own ``fields``."""
+    result = {
+        "benchmark": benchmark,
+        "date": started.isoformat(timespec="seconds"),
+        "duration_s": round(time.perf_counter() - t_all, 1),
+        "ragit": iq.ragit_revision() if src is None else {"src": str(src)},
+        "machine": {**machine, "load_average_at_end": list(os.getloadavg())},
+        **fields,
+    }
+    out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+
+
 def measure(repo: Path, commit: str, runs: int, env: dict[str, str], api: bool, questions: list[str],
             rounds: int) -> dict[str, Any]:
     cli_argv = [sys.executable, "-c", "from ragit.cli.main import main; main()", "ingest", "--all", "--at", commit,
@@ -297,17 +313,10 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(table(rows, api))
-    result = {
-        "benchmark": "index_speed",
-        "date": started.isoformat(timespec="seconds"),
-        "duration_s": round(time.perf_counter() - t_all, 1),
-        "ragit": iq.ragit_revision() if args.src is None else {"src": str(args.src)},
-        "machine": {**machine, "load_average_at_end": list(os.getloadavg())},
-        "options": {"tasks": str(args.tasks), "runs": args.runs, "rounds": args.rounds, "only": args.only or None, "api": api},
-        "summary": summary(rows, api),
-        "repositories": rows,
-    }
-    args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    write_result(args.out, "index_speed", started, t_all, args.src, machine,
+                 options={"tasks": str(args.tasks), "runs": args.runs, "rounds": args.rounds, "only": args.only or None,
+                          "api": api},
+                 summary=summary(rows, api), repositories=rows)
     log(f"wrote {args.out}")
     return 0
 

@@ -18,7 +18,6 @@ issue's 41,088-chunk figure was an older commit.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import subprocess
@@ -88,16 +87,9 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---|---|---|---|---|---|---|")
     print(f"| {name} | {commit[:10]} | {row['files']} | {row['chunks']} | {row['cli_wall_s']:.2f} |"
           f" {row['cli_cpu_s']:.2f} | {row['cli_peak_rss_mb']:.0f} | {'' if target is None else f'≤ {target:g} s'} |")
-    result = {
-        "benchmark": "repo_ingest",
-        "date": started.isoformat(timespec="seconds"),
-        "duration_s": round(time.perf_counter() - t_all, 1),
-        "ragit": iq.ragit_revision() if args.src is None else {"src": str(args.src)},
-        "machine": {**iq.machine_info(), "load_average_at_start": load_start,
-                    "load_average_at_end": list(os.getloadavg())},
-        "repo": name, "commit": commit, "runs": args.runs, "target_cpu_s": target, **row,
-    }
-    args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    ix.write_result(args.out, "repo_ingest", started, t_all, args.src,
+                    {**iq.machine_info(), "load_average_at_start": load_start},
+                    repo=name, commit=commit, runs=args.runs, target_cpu_s=target, **row)
     return 0
 
 

@@ -293,19 +293,13 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(table(rows))
-    result = {
-        "benchmark": "semble_peer",
-        "date": started.isoformat(timespec="seconds"),
-        "duration_s": round(time.perf_counter() - t_all, 1),
-        "ragit": iq.ragit_revision() if args.src is None else {"src": str(args.src)},
-        "semble": {"version": version, "model": f"stand-in: ragit's code-static-256 as a model2vec model (float32), "
-                                                f"its vocabulary grown to {vocab:,} tokens with the trees' words"},
-        "machine": {**machine, "load_average_at_end": list(os.getloadavg())},
-        "options": {"tasks": str(args.tasks), "runs": args.runs, "rounds": args.rounds, "only": args.only or None},
-        "summary": summary(rows),
-        "repositories": rows,
-    }
-    args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    speed.write_result(args.out, "semble_peer", started, t_all, args.src, machine,
+                       semble={"version": version,
+                               "model": f"stand-in: ragit's code-static-256 as a model2vec model (float32), "
+                                        f"its vocabulary grown to {vocab:,} tokens with the trees' words"},
+                       options={"tasks": str(args.tasks), "runs": args.runs, "rounds": args.rounds,
+                                "only": args.only or None},
+                       summary=summary(rows), repositories=rows)
     log(f"wrote {args.out}")
     return 0
 
