@@ -1,8 +1,8 @@
 """Definition kinds of the tree-sitter chunker added for the weakest code-search languages (issue
 12) and since: Swift computed properties, TypeScript / JavaScript class fields and top-level
-declarations, a test file's tests, Go values, Java fields, Ruby constants, Lua values, Ruby
-namespaces spelled as nested modules, Haskell pattern synonyms. Every input here is written for
-these tests."""
+declarations, a test file's tests, TypeScript overloads, JavaScript functions assigned to a path
+and JSDoc a blank line above, Go values, Java fields, Ruby constants, Lua values, Ruby namespaces
+spelled as nested modules, Haskell pattern synonyms. Every input here is written for these tests."""
 
 from __future__ import annotations
 
@@ -208,6 +208,112 @@ def test_a_test_files_tests_are_its_own_code_not_the_definition_above_them():
     # a test file that starts with its tests is one ``module`` unit from its first line
     _, bare = chunk("test/bare.test.js", "describe('a', () => {\n  it('b', () => {})\n})\n\ntest('c', () => {})\n")
     assert summary(bare) == [("module", 1, 5)]
+
+
+TS_OVERLOADS = """import { Observable } from './Observable'
+
+export function firstValueFrom<T, D>(source: Observable<T>, config: Config<D>): Promise<T | D>;
+export function firstValueFrom<T>(source: Observable<T>): Promise<T>;
+
+/** Resolves with the first value. */
+export async function firstValueFrom<T, D>(source: Observable<T>, config?: Config<D>) {
+  return new Promise((resolve) => source.subscribe(resolve))
+}
+
+export function lastValueFrom<T>(source: Observable<T>): Promise<T>;
+export function other(): void {}
+
+export class Emitter {
+  private handlers = new Map()
+
+  on(event: 'open', cb: () => void): this;
+  on(event: 'close', cb: (code: number) => void): this;
+  on(event: string, cb: Function): this {
+    this.handlers.set(event, cb)
+    return this
+  }
+
+  off(event: string): void {
+    this.handlers.delete(event)
+  }
+}
+"""
+
+
+def test_typescript_overload_signatures_open_their_implementations_unit():
+    _, chunks = chunk("src/firstValueFrom.ts", TS_OVERLOADS)
+    # one-line signatures were units of their own (``function firstValueFrom`` over line 3, another
+    # over line 4): the first hit for the name held no code; now they open the implementation's
+    # unit, titled as it is; a signature the next definition does not implement stays alone
+    assert summary(chunks) == [
+        ("module", 1, 1), ("async function firstValueFrom", 3, 9), ("function lastValueFrom", 11, 11),
+        ("function other", 12, 12), ("class Emitter", 14, 27),
+    ]
+    # in a class split at its members, a method's overloads open its unit the same way (the
+    # class's bare head and field open its first member's)
+    text = TS_OVERLOADS.replace("  off(event", padding("  m{i}(): void {{}}", 80, "") + "  off(event")
+    _, split = chunk("src/emitter.ts", text)
+    assert [t for t in summary(split) if t[0] == "method Emitter.on"] == [("method Emitter.on", 14, 22)]
+
+
+JS_ASSIGNED = """'use strict'
+
+var res = Object.create(http.ServerResponse.prototype)
+
+module.exports = res
+
+/**
+ * Set status `code`.
+ */
+res.status = function status(code) {
+  this.statusCode = code
+  return this
+}
+
+res.set =
+res.header = function header(field, val) {
+  this.setHeader(field, val)
+  return this
+}
+
+res.locals = {}
+res.json = async (obj) => this.send(JSON.stringify(obj))
+
+Router.prototype.route = function route(path) {
+  return new Route(path)
+}
+
+handlers[name] = function () {}
+"""
+
+
+def test_functions_assigned_to_a_path_are_units_of_their_own():
+    _, chunks = chunk("lib/response.js", JS_ASSIGNED)
+    # CommonJS code defines its functions by assignment: each is a unit titled with the path it is
+    # assigned to (the first of a chain), a prototype's as a method; a value that is not a function
+    # and a computed target stay in the unit above
+    assert summary(chunks) == [
+        ("module", 1, 5), ("function res.status", 7, 13), ("function res.set", 15, 21),
+        ("async function res.json", 22, 22), ("method Router.route", 24, 28),
+    ]
+    assert chunks[4].text.endswith("handlers[name] = function () {}")
+
+
+def test_a_doc_comment_one_blank_line_above_opens_the_definitions_unit():
+    # express writes its JSDoc, a blank line, then the definition: the comment documents what
+    # follows, not the unit above (``res.format``'s doc, naming json and html, sat in
+    # ``res.contentType``'s); two blank lines, or a plain comment, still part them
+    text = ("/**\n * Set the type.\n */\n\nres.type = function (t) {\n  return t\n}\n\n"
+            "/**\n * Respond by the Accept header: json, html.\n */\n\nres.format = function (obj) {\n  return obj\n}\n\n"
+            "/** Far away. */\n\n\nfunction far() {}\n\n// a note\n\nfunction near() {}\n")
+    _, chunks = chunk("lib/response.js", text)
+    assert summary(chunks) == [
+        ("function res.type", 1, 7), ("function res.format", 9, 17), ("function far", 20, 22),
+        ("function near", 24, 24),
+    ]
+    # a language without the JSDoc habit keeps the rule as written (C's doc comments sit right above)
+    _, c = chunk("a.c", "int a(void) { return 1; }\n\n/** B. */\n\nint b(void) { return 2; }\n")
+    assert summary(c) == [("function a", 1, 3), ("function b", 5, 5)]
 
 
 GO_COMMANDS = """package cmd

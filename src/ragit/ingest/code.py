@@ -250,12 +250,15 @@ def _attached(spec: Language, node: Any) -> bool:
 
 def _start_row(spec: Language, items: list[Any], junk: set[int], index: int) -> int:
     """Row where the unit of ``items[index]`` starts: attached comments, decorators and
-    attributes directly above it (no blank line, not trailing a line of code) are included."""
+    attributes directly above it (no blank line, not trailing a line of code; a ``/**`` doc
+    comment right above may leave one blank line where the language has ``doc_gap``) are included."""
     row = items[index].start_point.row
     k = index - 1
     while k >= 0:
         sibling = items[k]
-        if k in junk or not _attached(spec, sibling) or not row - 1 <= _last_row(sibling) <= row:
+        lowest = row - 2 if spec.doc_gap and k == index - 1 and sibling.type == "comment" \
+            and sibling.text[:3] == b"/**" else row - 1
+        if k in junk or not _attached(spec, sibling) or not lowest <= _last_row(sibling) <= row:
             break
         if k > 0 and _last_row(items[k - 1]) >= sibling.start_point.row:
             break
@@ -305,6 +308,7 @@ def _collect(spec: Language, nodes: list[Any], owner: str | None, members_word: 
     recover = spec.recover
     previous_end = -1  # last row of what came before (only tracked when there are unplaced tokens)
     in_region = False
+    joins: str | None = None  # the name of the overload signature that opened the last unit
     for index, node in enumerate(items):
         if junk:
             if index in junk:
@@ -335,8 +339,14 @@ def _collect(spec: Language, nodes: list[Any], owner: str | None, members_word: 
                 title = MODULE.title
             elif not title or len(title) > _MAX_TITLE or "\n" in title or title[-1] == " " or " " not in title:
                 title = _short_title(title)
-            if not ((spec.merge_clauses or found is MODULE) and defs and defs[-1].title == title):
+            overloaded = joins is not None and joins == found.name and bool(defs)
+            joins = found.name if found.overload else None
+            opens = overloaded or not ((spec.merge_clauses or found is MODULE) and defs and defs[-1].title == title)
+            if overloaded:  # the signatures above open the unit, titled for what follows them
+                start = defs.pop().start
+            elif opens:
                 start = _start_row(spec, items, junk, first) + 1
+            if opens:
                 if defs and not defs[-1].title and defs[-1].start >= start:
                     defs.pop()  # the unparsed run was this definition's own head
                 if escaping:

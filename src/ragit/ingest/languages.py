@@ -38,6 +38,8 @@ class Found(NamedTuple):
     ``indented``: the members sit right of the container's first column (C and C++ records), so
     when a macro breaks the container's parse and error recovery swallows the rest of the file
     into it, a definition at or left of that column is known to be outside it (``code._broken_record``).
+    ``overload``: a signature without a body (TypeScript overloads); the definition of the same
+    name right after it joins its unit, so the signatures open their implementation's unit.
     """
 
     title: str
@@ -49,6 +51,7 @@ class Found(NamedTuple):
     members_word: str = "method"
     member_word: str = ""
     indented: bool = False
+    overload: bool = False
 
 
 Describe = Callable[[Node], "Found | None"]
@@ -66,6 +69,9 @@ class Language:
     transparent: dict[str, Callable[[Node], list[Node]]] = field(default_factory=dict)
     is_attached: Callable[[Node], bool] | None = None  # extra attachment test (Elixir ``@doc``)
     merge_clauses: bool = False  # consecutive definitions with one title form one unit (Haskell)
+    #: a ``/**`` doc comment one blank line above a definition still opens its unit (JSDoc as
+    #: express writes it: ``*/``, a blank line, ``res.format = function(obj){``)
+    doc_gap: bool = False
     #: recovers a definition error recovery tore apart: (siblings, index) -> (found, its first sibling)
     recover: Callable[[list[Node], int], "tuple[Found, int] | None"] | None = None
     filenames: tuple[str, ...] = ()  # whole file names (``Rakefile``)
@@ -182,6 +188,16 @@ def _js_function(node: Node) -> Found:
     return Found(f"{prefix} {name}", name, callable=True)
 
 
+def _js_overload(word: str) -> Describe:
+    """A TypeScript overload signature (``function f(a: string): A;``, ``on(e: "x"): this;`` in a
+    class): one line of a definition whose implementation (or next signature) follows, never a
+    unit of its own (``Found.overload``)."""
+    def describe(node: Node) -> Found:
+        name = name_of(node)
+        return Found(f"{word} {name}", name, callable=True, overload=True)
+    return describe
+
+
 _JS_FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "generator_function"})
 
 
@@ -263,20 +279,55 @@ def _js_test_call(call: Node) -> bool:
         and named[-1].type in _JS_FUNCTION_VALUES
 
 
+def _js_assigned_function(assignment: Node) -> Found | None:
+    """``res.send = function send(body) {…}``, ``Foo.prototype.bar = async () => {…}``,
+    ``exports.parse = function (s) {…}``: CommonJS code defines its functions by assignment
+    (express's ``response.js`` is 1,150 lines of them). A function assigned to a plain name or a
+    dotted path (through a chain, ``res.set = res.header = function``) is a unit titled with the
+    first path (``function res.send``; on a prototype, ``method Foo.bar``); other assignments stay
+    in the unit above."""
+    value = assignment.child_by_field_name("right")
+    while value is not None and value.type == "assignment_expression":  # res.set = res.header = function
+        value = value.child_by_field_name("right")
+    if value is None or value.type not in _JS_FUNCTION_VALUES:
+        return None
+    path: list[str] = []
+    target = assignment.child_by_field_name("left")
+    while target is not None and target.type == "member_expression":
+        prop = target.child_by_field_name("property")
+        if prop is None or prop.type not in ("property_identifier", "private_property_identifier"):
+            return None
+        path.append(text(prop))
+        target = target.child_by_field_name("object")
+    if target is None or target.type not in ("identifier", "this"):
+        return None
+    path.append(text(target))
+    path.reverse()
+    prefix = "async function" if _is_async(value) else "function"
+    if len(path) >= 3 and path[-2] == "prototype":
+        return Found(f"method {'.'.join(path[:-2])}.{path[-1]}", path[-1], callable=True, member_word="method")
+    name = ".".join(path)
+    return Found(f"{prefix} {name}", name, callable=True)
+
+
 def _js_statement(node: Node) -> Found | None:
     inner = node.named_children[0] if node.named_children else None
-    if inner is not None and inner.type in ("internal_module", "module"):
+    if inner is None:
+        return None
+    if inner.type in ("internal_module", "module"):
         return _describe_js(inner)
-    if inner is not None and inner.type == "call_expression" and _js_test_call(inner):
+    if inner.type == "call_expression" and _js_test_call(inner):
         # a test file's tests are its own code: not titled for the helper or fixture above them
         return MODULE
+    if inner.type == "assignment_expression":
+        return _js_assigned_function(inner)
     return None
 
 
 _JS: dict[str, Describe] = {
     "function_declaration": _js_function,
     "generator_function_declaration": _js_function,
-    "function_signature": _js_function,
+    "function_signature": _js_overload("function"),
     "function_expression": _js_function,
     "generator_function": _js_function,
     "class_declaration": _container("class"),
@@ -296,8 +347,8 @@ _JS: dict[str, Describe] = {
     "method_definition": _function("method"),
     "field_definition": _js_field,
     "public_field_definition": _js_field,
-    "abstract_method_signature": _function("method"),
-    "method_signature": _function("method"),
+    "abstract_method_signature": _js_overload("method"),
+    "method_signature": _js_overload("method"),
 }
 
 
@@ -1002,14 +1053,17 @@ _PREPROC = {"preproc_if": _named, "preproc_elif": _named, "preproc_else": _named
 #: scope around it's, ``Found.indented``). Session 26, a declaration whose value spans lines is a
 #: unit of its own: 4 for JavaScript / TypeScript (``_js_variable``; and a test runner's calls are
 #: the file's own code, :data:`MODULE`), 2 for Go (``_go_value``), 3 for Java (``_java_field``), 4
-#: for Ruby (``_ruby_constant``) and 2 for Lua (``_lua_assignment``)
+#: for Ruby (``_ruby_constant``) and 2 for Lua (``_lua_assignment``). Session 27: 5 for JavaScript /
+#: TypeScript (a function assigned to a path is a unit, ``_js_assigned_function``; a doc comment one
+#: blank line above a definition opens its unit, ``Language.doc_gap``; and in TypeScript an overload
+#: signature opens its implementation's unit, ``Found.overload``)
 LANGUAGES: dict[str, Language] = {
     "javascript": _language("javascript", "tree_sitter_javascript", (".js", ".jsx", ".mjs", ".cjs"), _JS,
-                            guarded=False, revision=4),
+                            guarded=False, doc_gap=True, revision=5),
     "typescript": _language("typescript", "tree_sitter_typescript", (".ts", ".mts", ".cts"), _JS,
-                            function="language_typescript", guarded=False, revision=4),
+                            function="language_typescript", guarded=False, doc_gap=True, revision=5),
     "tsx": _language("typescript", "tree_sitter_typescript", (".tsx",), _JS, function="language_tsx",
-                     guarded=False, revision=4),
+                     guarded=False, doc_gap=True, revision=5),
     "go": _language("go", "tree_sitter_go", (".go",), _GO, guarded=False, revision=2),
     "java": _language("java", "tree_sitter_java", (".java",), _JAVA, transparent={"enum_body_declarations": _named},
                       guarded=False, revision=3),
