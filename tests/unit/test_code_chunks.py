@@ -363,12 +363,26 @@ pub async fn main() {}
 
 def test_rust_structure():
     chunker, chunks = chunk("src/lib.rs", RUST)
-    assert chunker == "code:rust/2"
+    assert chunker == "code:rust/3"
     assert summary(chunks) == [
         ("module", 1, 1), ("struct Point", 3, 5), ("impl Display for Point", 7, 9),
         ("impl Wrapper", 11, 13), ("trait Shape", 15, 15), ("mod inner", 16, 17),
         ("async function main", 18, 18),
     ]
+
+
+def test_rust_impl_for_a_reference_is_titled_for_the_type():
+    # ``&'a mut T`` and ``dyn T``: the lifetime and the words before the type are no part of its
+    # name (its methods read ``method 'a mut PythonSerializer.serialize_some`` before)
+    text = ("impl<'a> Serializer for &'a mut PythonSerializer<'_> {\n    fn serialize_some(self) {}\n}\n\n"
+            "impl<'py> IntoPyObject<'py> for &'_ PathItem {}\n\nimpl Error for dyn Cause {}\n")
+    _, chunks = chunk("src/ser.rs", text)
+    assert [c.title for c in chunks] == [
+        "impl Serializer for PythonSerializer", "impl IntoPyObject for PathItem", "impl Error for Cause",
+    ]
+    methods = "".join(f"    fn m{i}(&self) -> i32 {{\n" + "        let a = 1;\n" * 20 + "    }\n" for i in range(4))
+    _, split = chunk("src/ser.rs", "impl<'a> Serializer for &'a mut PythonSerializer<'_> {\n" + methods + "}\n")
+    assert [c.title for c in split][-1] == "method PythonSerializer.m3"
 
 
 def test_rust_big_impl_is_split_into_methods():

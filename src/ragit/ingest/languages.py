@@ -121,14 +121,21 @@ def one_line(value: str, limit: int = 80) -> str:
     return value if len(value) <= limit else value[:limit - 1] + "…"
 
 
+_TYPE_MARKS = frozenset(("mut", "dyn", "const"))  # Rust words before a type: ``&'a mut T``, ``dyn T``
+
+
 def base_type_name(node: Node | None) -> str:
-    """``Point`` for ``*Point``, ``Wrapper<T>``, ``Recv[T]`` or ``fmt::Point``."""
+    """``Point`` for ``*Point``, ``Wrapper<T>``, ``Recv[T]``, ``fmt::Point`` or Rust's ``&'a mut
+    Point<'_>`` (a lifetime and ``mut``/``dyn`` are no part of the name)."""
     if node is None:
         return "default"
     value = text(node)
     for mark in ("<", "["):
         value = value.split(mark, 1)[0]
-    return value.replace("*", "").replace("&", "").strip().rsplit("::", 1)[-1].rsplit(".", 1)[-1]
+    value = value.replace("*", "").replace("&", "").strip()
+    if value[:1] == "'" or value.split(" ", 1)[0] in _TYPE_MARKS:
+        value = " ".join(w for w in value.split() if w[:1] != "'" and w not in _TYPE_MARKS)
+    return value.rsplit("::", 1)[-1].rsplit(".", 1)[-1]
 
 
 def _first(node: Node, types: frozenset[str] | set[str] | tuple[str, ...]) -> Node | None:
@@ -1056,7 +1063,8 @@ _PREPROC = {"preproc_if": _named, "preproc_elif": _named, "preproc_else": _named
 #: for Ruby (``_ruby_constant``) and 2 for Lua (``_lua_assignment``). Session 27: 5 for JavaScript /
 #: TypeScript (a function assigned to a path is a unit, ``_js_assigned_function``; a doc comment one
 #: blank line above a definition opens its unit, ``Language.doc_gap``; and in TypeScript an overload
-#: signature opens its implementation's unit, ``Found.overload``)
+#: signature opens its implementation's unit, ``Found.overload``); 3 for Rust (``impl … for &'a mut T``
+#: titled for ``T``, not ``'a mut T``: ``base_type_name``)
 LANGUAGES: dict[str, Language] = {
     "javascript": _language("javascript", "tree_sitter_javascript", (".js", ".jsx", ".mjs", ".cjs"), _JS,
                             guarded=False, doc_gap=True, revision=5),
@@ -1067,7 +1075,7 @@ LANGUAGES: dict[str, Language] = {
     "go": _language("go", "tree_sitter_go", (".go",), _GO, guarded=False, revision=2),
     "java": _language("java", "tree_sitter_java", (".java",), _JAVA, transparent={"enum_body_declarations": _named},
                       guarded=False, revision=3),
-    "rust": _language("rust", "tree_sitter_rust", (".rs",), _RUST, guarded=False, revision=2),
+    "rust": _language("rust", "tree_sitter_rust", (".rs",), _RUST, guarded=False, revision=3),
     "kotlin": _language("kotlin", "tree_sitter_kotlin", (".kt", ".kts"), _KOTLIN, revision=2),
     "scala": _language("scala", "tree_sitter_scala", (".scala", ".sc"), _SCALA, revision=2),
     "swift": _language("swift", "tree_sitter_swift", (".swift",), _SWIFT, ATTACHED | {"multiline_comment"},
