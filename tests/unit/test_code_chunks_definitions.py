@@ -1,8 +1,9 @@
 """Definition kinds of the tree-sitter chunker added for the weakest code-search languages (issue
 12) and since: Swift computed properties, TypeScript / JavaScript class fields and top-level
 declarations, a test file's tests, TypeScript overloads, JavaScript functions assigned to a path
-and JSDoc a blank line above, Go values, Java fields, Ruby constants, Lua values, Ruby namespaces
-spelled as nested modules, Haskell pattern synonyms. Every input here is written for these tests."""
+and JSDoc a blank line above, C macros, Go values, Java fields, Ruby constants, Lua values, Ruby
+namespaces spelled as nested modules, Haskell pattern synonyms. Every input here is written for
+these tests."""
 
 from __future__ import annotations
 
@@ -314,6 +315,40 @@ def test_a_doc_comment_one_blank_line_above_opens_the_definitions_unit():
     # a language without the JSDoc habit keeps the rule as written (C's doc comments sit right above)
     _, c = chunk("a.c", "int a(void) { return 1; }\n\n/** B. */\n\nint b(void) { return 2; }\n")
     assert summary(c) == [("function a", 1, 3), ("function b", 5, 5)]
+
+
+C_CONNECTION = """#ifndef CONNECTION_H
+#define CONNECTION_H 1
+
+#define STATE_OFF 0
+
+typedef struct {
+    int status;
+} IsolationLevel;
+
+int conn_commit(connection *self);
+
+#define EXC_IF_CONN_CLOSED(self) if ((self)->closed > 0) { \\
+    raise("connection already closed"); \\
+    return NULL; }
+
+#define ERRNO_MAP(XX) \\
+  XX(E2BIG, "argument list too long") \\
+  XX(EACCES, "permission denied")
+
+#endif
+"""
+
+
+def test_c_macros_spanning_lines_are_units_of_their_own():
+    # a ``#define`` whose body spans lines is code (a statement macro, an X-macro table): it was
+    # titled for the struct above it; one-line defines stay where they are
+    for path in ("connection.c", "connection.hpp"):
+        _, chunks = chunk(path, C_CONNECTION)
+        assert summary(chunks) == [
+            ("module", 1, 4), ("struct IsolationLevel", 6, 10), ("macro EXC_IF_CONN_CLOSED", 12, 14),
+            ("macro ERRNO_MAP", 16, 20),
+        ]
 
 
 GO_COMMANDS = """package cmd

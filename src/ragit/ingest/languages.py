@@ -655,6 +655,17 @@ def _c_declaration(node: Node) -> Found | None:
     return None
 
 
+def _c_macro(node: Node) -> Found | None:
+    """A ``#define`` whose body spans lines (``#define EXC_IF_CONN_CLOSED(self) if (...) { \\``,
+    an X-macro table) is code of its own, ``macro <NAME>``: it was titled for the record or
+    function above it; a one-line one stays in the unit above."""
+    value = node.child_by_field_name("value")  # (the node itself ends on the next line)
+    if value is None or not spans_lines(value):
+        return None
+    name = name_of(node)
+    return Found(f"macro {name}", name)
+
+
 def _c_orphan_body(items: list[Node], index: int) -> tuple[Found, int] | None:
     """``MACRO(x)`` without a semicolon before ``static int f(int a) {`` makes the head of ``f``
     an error and its body a lone block: a block right after a function declarator is ``f``."""
@@ -698,6 +709,8 @@ _C: dict[str, Describe] = {
     "function_definition": _c_function,
     "type_definition": _c_typedef,
     "declaration": _c_declaration,
+    "preproc_function_def": _c_macro,
+    "preproc_def": _c_macro,
     **_C_RECORDS,
 }
 _CPP: dict[str, Describe] = {
@@ -1064,7 +1077,8 @@ _PREPROC = {"preproc_if": _named, "preproc_elif": _named, "preproc_else": _named
 #: TypeScript (a function assigned to a path is a unit, ``_js_assigned_function``; a doc comment one
 #: blank line above a definition opens its unit, ``Language.doc_gap``; and in TypeScript an overload
 #: signature opens its implementation's unit, ``Found.overload``); 3 for Rust (``impl … for &'a mut T``
-#: titled for ``T``, not ``'a mut T``: ``base_type_name``)
+#: titled for ``T``, not ``'a mut T``: ``base_type_name``); 4 for C and C++ (a ``#define`` spanning
+#: lines is a unit, ``_c_macro``)
 LANGUAGES: dict[str, Language] = {
     "javascript": _language("javascript", "tree_sitter_javascript", (".js", ".jsx", ".mjs", ".cjs"), _JS,
                             guarded=False, doc_gap=True, revision=5),
@@ -1082,11 +1096,11 @@ LANGUAGES: dict[str, Language] = {
                        revision=3),
     # ``.h`` is either C or C++: see ``code.py``
     "c": _language("c", "tree_sitter_c", (".c",), _C, transparent=_C_TRANSPARENT, recover=_c_orphan_body,
-                   revision=3),
+                   revision=4),
     "cpp": _language("cpp", "tree_sitter_cpp",
                      (".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h++", ".ipp", ".tpp"), _CPP,
                      ATTACHED | {"attribute_declaration"}, transparent=_C_TRANSPARENT, recover=_c_orphan_body,
-                     revision=3),
+                     revision=4),
     "csharp": _language("csharp", "tree_sitter_c_sharp", (".cs",), _CSHARP, transparent=_PREPROC, revision=2),
     "ruby": _language("ruby", "tree_sitter_ruby", (".rb", ".rake", ".gemspec"), _RUBY, is_attached=_ruby_attached,
                       filenames=("Rakefile", "Gemfile"), revision=4),
