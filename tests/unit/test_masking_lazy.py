@@ -141,3 +141,14 @@ def test_screen_groups_record_what_word_searches_find(text: str) -> None:
     assert found == {w for w in masking._SCREEN_WORDS if w in gate.lowered}
     assert all(gate._words[w] == (w in gate.lowered) for w in masking._SCREEN_WORDS if w in gate._words)
     assert all(gate.has(w) == (w in gate.lowered) for w in masking._SCREEN_WORDS)
+
+
+def test_a_needle_is_looked_for_only_at_token_starts_when_its_row_rules_out_every_letter_and_digit_before() -> None:
+    """``(?<![A-Za-z])`` lets a digit precede the match, so its needles are looked for anywhere
+    in a run (hypothesis found ``0ACCOUNTKEY=<key>`` masked by a full scan, not by the gated one)."""
+    assert masking._head_starts_a_token(r"(?<![A-Za-z0-9_])", 0)
+    assert not masking._head_starts_a_token(r"(?i)(?<![A-Za-z])", 0)
+    assert "accountkey" not in masking._TOKEN_START_NEEDLES
+    key = "Zm9vYmFyYmF6cXV4cXV1eDEyMzQ1Njc4OTA="
+    for text in (f"0AccountKey={key}", f"x=1;9SharedAccessKey={key}", f"AccountKey={key}"):
+        assert key not in masking.mask_text(text).text

@@ -148,7 +148,6 @@ TOKEN_START_NEEDLES = (
     'acca',
     'access-',
     'access_token$production$',
-    'accountkey',
     'akcp',
     'akid',
     'api-',
@@ -217,7 +216,6 @@ TOKEN_START_NEEDLES = (
     'pmak-',
     'pnu_',
     'pplx-',
-    'primarykey',
     'pscale_',
     'pubkey-',
     'pul-',
@@ -231,12 +229,10 @@ TOKEN_START_NEEDLES = (
     'sat.',
     'sb_secret_',
     'sbp_',
-    'secondarykey',
     'secret_',
     'sg.',
     'sgp_',
     'sha256~',
-    'sharedaccesskey',
     'shippo_',
     'shp',
     'sig=',
@@ -264,6 +260,6 @@ TOKEN_START_NEEDLES = (
     'zxlk',
 )
 
-RUN_TRIE = '[^a-z0-9]((?:4b1d|a(?:3(?:\\-|t)|b(?:ia|sk)|cc(?:a|ess(?:\\-|_token\\$production\\$)|ountkey)|k(?:cp|id)|pi(?:\\-|_org_)|qvn|sia|t(?:att3|bb))|bkua_|c(?:cipat_|io|lojars_|mvmd)|d(?:api|ckr_|nkey\\-|o(?:o_v1_|p_v1_|r_v1_)|p\\.|t0c01\\.|uffel_)|e(?:aa(?:a|c|m)|yjrijoi|z(?:ak|tk))|f(?:i(?:gd_|o\\-u\\-)|lw(?:pubk_test\\-|seck_test(?:\\-)?)|m|o1_)|g(?:l(?:(?:c(?:_|bt\\-)|sa_))?|ocspx\\-|r1348941|sk_)|h(?:f_|rku\\-|v(?:b\\.|s\\.))|ico\\-|key\\-|l(?:in_api_|sv2_|tai)|n(?:fp_|pm_|r(?:a(?:a\\-|k\\-)|ii\\-|js\\-)|tn_)|o(?:ps_|y2)|p(?:8e\\-|at(?:\\.)?|csk_|k\\.eyj|mak\\-|nu_|plx\\-|rimarykey|scale_|u(?:bkey\\-|l\\-)|ypi\\-)|r(?:8_|dme_|k_prod_|ubygems_)|s(?:\\-s4t2|\\.|at\\.|b(?:_secret_|p_)|ec(?:ondarykey|ret_)|g(?:\\.|p_)|h(?:a(?:256\\~|redaccesskey)|ippo_|p)|ig=|k(?:(?:\\-ant\\-|\\.eyj|_prod_))?|l\\.|m_|ntry(?:s_|u_)|q0(?:atp\\-|csp\\-))|t(?:1\\.|fp_|k\\-us\\-)|v1\\.0\\-|whsec_|x(?:a(?:i\\-|pp\\-)|keysib\\-|oxe|smtpsib\\-)|ya29\\.|zxlk))'
+RUN_TRIE = '[^a-z0-9]((?:4b1d|a(?:3(?:\\-|t)|b(?:ia|sk)|cc(?:a|ess(?:\\-|_token\\$production\\$))|k(?:cp|id)|pi(?:\\-|_org_)|qvn|sia|t(?:att3|bb))|bkua_|c(?:cipat_|io|lojars_|mvmd)|d(?:api|ckr_|nkey\\-|o(?:o_v1_|p_v1_|r_v1_)|p\\.|t0c01\\.|uffel_)|e(?:aa(?:a|c|m)|yjrijoi|z(?:ak|tk))|f(?:i(?:gd_|o\\-u\\-)|lw(?:pubk_test\\-|seck_test(?:\\-)?)|m|o1_)|g(?:l(?:(?:c(?:_|bt\\-)|sa_))?|ocspx\\-|r1348941|sk_)|h(?:f_|rku\\-|v(?:b\\.|s\\.))|ico\\-|key\\-|l(?:in_api_|sv2_|tai)|n(?:fp_|pm_|r(?:a(?:a\\-|k\\-)|ii\\-|js\\-)|tn_)|o(?:ps_|y2)|p(?:8e\\-|at(?:\\.)?|csk_|k\\.eyj|mak\\-|nu_|plx\\-|scale_|u(?:bkey\\-|l\\-)|ypi\\-)|r(?:8_|dme_|k_prod_|ubygems_)|s(?:\\-s4t2|\\.|at\\.|b(?:_secret_|p_)|ecret_|g(?:\\.|p_)|h(?:a256\\~|ippo_|p)|ig=|k(?:(?:\\-ant\\-|\\.eyj|_prod_))?|l\\.|m_|ntry(?:s_|u_)|q0(?:atp\\-|csp\\-))|t(?:1\\.|fp_|k\\-us\\-)|v1\\.0\\-|whsec_|x(?:a(?:i\\-|pp\\-)|keysib\\-|oxe|smtpsib\\-)|ya29\\.|zxlk))'
 
-RUN_TRIE_ANYWHERE = '(?:\\-us|\\.(?:a(?:cc|tlasv1\\.)|webhook\\.office\\.com/)|/api/webhooks/|:a(?:a|pa91b)|_(?:gitlab_session=|mmk)|a(?:ge\\-secret\\-key\\-1|iza|kia)|bedrock\\-api\\-key\\-|eyj|g(?:h(?:o_|p_|r_|s_|u_)|ithub_pat_)|hooks\\.slack\\.com/|q\\~|rk_(?:live_|test_)|sk(?:\\-|_(?:live_|test_)))'
+RUN_TRIE_ANYWHERE = '(?:\\-us|\\.(?:a(?:cc|tlasv1\\.)|webhook\\.office\\.com/)|/api/webhooks/|:a(?:a|pa91b)|_(?:gitlab_session=|mmk)|a(?:ccountkey|ge\\-secret\\-key\\-1|iza|kia)|bedrock\\-api\\-key\\-|eyj|g(?:h(?:o_|p_|r_|s_|u_)|ithub_pat_)|hooks\\.slack\\.com/|primarykey|q\\~|rk_(?:live_|test_)|s(?:econdarykey|haredaccesskey|k(?:\\-|_(?:live_|test_))))'

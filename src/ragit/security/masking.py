@@ -697,7 +697,10 @@ def _head_starts_a_token(head: str, flags: int) -> bool:
         probe = re.compile(head, flags)
     except re.error:  # pragma: no cover
         return False
-    return all(probe.match("x" + ch, 1) is None for ch in "azAZ09n")
+    # the head must fail right after each letter or digit (``ch`` before the position probed; the
+    # probe once put them after it and so tested "x" alone, which let ``(?<![A-Za-z])`` — true
+    # after a digit — pass, and "0ACCOUNTKEY=…" went unmasked by the gated scan)
+    return all(probe.match(ch + "x", 1) is None for ch in "azAZ09n")
 
 
 def _token_start_needles(gated: dict[int, int]) -> frozenset[str]:
