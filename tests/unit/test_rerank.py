@@ -16,6 +16,8 @@ from ragit.retrieve.rerank import (
     RerankWeights,
     _declares,
     _declares_seen,
+    _level,
+    _local,
     _definitions,
     _norm,
     _title_names,
@@ -85,6 +87,18 @@ def test_defines_exact_normalised_and_declared():
     assert defines("class Other", "", []) == 0.0
 
 
+def test_a_variable_local_to_a_function_body_defines_nothing():
+    # a handler's ``const createContext = ...`` took the full definition boost for "createContext"
+    handler = ("export function awsLambdaRequestHandler(opts) {\n  const createContext = async () => {\n"
+               "    return opts.createContext?.()\n  }\n  return resolve({ createContext })\n}\n")
+    assert defines("function awsLambdaRequestHandler", handler, ["createContext"]) == 0.0
+    # at the chunk's own level it is a definition: top level, or a member's own chunk
+    assert defines("const createContext", "export const createContext = () => ({})\n", ["createContext"]) == 1.0
+    assert defines("property Job.parent", "    /** Its parent. */\n    val parent: Job?\n", ["parent"]) == 1.0
+    # other declaring words keep the rule as it was: a nested ``def`` or ``class`` still counts
+    assert defines("class Outer", "class Outer:\n    class Inner:\n        pass\n", ["Inner"]) == 1.0
+
+
 def test_an_indented_associated_type_binding_declares_nothing():
     impl = "impl<'de> IntoDeserializer<'de> for Foo {\n    type Deserializer = Self;\n}\n"
     assert defines("impl IntoDeserializer for Foo", impl, ["Deserializer"]) == 0.0
@@ -100,6 +114,7 @@ _LINES = st.lists(st.sampled_from([
     "class Engine", "  def run(self):", "pub fn run()", "// class Engine", "export default function render() {",
     "impl Engine for X", "struct Engine;", "x = Engine()", "  public static void main()", "", "    ",
     "const run = 1", "type Engine = { a: 1 }", "# def run", "fn main() { run() }", "defmodule Engine do",
+    "  const run = 2", "    let Engine = f()", "\tval main = 3",
 ]), max_size=12)
 
 
@@ -109,7 +124,8 @@ _LINES = st.lists(st.sampled_from([
 def test_declares_looks_only_at_lines_naming_the_identifier_and_agrees_with_a_full_scan(lines, eol, names):
     text = eol.join(lines)
     wanted = [n for n in names if len(n) > 1 and n in text]
-    reference = any(m.group(1) in wanted for m in _DECLARATION.finditer(text)) if wanted else False
+    reference = any(m.group(1) in wanted and not _local(m, _level(text), text)
+                    for m in _DECLARATION.finditer(text)) if wanted else False
     assert _declares(text, names) == reference
 
 

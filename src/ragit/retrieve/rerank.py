@@ -258,6 +258,27 @@ _DECLARATION = re.compile(
     rf"[ \t]*(?:[\w@]+[ \t]+)*?(?:{_DEF_KEYWORDS})[ \t]+(?:[\w:.]+[.:])?([A-Za-z_$][\w$]*[!?]?)", re.MULTILINE)
 
 
+# ``let``/``const``/``var``/``val`` declare a local as readily as a definition: one deeper than the
+# chunk's own level (the least indentation of its lines) is a local inside a function's body (a
+# handler's ``const createContext = ...``), which defines nothing a question asks for
+_VARIABLE = re.compile(r"[ \t]*(?:[\w@]+[ \t]+)*?(?:let|const|var|val)[ \t]")
+
+
+def _level(text: str) -> int:
+    """The least indentation of ``text``'s non-blank lines."""
+    return min((len(line) - len(line.lstrip(" \t")) for line in text.split("\n") if line.strip()), default=0)
+
+
+def _local(m: "re.Match[str]", level: "int | None", text: str) -> bool:
+    """Whether the declaration ``m`` (a :data:`_DECLARATION` match in ``text``; ``level``: its
+    :func:`_level`, None until known) is a variable declared deeper than the chunk's level."""
+    line = m.group(0)
+    indent = len(line) - len(line.lstrip(" \t"))
+    if not indent or not _VARIABLE.match(line):
+        return False
+    return indent > (_level(text) if level is None else level)
+
+
 def _declares(text: str, names: Sequence[str]) -> bool:
     """``text`` has a line declaring one of ``names`` (spelled exactly)."""
     wanted = [n for n in names if len(n) > 1 and n in text]  # a substring test (in C) first
@@ -273,7 +294,7 @@ def _declares(text: str, names: Sequence[str]) -> bool:
             if start not in tried:
                 tried.add(start)
                 m = _DECLARATION.match(text, start)
-                if m is not None and m.group(1) in wanted:
+                if m is not None and m.group(1) in wanted and not _local(m, None, text):
                     return True
             end = text.find("\n", at)
             if end < 0:
@@ -301,7 +322,9 @@ def _declares_seen(text: str, names: Sequence[str], spelled: "frozenset[str]") -
         _declared[text] = None
         return bool(spelled) and _declares(text, names)
     if found is None:
-        found = _declared[text] = frozenset(m.group(1) for m in _DECLARATION.finditer(text))
+        matches = list(_DECLARATION.finditer(text))
+        level = _level(text) if matches else 0
+        found = _declared[text] = frozenset(m.group(1) for m in matches if not _local(m, level, text))
     return not found.isdisjoint(spelled)
 
 
