@@ -339,7 +339,7 @@ def _collect(spec: Language, nodes: list[Any], owner: str | None, members_word: 
                 title = MODULE.title
             elif not title or len(title) > _MAX_TITLE or "\n" in title or title[-1] == " " or " " not in title:
                 title = _short_title(title)
-            overloaded = joins is not None and joins == found.name and bool(defs)
+            overloaded = joins == found.name and bool(defs)
             joins = found.name if found.overload else None
             opens = overloaded or not ((spec.merge_clauses or found is MODULE) and defs and defs[-1].title == title)
             if overloaded:  # the signatures above open the unit, titled for what follows them

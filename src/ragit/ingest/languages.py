@@ -189,20 +189,22 @@ def _is_async(node: Node) -> bool:
     )
 
 
+def _function_word(node: Node) -> str:
+    """``async function`` or ``function``: how a JavaScript function (``node``) is titled."""
+    return "async function" if _is_async(node) else "function"
+
+
 def _js_function(node: Node) -> Found:
     name = name_of(node)
-    prefix = "async function" if _is_async(node) else "function"
-    return Found(f"{prefix} {name}", name, callable=True)
+    return Found(f"{_function_word(node)} {name}", name, callable=True)
 
 
 def _js_overload(word: str) -> Describe:
     """A TypeScript overload signature (``function f(a: string): A;``, ``on(e: "x"): this;`` in a
     class): one line of a definition whose implementation (or next signature) follows, never a
     unit of its own (``Found.overload``)."""
-    def describe(node: Node) -> Found:
-        name = name_of(node)
-        return Found(f"{word} {name}", name, callable=True, overload=True)
-    return describe
+    describe = _function(word)
+    return lambda node: describe(node)._replace(overload=True)
 
 
 _JS_FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "generator_function"})
@@ -215,8 +217,7 @@ def _js_variable(node: Node) -> Found | None:
             continue
         if value.type in _JS_FUNCTION_VALUES:
             name = name_of(declarator)
-            prefix = "async function" if _is_async(value) else "function"
-            return Found(f"{prefix} {name}", name, callable=True)
+            return Found(f"{_function_word(value)} {name}", name, callable=True)
         if value.type == "class":
             name = name_of(declarator)
             return Found(f"class {name}", name, body=value.child_by_field_name("body"), split=True)
@@ -247,8 +248,7 @@ def _js_field(node: Node) -> Found | None:
         return None
     name = text(name_node)
     if value.type in _JS_FUNCTION_VALUES:
-        prefix = "async function" if _is_async(value) else "function"
-        return Found(f"{prefix} {name}", name, callable=True)
+        return Found(f"{_function_word(value)} {name}", name, callable=True)
     if spans_lines(value):
         return Found(f"property {name}", name, callable=True, member_word="property")
     return None
@@ -310,11 +310,10 @@ def _js_assigned_function(assignment: Node) -> Found | None:
         return None
     path.append(text(target))
     path.reverse()
-    prefix = "async function" if _is_async(value) else "function"
     if len(path) >= 3 and path[-2] == "prototype":
         return Found(f"method {'.'.join(path[:-2])}.{path[-1]}", path[-1], callable=True, member_word="method")
     name = ".".join(path)
-    return Found(f"{prefix} {name}", name, callable=True)
+    return Found(f"{_function_word(value)} {name}", name, callable=True)
 
 
 def _js_statement(node: Node) -> Found | None:
