@@ -124,7 +124,7 @@ _LINES = st.lists(st.sampled_from([
 def test_declares_looks_only_at_lines_naming_the_identifier_and_agrees_with_a_full_scan(lines, eol, names):
     text = eol.join(lines)
     wanted = [n for n in names if len(n) > 1 and n in text]
-    reference = any(m.group(1) in wanted and not _local(m, _level(text), text)
+    reference = any(m.group("name") in wanted and not _local(m, _level(text), text)
                     for m in _DECLARATION.finditer(text)) if wanted else False
     assert _declares(text, names) == reference
 

@@ -255,13 +255,13 @@ _DEF_KEYWORDS = (r"class|struct|interface|trait|enum|union|type|typedef|protocol
 # for every name: compiled once, not per question.
 _DECLARATION = re.compile(
     r"^(?![ \t]+type[ \t]+[A-Za-z_$][\w$]*[ \t]*(?:<[^>\n]*>[ \t]*)?=)"
-    rf"[ \t]*(?:[\w@]+[ \t]+)*?(?:{_DEF_KEYWORDS})[ \t]+(?:[\w:.]+[.:])?([A-Za-z_$][\w$]*[!?]?)", re.MULTILINE)
-
+    rf"[ \t]*(?:[\w@]+[ \t]+)*?(?P<word>{_DEF_KEYWORDS})[ \t]+(?:[\w:.]+[.:])?(?P<name>[A-Za-z_$][\w$]*[!?]?)",
+    re.MULTILINE)
 
 # ``let``/``const``/``var``/``val`` declare a local as readily as a definition: one deeper than the
 # chunk's own level (the least indentation of its lines) is a local inside a function's body (a
 # handler's ``const createContext = ...``), which defines nothing a question asks for
-_VARIABLE = re.compile(r"[ \t]*(?:[\w@]+[ \t]+)*?(?:let|const|var|val)[ \t]")
+_VARIABLE_WORDS = frozenset(("let", "const", "var", "val"))
 
 
 def _level(text: str) -> int:
@@ -274,7 +274,7 @@ def _local(m: "re.Match[str]", level: "int | None", text: str) -> bool:
     :func:`_level`, None until known) is a variable declared deeper than the chunk's level."""
     line = m.group(0)
     indent = len(line) - len(line.lstrip(" \t"))
-    if not indent or not _VARIABLE.match(line):
+    if not indent or m.group("word") not in _VARIABLE_WORDS:
         return False
     return indent > (_level(text) if level is None else level)
 
@@ -294,7 +294,7 @@ def _declares(text: str, names: Sequence[str]) -> bool:
             if start not in tried:
                 tried.add(start)
                 m = _DECLARATION.match(text, start)
-                if m is not None and m.group(1) in wanted and not _local(m, None, text):
+                if m is not None and m.group("name") in wanted and not _local(m, None, text):
                     return True
             end = text.find("\n", at)
             if end < 0:
@@ -324,7 +324,7 @@ def _declares_seen(text: str, names: Sequence[str], spelled: "frozenset[str]") -
     if found is None:
         matches = list(_DECLARATION.finditer(text))
         level = _level(text) if matches else 0
-        found = _declared[text] = frozenset(m.group(1) for m in matches if not _local(m, level, text))
+        found = _declared[text] = frozenset(m.group("name") for m in matches if not _local(m, level, text))
     return not found.isdisjoint(spelled)
 
 
