@@ -40,7 +40,7 @@ public final class Request: Sendable {
 def test_swift_computed_properties_and_observers_are_members():
     text = SWIFT_REQUEST.replace("{fields}", padding("let field{i}: Int = {i}", 75, "    "))
     chunker, chunks = chunk("Sources/App/Request.swift", text)
-    assert chunker == "code:swift/3"
+    assert chunker == "code:swift/4"
     assert summary(chunks) == [
         ("module", 1, 1), ("class Request", 3, 80), ("property Request.method", 82, 86),
         ("property Request.isSecure", 88, 88), ("property Request.body", 90, 92), ("method Request.init", 94, 97),
@@ -51,6 +51,42 @@ def test_swift_computed_properties_and_observers_are_members():
 def test_small_swift_type_keeps_its_properties():
     _, chunks = chunk("Request.swift", SWIFT_REQUEST.replace("{fields}\n", ""))
     assert summary(chunks) == [("module", 1, 1), ("class Request", 3, 21)]
+
+
+SWIFT_TABLES = """/// Caches the formatted date.
+final class DateCache {
+{fields}
+    /// The registry, made on first use.
+    public private(set) lazy var registry: Registry = {
+        isInitialized = true
+        return Registry(owner: self)
+    }()
+
+    private var isInitialized: Bool = false
+
+    func update() {
+        timestamp = now()
+    }
+}
+
+let dayNames = [
+    "Mon", "Tue", "Wed",
+]
+
+let one = 1, two = [
+    2]
+"""
+
+
+def test_swift_properties_whose_value_spans_lines_are_members():
+    # a lazy property's closure or a lookup table was the tail of the member above it
+    # (vapor's `fileExtensionMediaTypeMapping` in `method HTTPMediaType.formData (lines …)`); a
+    # one-line stored property stays where it is, and so does a declaration of two names
+    _, chunks = chunk("DateCache.swift", SWIFT_TABLES.replace("{fields}", padding("let field{i} = {i}", 75, "    ")))
+    assert summary(chunks) == [
+        ("class DateCache", 1, 77), ("property DateCache.registry", 79, 85), ("method DateCache.update", 87, 90),
+        ("property dayNames", 92, 97)]
+    assert chunks[1].text.endswith("}()\n\n    private var isInitialized: Bool = false")
 
 
 # ---- TypeScript / JavaScript: class fields holding code are members
@@ -570,3 +606,101 @@ def test_haskell_pattern_synonym_signature_joins_its_equation():
     assert summary(chunk("src/Opts.hs", text)[1]) == [
         ("module", 1, 1), ("pattern DefaultHighlighting", 3, 4), ("pattern Pair", 6, 7),
     ]
+
+
+# ---- Swift and C#: conditional compilation where the grammar cannot place it
+
+SWIFT_CONTEXT = """import Foundation
+
+/// The app context.
+public class AppContext: NSObject, @unchecked Sendable {
+{fields}
+  private func listen() {
+    register()
+  }
+
+  /// Posts lifecycle events.
+  private func handle(_ notification: Notification) {
+    switch notification.name {
+    #if os(iOS)
+    case UIApplication.didBecomeActiveNotification:
+      post(.active)
+    #elseif os(macOS)
+    case NSApplication.didBecomeActiveNotification:
+      post(.active)
+    #endif
+    default:
+      return
+    }
+  }
+
+  public func hasModule(_ name: String) -> Bool {
+    return registry.has(name)
+  }
+}
+"""
+
+
+def test_swift_conditional_cases_in_a_switch_keep_the_class():
+    # tree-sitter-swift places ``#if`` between statements and declarations only: between a
+    # switch's cases the whole class became one error and its methods top-level functions
+    text = SWIFT_CONTEXT.replace("{fields}", padding("let field{i}: Int = {i}", 75, "  "))
+    chunker, chunks = chunk("AppContext.swift", text)
+    assert chunker == "code:swift/4"
+    assert summary(chunks) == [
+        ("module", 1, 1), ("class AppContext", 3, 79), ("method AppContext.listen", 81, 83),
+        ("method AppContext.handle", 85, 98), ("method AppContext.hasModule", 100, 103)]
+    assert "    #if os(iOS)\n    case UIApplication" in chunks[3].text  # the lines as written
+
+
+CSHARP_READER = """using System.Threading.Tasks;
+
+namespace Newtonsoft.Json
+{
+    public abstract partial class JsonReader
+#if HAVE_ASYNC_DISPOSABLE
+        : IAsyncDisposable
+#endif
+    {
+{fields}
+        public virtual Task<bool> ReadAsync()
+        {
+            return Task.FromResult(Read());
+        }
+
+        internal async Task ReadAndAssertAsync()
+        {
+            if (!await ReadAsync())
+            {
+                throw CreateUnexpectedEndException();
+            }
+        }
+    }
+}
+"""
+
+
+def test_csharp_conditional_base_list_keeps_the_class_name():
+    # the ``#if`` around the base list made the grammar read the condition as the class name
+    text = CSHARP_READER.replace("{fields}", padding("private int _field{i};", 75, "        "))
+    chunker, chunks = chunk("JsonReader.Async.cs", text)
+    assert chunker == "code:csharp/3"
+    assert [c.title for c in chunks][-2:] == ["method JsonReader.ReadAsync", "method JsonReader.ReadAndAssertAsync"]
+    assert not any("HAVE_ASYNC_DISPOSABLE" in c.title for c in chunks)
+
+
+def test_conditional_lines_are_blanked_only_where_they_cost_structure():
+    # a file the grammar parses whole keeps its parse: its directives are siblings of the
+    # declarations, and an ``#if`` line stays with the unit above
+    source = """public class A {
+{fields}
+#if os(iOS)
+  func f() {}
+#else
+  func g() {}
+#endif
+}
+"""
+    _, chunks = chunk("A.swift", source.replace("{fields}", padding("let field{i}: Int = {i}", 80, "  ")))
+    assert summary(chunks) == [("class A (lines 1-60)", 1, 60), ("class A (lines 51-83)", 51, 83),
+                               ("method A.f", 84, 85), ("method A.g", 86, 88)]

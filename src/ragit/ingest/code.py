@@ -13,6 +13,9 @@ run of tokens the grammar could not place becomes a plain ``lines`` unit. The wh
 back to ``lines`` only when more than :data:`MAX_UNPARSED` of its non-blank characters are
 such tokens, or when there are some and no definition was recovered at all. (Missing tokens
 that tree-sitter inserts, such as the ``;`` after a macro call, are not errors for this rule.)
+A Swift or C# parse with errors is tried again with its conditional-compilation lines
+(``#if``, ``#else``, ...) blanked, which those grammars place only between declarations or
+statements; the parse placing more tokens is kept (:attr:`Language.conditionals`).
 
 Grammars new with this chunker parse under a time budget (:data:`PARSE_SECONDS`): a file
 that takes longer, which only pathological input does, is chunked as ``lines``.
@@ -474,20 +477,20 @@ def _tree_sitter_defs(language: str, source: str) -> tuple[str, list[_Def]] | No
         candidates = (language,)
     best: tuple[int, str, Any] | None = None
     for key in candidates:
-        parser = _parser(key)
-        if parser is None:
-            continue
-        tree = _parse(parser, data) if LANGUAGES[key].guarded else parser.parse(data)
-        if tree is None:
-            continue
-        root = tree.root_node
-        unplaced = _unplaced_bytes(LANGUAGES[key], root) if root.has_error else 0
-        if best is None or unplaced < best[0]:
-            best = (unplaced, key, root)
-        if not unplaced:
+        parsed = _parsed(key, data)
+        if parsed is not None and (best is None or parsed[0] < best[0]):
+            best = parsed
+        if parsed is not None and not parsed[0]:
             break
     if best is None:
         return None
+    conditionals = LANGUAGES[best[1]].conditionals
+    if best[0] and conditionals is not None:
+        # both branches of each ``#if`` read in turn, as the grammar places them between declarations
+        blanked = conditionals.sub(lambda m: b" " * len(m.group(0)), data)  # (rows and columns hold)
+        again = _parsed(best[1], blanked) if blanked != data else None
+        if again is not None and again[0] < best[0]:
+            best = again
     unplaced, key, root = best
     spec = LANGUAGES[key]
     if unplaced and unplaced > MAX_UNPARSED * (len(data) - sum(data.count(c) for c in b" \t\n\r\f\v")):
@@ -496,6 +499,19 @@ def _tree_sitter_defs(language: str, source: str) -> tuple[str, list[_Def]] | No
     if unplaced and not any(d.title for d in defs):
         return None  # broken, and no structure to show for it
     return spec.chunker, defs
+
+
+def _parsed(key: str, data: bytes) -> tuple[int, str, Any] | None:
+    """(bytes of unplaced tokens, ``key``, root) of ``data`` parsed with grammar ``key``, or None
+    (no grammar, or over the parse's time budget)."""
+    parser = _parser(key)
+    if parser is None:
+        return None
+    tree = _parse(parser, data) if LANGUAGES[key].guarded else parser.parse(data)
+    if tree is None:
+        return None
+    root = tree.root_node
+    return (_unplaced_bytes(LANGUAGES[key], root) if root.has_error else 0), key, root
 
 
 # ---------------------------------------------------------------- units and windows

@@ -72,6 +72,9 @@ class Language:
     #: a ``/**`` doc comment one blank line above a definition still opens its unit (JSDoc as
     #: express writes it: ``*/``, a blank line, ``res.format = function(obj){``)
     doc_gap: bool = False
+    #: conditional-compilation lines (``#if``, ``#else``, ...) the grammar cannot always place: a
+    #: parse with errors is tried again with them blanked, and the one placing more is kept
+    conditionals: "re.Pattern[bytes] | None" = None
     #: recovers a definition error recovery tore apart: (siblings, index) -> (found, its first sibling)
     recover: Callable[[list[Node], int], "tuple[Found, int] | None"] | None = None
     filenames: tuple[str, ...] = ()  # whole file names (``Rakefile``)
@@ -531,10 +534,13 @@ def _swift_class(node: Node) -> Found:
 
 def _swift_property(node: Node) -> Found | None:
     """A property with code in it (``var x: T { get {...} set {...} }``, ``var y: T { expr }``, or
-    ``willSet`` / ``didSet`` observers), like a C# property; a stored property (``let x = 1``)
-    is a field and stays in the unit above it."""
+    ``willSet`` / ``didSet`` observers), like a C# property, or one name whose value spans lines
+    (``lazy var moduleRegistry: ModuleRegistry = {`` ... ``}()``, a lookup table), like a Java
+    field; a one-line stored property (``let x = 1``) is a field and stays in the unit above it."""
     if node.child_by_field_name("computed_value") is None and _first(node, ("willset_didset_block",)) is None:
-        return None
+        values = node.children_by_field_name("value")
+        if len(node.children_by_field_name("name")) != 1 or len(values) != 1 or not spans_lines(values[0]):
+            return None
     pattern = node.child_by_field_name("name")
     name_node = pattern.child_by_field_name("bound_identifier") if pattern is not None else None
     name = text(name_node if name_node is not None else pattern, "default")
@@ -1062,6 +1068,13 @@ def _language(name: str, module: str, extensions: tuple[str, ...], handlers: dic
 
 _PREPROC = {"preproc_if": _named, "preproc_elif": _named, "preproc_else": _named}
 
+# Conditional compilation inside an expression or between a switch's cases (Swift: ``#if os(iOS)``
+# around some ``case`` lines; C#: ``#if HAVE_ASYNC_DISPOSABLE`` around a class's base list): the Swift
+# and C# grammars place a directive only between statements or declarations, and elsewhere lose
+# the structure around it (tree-sitter-swift made expo's 944-line ``class AppContext`` one ERROR).
+_SWIFT_CONDITIONALS = re.compile(rb"^[ \t]*#(?:if|elseif|else|endif)\b[^\n]*", re.M)
+_CSHARP_CONDITIONALS = re.compile(rb"^[ \t]*#[ \t]*(?:if|elif|else|endif)\b[^\n]*", re.M)
+
 #: language key -> table (``tsx`` is TypeScript parsed with the TSX grammar). Revisions (see
 #: :attr:`Language.revision`; docs/architecture.md, "Chunking"): 2 for JavaScript / TypeScript
 #: (class fields holding functions), Swift (computed properties), Ruby (``module A; class B``
@@ -1077,7 +1090,9 @@ _PREPROC = {"preproc_if": _named, "preproc_elif": _named, "preproc_else": _named
 #: blank line above a definition opens its unit, ``Language.doc_gap``; and in TypeScript an overload
 #: signature opens its implementation's unit, ``Found.overload``); 3 for Rust (``impl … for &'a mut T``
 #: titled for ``T``, not ``'a mut T``: ``base_type_name``); 4 for C and C++ (a ``#define`` spanning
-#: lines is a unit, ``_c_macro``)
+#: lines is a unit, ``_c_macro``). Session 28: 4 for Swift and 3 for C# (a parse with errors is tried
+#: again with its conditional-compilation lines blanked, ``Language.conditionals``; and in Swift a
+#: property whose value spans lines is a member, ``_swift_property``)
 LANGUAGES: dict[str, Language] = {
     "javascript": _language("javascript", "tree_sitter_javascript", (".js", ".jsx", ".mjs", ".cjs"), _JS,
                             guarded=False, doc_gap=True, revision=5),
@@ -1092,7 +1107,7 @@ LANGUAGES: dict[str, Language] = {
     "kotlin": _language("kotlin", "tree_sitter_kotlin", (".kt", ".kts"), _KOTLIN, revision=2),
     "scala": _language("scala", "tree_sitter_scala", (".scala", ".sc"), _SCALA, revision=2),
     "swift": _language("swift", "tree_sitter_swift", (".swift",), _SWIFT, ATTACHED | {"multiline_comment"},
-                       revision=3),
+                       conditionals=_SWIFT_CONDITIONALS, revision=4),
     # ``.h`` is either C or C++: see ``code.py``
     "c": _language("c", "tree_sitter_c", (".c",), _C, transparent=_C_TRANSPARENT, recover=_c_orphan_body,
                    revision=4),
@@ -1100,7 +1115,8 @@ LANGUAGES: dict[str, Language] = {
                      (".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h++", ".ipp", ".tpp"), _CPP,
                      ATTACHED | {"attribute_declaration"}, transparent=_C_TRANSPARENT, recover=_c_orphan_body,
                      revision=4),
-    "csharp": _language("csharp", "tree_sitter_c_sharp", (".cs",), _CSHARP, transparent=_PREPROC, revision=2),
+    "csharp": _language("csharp", "tree_sitter_c_sharp", (".cs",), _CSHARP, transparent=_PREPROC,
+                        conditionals=_CSHARP_CONDITIONALS, revision=3),
     "ruby": _language("ruby", "tree_sitter_ruby", (".rb", ".rake", ".gemspec"), _RUBY, is_attached=_ruby_attached,
                       filenames=("Rakefile", "Gemfile"), revision=4),
     "php": _language("php", "tree_sitter_php", (".php",), _PHP, function="language_php", revision=2),
