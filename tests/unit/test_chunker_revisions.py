@@ -20,11 +20,11 @@ from ragit.maintenance.status import language_of
 #: and Lua (2: an assignment whose value spans lines); 5 for TypeScript (an overload signature
 #: opens its implementation's unit: session 27), and 5 for JavaScript (a function assigned to a
 #: path is a unit); 3 for Rust (an ``impl`` for ``&'a mut T`` is titled for ``T``: session 27), 4 for
-#: C and C++ (a ``#define`` spanning lines is a unit); 4 for Swift and 3 for C# (a parse with errors
-#: is tried again with its conditional-compilation lines blanked: session 28; and a Swift property
-#: whose value spans lines is a member)
+#: C and C++ (a ``#define`` spanning lines is a unit); session 28: 4 for Swift, 3 for C# and 5 for C
+#: and C++ (a parse with errors is tried again with its conditional-compilation lines blanked), and
+#: a Swift property whose value spans lines is a member
 REVISION = {"javascript": 5, "typescript": 5, "swift": 4, "ruby": 4, "haskell": 3, "java": 3, "rust": 3,
-            "kotlin": 2, "scala": 2, "c": 4, "cpp": 4, "csharp": 3, "php": 2, "elixir": 2, "zig": 2,
+            "kotlin": 2, "scala": 2, "c": 5, "cpp": 5, "csharp": 3, "php": 2, "elixir": 2, "zig": 2,
             "go": 2, "lua": 2, "bash": 1}
 
 SAMPLE = {  # one file of each table key (empty: the name only depends on the language)

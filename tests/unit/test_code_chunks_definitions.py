@@ -689,6 +689,67 @@ def test_csharp_conditional_base_list_keeps_the_class_name():
     assert not any("HAVE_ASYNC_DISPOSABLE" in c.title for c in chunks)
 
 
+C_TABLE = """#include <unistd.h>
+
+static int ready;
+
+unsigned int parallelism(void) {
+  long rc = -1;
+  static int mib[][2] = {
+# ifdef HW_NCPUONLINE
+    { CTL_HW, HW_NCPUONLINE },
+# endif
+    { CTL_HW, HW_NCPU }
+  };
+
+  rc = query(mib);
+  return (unsigned) rc;
+}
+
+int count(void) {
+  return ready;
+}
+"""
+
+C_DRAIN = """#include <unistd.h>
+
+static int ready;
+
+void drain(int fd) {
+  char buf[64];
+  int r;
+
+#if HAVE_EVFILT
+  for (;!ready;) {
+#else
+  for (;;) {
+#endif
+    r = read(fd, buf, sizeof(buf));
+    if (r != -1)
+      break;
+  }
+  finish(fd);
+}
+
+int count(void) {
+  return ready;
+}
+"""
+
+
+def test_c_conditional_lines_blanked_unless_both_branches_open_one_block():
+    # tree-sitter-c cannot place an ``#ifdef`` inside an initializer (libuv's
+    # ``uv_available_parallelism``): the function became ``lines``; blanked, its rows read as one
+    for path in ("core.c", "core.cc"):
+        chunker, chunks = chunk(path, C_TABLE)
+        assert chunker in ("code:c/5", "code:cpp/5")
+        assert summary(chunks) == [("module", 1, 3), ("function parallelism", 5, 16), ("function count", 18, 20)]
+    # two branches that each open the same loop leave a brace unclosed once both are read (the
+    # parser then closes it at the end, and the loop swallows ``count``): that parse is refused
+    _, chunks = chunk("async.c", C_DRAIN)
+    assert summary(chunks) == [("module", 1, 3), ("lines 5-19", 5, 19), ("function count", 21, 23)]
+
+
 def test_conditional_lines_are_blanked_only_where_they_cost_structure():
     # a file the grammar parses whole keeps its parse: its directives are siblings of the
     # declarations, and an ``#if`` line stays with the unit above
@@ -704,3 +765,19 @@ def test_conditional_lines_are_blanked_only_where_they_cost_structure():
     _, chunks = chunk("A.swift", source.replace("{fields}", padding("let field{i}: Int = {i}", 80, "  ")))
     assert summary(chunks) == [("class A (lines 1-60)", 1, 60), ("class A (lines 51-83)", 51, 83),
                                ("method A.f", 84, 85), ("method A.g", 86, 88)]
+
+
+def test_blanked_conditionals_keep_rows_columns_and_continued_lines():
+    from ragit.ingest.code import _blank_conditionals
+    from ragit.ingest.languages import LANGUAGES
+
+    data = b"int a;\r\n  # if defined(A) && \\\r\n     defined(B)\r\nint b;\r\n#endif\r\n#define X 1\r\n#include <y.h>\r\n"
+    blanked = _blank_conditionals(data, LANGUAGES["c"].conditionals)
+    assert len(blanked) == len(data) and blanked.count(b"\n") == data.count(b"\n")
+    lines = data.split(b"\n")
+    assert blanked.split(b"\n") == [lines[0]] + [b" " * len(x) for x in lines[1:3]] + [lines[3], b" " * len(lines[4])] \
+        + lines[5:]  # the ``#if``, the line its backslash continues it onto, the ``#endif``
+    # Swift spells ``#elseif``; ``#available`` and ``#selector`` are no conditionals
+    swift = b"#if os(iOS)\nlet a = 1\n#elseif os(macOS)\nif #available(macOS 13, *) {}\n#endif\n"
+    assert _blank_conditionals(swift, LANGUAGES["swift"].conditionals).split(b"\n")[1::2] == [
+        b"let a = 1", b"if #available(macOS 13, *) {}", b""]

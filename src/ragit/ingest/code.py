@@ -13,9 +13,10 @@ run of tokens the grammar could not place becomes a plain ``lines`` unit. The wh
 back to ``lines`` only when more than :data:`MAX_UNPARSED` of its non-blank characters are
 such tokens, or when there are some and no definition was recovered at all. (Missing tokens
 that tree-sitter inserts, such as the ``;`` after a macro call, are not errors for this rule.)
-A Swift or C# parse with errors is tried again with its conditional-compilation lines
-(``#if``, ``#else``, ...) blanked, which those grammars place only between declarations or
-statements; the parse placing more tokens is kept (:attr:`Language.conditionals`).
+A C, C++, C# or Swift parse with errors is tried again with its conditional-compilation lines
+(``#if``, ``#else``, ...) blanked, which those grammars cannot place inside an expression or
+between a switch's cases; it is kept when it places more tokens without closing more
+constructs the parser had to invent (:func:`_without_conditionals`).
 
 Grammars new with this chunker parse under a time budget (:data:`PARSE_SECONDS`): a file
 that takes longer, which only pathological input does, is chunked as ``lines``.
@@ -486,11 +487,7 @@ def _tree_sitter_defs(language: str, source: str) -> tuple[str, list[_Def]] | No
         return None
     conditionals = LANGUAGES[best[1]].conditionals
     if best[0] and conditionals is not None:
-        # both branches of each ``#if`` read in turn, as the grammar places them between declarations
-        blanked = conditionals.sub(lambda m: b" " * len(m.group(0)), data)  # (rows and columns hold)
-        again = _parsed(best[1], blanked) if blanked != data else None
-        if again is not None and again[0] < best[0]:
-            best = again
+        best = _without_conditionals(conditionals, data, best)
     unplaced, key, root = best
     spec = LANGUAGES[key]
     if unplaced and unplaced > MAX_UNPARSED * (len(data) - sum(data.count(c) for c in b" \t\n\r\f\v")):
@@ -512,6 +509,47 @@ def _parsed(key: str, data: bytes) -> tuple[int, str, Any] | None:
         return None
     root = tree.root_node
     return (_unplaced_bytes(LANGUAGES[key], root) if root.has_error else 0), key, root
+
+
+def _without_conditionals(pattern: "re.Pattern[bytes]", data: bytes,
+                          parsed: tuple[int, str, Any]) -> tuple[int, str, Any]:
+    """``parsed`` (a parse of ``data`` with errors), or the parse of ``data`` with its
+    conditional-compilation lines blanked (:attr:`Language.conditionals`; every branch of each
+    ``#if`` then read in turn, which the grammars place where a branch holds whole members or
+    statements) when that one places more tokens without inventing more: branches that each open
+    the same block (``#if A`` ``for (a) {`` ``#else`` ``for (;;) {`` ``#endif``) leave a brace
+    unclosed, which tree-sitter closes with a ``MISSING`` token at the end, after swallowing every
+    definition below it."""
+    blanked = _blank_conditionals(data, pattern)
+    again = _parsed(parsed[1], blanked) if blanked != data else None
+    if again is None or again[0] >= parsed[0] or _missing(again[2]) > _missing(parsed[2]):
+        return parsed
+    return again
+
+
+def _blank_conditionals(data: bytes, pattern: "re.Pattern[bytes]") -> bytes:
+    """``data`` with its conditional-compilation lines (those ``pattern`` matches at their start,
+    and the lines a backslash continues them onto) replaced by as many spaces: rows and columns
+    hold."""
+    lines = data.split(b"\n")
+    continued = False
+    for i, line in enumerate(lines):
+        if continued or pattern.match(line):
+            continued = line.rstrip(b" \t\r").endswith(b"\\")
+            lines[i] = b" " * len(line)
+    return b"\n".join(lines)
+
+
+def _missing(root: Any) -> int:
+    """Tokens tree-sitter inserted to close constructs (``MISSING`` nodes) in ``root``'s tree."""
+    count = 0
+    stack = [root] if root.has_error else []
+    while stack:
+        node = stack.pop()
+        if node.is_missing:
+            count += 1
+        stack.extend(child for child in node.children if child.has_error)
+    return count
 
 
 # ---------------------------------------------------------------- units and windows

@@ -72,8 +72,8 @@ class Language:
     #: a ``/**`` doc comment one blank line above a definition still opens its unit (JSDoc as
     #: express writes it: ``*/``, a blank line, ``res.format = function(obj){``)
     doc_gap: bool = False
-    #: conditional-compilation lines (``#if``, ``#else``, ...) the grammar cannot always place: a
-    #: parse with errors is tried again with them blanked, and the one placing more is kept
+    #: a conditional-compilation line (``#if``, ``#else``, ...), matched at a line's start: a parse
+    #: with errors is tried again with them blanked (``code._without_conditionals``)
     conditionals: "re.Pattern[bytes] | None" = None
     #: recovers a definition error recovery tore apart: (siblings, index) -> (found, its first sibling)
     recover: Callable[[list[Node], int], "tuple[Found, int] | None"] | None = None
@@ -1068,12 +1068,14 @@ def _language(name: str, module: str, extensions: tuple[str, ...], handlers: dic
 
 _PREPROC = {"preproc_if": _named, "preproc_elif": _named, "preproc_else": _named}
 
-# Conditional compilation inside an expression or between a switch's cases (Swift: ``#if os(iOS)``
-# around some ``case`` lines; C#: ``#if HAVE_ASYNC_DISPOSABLE`` around a class's base list): the Swift
-# and C# grammars place a directive only between statements or declarations, and elsewhere lose
-# the structure around it (tree-sitter-swift made expo's 944-line ``class AppContext`` one ERROR).
-_SWIFT_CONDITIONALS = re.compile(rb"^[ \t]*#(?:if|elseif|else|endif)\b[^\n]*", re.M)
-_CSHARP_CONDITIONALS = re.compile(rb"^[ \t]*#[ \t]*(?:if|elif|else|endif)\b[^\n]*", re.M)
+# Conditional compilation where the grammar cannot place it: inside an expression or an initializer
+# (C: libuv's ``static int mib[][2] = {`` with ``# ifdef HW_NCPUONLINE`` around one row), between a
+# switch's cases (Swift: ``#if os(iOS)``), around a base list (C#: ``#if HAVE_ASYNC_DISPOSABLE``).
+# tree-sitter-swift made expo's 944-line ``class AppContext`` one ERROR. A line matching one of these
+# at its start is such a directive (``code._blank_conditionals``).
+_SWIFT_CONDITIONALS = re.compile(rb"[ \t]*#(?:if|elseif|else|endif)\b")
+_CSHARP_CONDITIONALS = re.compile(rb"[ \t]*#[ \t]*(?:if|elif|else|endif)\b")
+_C_CONDITIONALS = re.compile(rb"[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|elifndef|else|endif)\b")
 
 #: language key -> table (``tsx`` is TypeScript parsed with the TSX grammar). Revisions (see
 #: :attr:`Language.revision`; docs/architecture.md, "Chunking"): 2 for JavaScript / TypeScript
@@ -1090,9 +1092,9 @@ _CSHARP_CONDITIONALS = re.compile(rb"^[ \t]*#[ \t]*(?:if|elif|else|endif)\b[^\n]
 #: blank line above a definition opens its unit, ``Language.doc_gap``; and in TypeScript an overload
 #: signature opens its implementation's unit, ``Found.overload``); 3 for Rust (``impl … for &'a mut T``
 #: titled for ``T``, not ``'a mut T``: ``base_type_name``); 4 for C and C++ (a ``#define`` spanning
-#: lines is a unit, ``_c_macro``). Session 28: 4 for Swift and 3 for C# (a parse with errors is tried
-#: again with its conditional-compilation lines blanked, ``Language.conditionals``; and in Swift a
-#: property whose value spans lines is a member, ``_swift_property``)
+#: lines is a unit, ``_c_macro``). Session 28: 4 for Swift, 3 for C#, 5 for C and C++ (a parse with
+#: errors is tried again with its conditional-compilation lines blanked, ``Language.conditionals``;
+#: and in Swift a property whose value spans lines is a member, ``_swift_property``)
 LANGUAGES: dict[str, Language] = {
     "javascript": _language("javascript", "tree_sitter_javascript", (".js", ".jsx", ".mjs", ".cjs"), _JS,
                             guarded=False, doc_gap=True, revision=5),
@@ -1110,11 +1112,11 @@ LANGUAGES: dict[str, Language] = {
                        conditionals=_SWIFT_CONDITIONALS, revision=4),
     # ``.h`` is either C or C++: see ``code.py``
     "c": _language("c", "tree_sitter_c", (".c",), _C, transparent=_C_TRANSPARENT, recover=_c_orphan_body,
-                   revision=4),
+                   conditionals=_C_CONDITIONALS, revision=5),
     "cpp": _language("cpp", "tree_sitter_cpp",
                      (".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h++", ".ipp", ".tpp"), _CPP,
                      ATTACHED | {"attribute_declaration"}, transparent=_C_TRANSPARENT, recover=_c_orphan_body,
-                     revision=4),
+                     conditionals=_C_CONDITIONALS, revision=5),
     "csharp": _language("csharp", "tree_sitter_c_sharp", (".cs",), _CSHARP, transparent=_PREPROC,
                         conditionals=_CSHARP_CONDITIONALS, revision=3),
     "ruby": _language("ruby", "tree_sitter_ruby", (".rb", ".rake", ".gemspec"), _RUBY, is_attached=_ruby_attached,
