@@ -772,12 +772,12 @@ def test_blanked_conditionals_keep_rows_columns_and_continued_lines():
     from ragit.ingest.languages import LANGUAGES
 
     data = b"int a;\r\n  # if defined(A) && \\\r\n     defined(B)\r\nint b;\r\n#endif\r\n#define X 1\r\n#include <y.h>\r\n"
-    blanked = _blank_conditionals(data, LANGUAGES["c"].conditionals)
-    assert len(blanked) == len(data) and blanked.count(b"\n") == data.count(b"\n")
     lines = data.split(b"\n")
-    assert blanked.split(b"\n") == [lines[0]] + [b" " * len(x) for x in lines[1:3]] + [lines[3], b" " * len(lines[4])] \
+    blanked = _blank_conditionals(lines, LANGUAGES["c"].conditionals)
+    assert blanked == [lines[0]] + [b" " * len(x) for x in lines[1:3]] + [lines[3], b" " * len(lines[4])] \
         + lines[5:]  # the ``#if``, the line its backslash continues it onto, the ``#endif``
+    assert _blank_conditionals([b"int a;", b"#define A 1"], LANGUAGES["c"].conditionals) is None
     # Swift spells ``#elseif``; ``#available`` and ``#selector`` are no conditionals
     swift = b"#if os(iOS)\nlet a = 1\n#elseif os(macOS)\nif #available(macOS 13, *) {}\n#endif\n"
-    assert _blank_conditionals(swift, LANGUAGES["swift"].conditionals).split(b"\n")[1::2] == [
+    assert _blank_conditionals(swift.split(b"\n"), LANGUAGES["swift"].conditionals)[1::2] == [
         b"let a = 1", b"if #available(macOS 13, *) {}", b""]

@@ -202,18 +202,20 @@ class _Reader:
         return self.data[offset:offset + self.size]
 
 
-def _parse(parser: Any, data: bytes) -> Any | None:
-    """The syntax tree of ``data``, or None when parsing exceeds its time budget."""
+def _parse(parser: Any, data: bytes, old: Any | None = None) -> Any | None:
+    """The syntax tree of ``data``, or None when parsing exceeds its time budget; ``old`` is an
+    edited tree of a previous version of ``data`` whose unchanged parts the parser may reuse."""
     budget = PARSE_SECONDS * (1 + len(data) / 1_000_000)
     deadline = time.monotonic() + budget
     reader = _Reader(data)
+    reuse = () if old is None else (old,)  # (``parse`` takes no None for it)
     try:
-        tree = parser.parse(reader, progress_callback=lambda *_: time.monotonic() > deadline)
+        tree = parser.parse(reader, *reuse, progress_callback=lambda *_: time.monotonic() > deadline)
     except ValueError:  # halted by the callback
         tree = None
     except TypeError:  # tree-sitter < 0.25: a timeout instead of a progress callback
         parser.timeout_micros = int(budget * 1_000_000)
-        tree = parser.parse(data)
+        tree = parser.parse(data, *reuse)
     reader.size = 256
     if tree is None:
         parser.reset()  # or the next parse would resume this one
@@ -476,7 +478,7 @@ def _tree_sitter_defs(language: str, source: str) -> tuple[str, list[_Def]] | No
         candidates: tuple[str, ...] = ("cpp",) if CPP_SYNTAX.search(source) else ("c", "cpp")
     else:
         candidates = (language,)
-    best: tuple[int, str, Any] | None = None
+    best: _Parsed | None = None
     for key in candidates:
         parsed = _parsed(key, data)
         if parsed is not None and (best is None or parsed[0] < best[0]):
@@ -488,7 +490,7 @@ def _tree_sitter_defs(language: str, source: str) -> tuple[str, list[_Def]] | No
     conditionals = LANGUAGES[best[1]].conditionals
     if best[0] and conditionals is not None:
         best = _without_conditionals(conditionals, data, best)
-    unplaced, key, root = best
+    unplaced, key, root, _ = best
     spec = LANGUAGES[key]
     if unplaced and unplaced > MAX_UNPARSED * (len(data) - sum(data.count(c) for c in b" \t\n\r\f\v")):
         return None
@@ -498,46 +500,69 @@ def _tree_sitter_defs(language: str, source: str) -> tuple[str, list[_Def]] | No
     return spec.chunker, defs
 
 
-def _parsed(key: str, data: bytes) -> tuple[int, str, Any] | None:
-    """(bytes of unplaced tokens, ``key``, root) of ``data`` parsed with grammar ``key``, or None
+class _Parsed(NamedTuple):
+    unplaced: int  # bytes of tokens the grammar could not place (:func:`_unplaced_bytes`)
+    key: str  # the grammar's language key
+    root: Any
+    tree: Any
+
+
+def _parsed(key: str, data: bytes, old: Any | None = None) -> _Parsed | None:
+    """``data`` parsed with grammar ``key`` (reusing the edited tree ``old``, when given), or None
     (no grammar, or over the parse's time budget)."""
     parser = _parser(key)
     if parser is None:
         return None
-    tree = _parse(parser, data) if LANGUAGES[key].guarded else parser.parse(data)
+    if LANGUAGES[key].guarded:
+        tree = _parse(parser, data, old)
+    else:
+        tree = parser.parse(data) if old is None else parser.parse(data, old)
     if tree is None:
         return None
     root = tree.root_node
-    return (_unplaced_bytes(LANGUAGES[key], root) if root.has_error else 0), key, root
+    return _Parsed(_unplaced_bytes(LANGUAGES[key], root) if root.has_error else 0, key, root, tree)
 
 
-def _without_conditionals(pattern: "re.Pattern[bytes]", data: bytes,
-                          parsed: tuple[int, str, Any]) -> tuple[int, str, Any]:
+def _without_conditionals(pattern: "re.Pattern[bytes]", data: bytes, parsed: _Parsed) -> _Parsed:
     """``parsed`` (a parse of ``data`` with errors), or the parse of ``data`` with its
     conditional-compilation lines blanked (:attr:`Language.conditionals`; every branch of each
     ``#if`` then read in turn, which the grammars place where a branch holds whole members or
     statements) when that one places more tokens without inventing more: branches that each open
     the same block (``#if A`` ``for (a) {`` ``#else`` ``for (;;) {`` ``#endif``) leave a brace
     unclosed, which tree-sitter closes with a ``MISSING`` token at the end, after swallowing every
-    definition below it."""
-    blanked = _blank_conditionals(data, pattern)
-    again = _parsed(parsed[1], blanked) if blanked != data else None
-    if again is None or again[0] >= parsed[0] or _missing(again[2]) > _missing(parsed[2]):
+    definition below it. The second parse reuses the first's tree outside the blanked lines
+    (an incremental parse: a third of the time of a whole one on Newtonsoft.Json, fmt and libuv,
+    and the same trees)."""
+    lines = data.split(b"\n")
+    blanked = _blank_conditionals(lines, pattern)
+    if blanked is None:
+        return parsed
+    old = parsed.tree.copy()
+    at = 0
+    for row, (line, now) in enumerate(zip(lines, blanked)):
+        if line is not now:  # (same length: rows and columns hold)
+            end = at + len(line)
+            old.edit(start_byte=at, old_end_byte=end, new_end_byte=end, start_point=(row, 0),
+                     old_end_point=(row, len(line)), new_end_point=(row, len(line)))
+        at += len(line) + 1
+    again = _parsed(parsed.key, b"\n".join(blanked), old)
+    if again is None or again.unplaced >= parsed.unplaced or _missing(again.root) > _missing(parsed.root):
         return parsed
     return again
 
 
-def _blank_conditionals(data: bytes, pattern: "re.Pattern[bytes]") -> bytes:
-    """``data`` with its conditional-compilation lines (those ``pattern`` matches at their start,
-    and the lines a backslash continues them onto) replaced by as many spaces: rows and columns
-    hold."""
-    lines = data.split(b"\n")
-    continued = False
+def _blank_conditionals(lines: list[bytes], pattern: "re.Pattern[bytes]") -> list[bytes] | None:
+    """``lines`` with its conditional-compilation lines (those ``pattern`` matches at their start,
+    and the lines a backslash continues them onto) replaced by as many spaces, the others the
+    very same objects; None when there is none."""
+    out = list(lines)
+    continued = found = False
     for i, line in enumerate(lines):
         if continued or pattern.match(line):
             continued = line.rstrip(b" \t\r").endswith(b"\\")
-            lines[i] = b" " * len(line)
-    return b"\n".join(lines)
+            out[i] = b" " * len(line)
+            found = True
+    return out if found else None
 
 
 def _missing(root: Any) -> int:
