@@ -481,14 +481,14 @@ def _tree_sitter_defs(language: str, source: str) -> tuple[str, list[_Def]] | No
     best: _Parsed | None = None
     for key in candidates:
         parsed = _parsed(key, data)
-        if parsed is not None and (best is None or parsed[0] < best[0]):
+        if parsed is not None and (best is None or parsed.unplaced < best.unplaced):
             best = parsed
-        if parsed is not None and not parsed[0]:
+        if parsed is not None and not parsed.unplaced:
             break
     if best is None:
         return None
-    conditionals = LANGUAGES[best[1]].conditionals
-    if best[0] and conditionals is not None:
+    conditionals = LANGUAGES[best.key].conditionals
+    if best.unplaced and conditionals is not None:
         best = _without_conditionals(conditionals, data, best)
     unplaced, key, root, _ = best
     spec = LANGUAGES[key]
@@ -501,6 +501,8 @@ def _tree_sitter_defs(language: str, source: str) -> tuple[str, list[_Def]] | No
 
 
 class _Parsed(NamedTuple):
+    """One parse of a file's bytes."""
+
     unplaced: int  # bytes of tokens the grammar could not place (:func:`_unplaced_bytes`)
     key: str  # the grammar's language key
     root: Any
