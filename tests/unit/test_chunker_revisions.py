@@ -22,8 +22,9 @@ from ragit.maintenance.status import language_of
 #: path is a unit); 3 for Rust (an ``impl`` for ``&'a mut T`` is titled for ``T``: session 27), 4 for
 #: C and C++ (a ``#define`` spanning lines is a unit); session 28: 4 for Swift, 3 for C# and 5 for C
 #: and C++ (a parse with errors is tried again with its conditional-compilation lines blanked), and
-#: a Swift property whose value spans lines is a member
-REVISION = {"javascript": 5, "typescript": 5, "swift": 4, "ruby": 4, "haskell": 3, "java": 3, "rust": 3,
+#: a Swift property whose value spans lines is a member; 4 for Java (an enum constant with a body is a
+#: member)
+REVISION = {"javascript": 5, "typescript": 5, "swift": 4, "ruby": 4, "haskell": 3, "java": 4, "rust": 3,
             "kotlin": 2, "scala": 2, "c": 5, "cpp": 5, "csharp": 3, "php": 2, "elixir": 2, "zig": 2,
             "go": 2, "lua": 2, "bash": 1}
 

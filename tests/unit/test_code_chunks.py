@@ -267,7 +267,7 @@ enum Color { RED }
 
 def test_java_structure_and_split():
     chunker, chunks = chunk("Foo.java", JAVA)
-    assert chunker == "code:java/3"
+    assert chunker == "code:java/4"
     assert summary(chunks) == [
         ("module", 1, 2), ("class Foo", 4, 13), ("interface Bar", 14, 14), ("enum Color", 15, 15),
     ]

@@ -472,6 +472,40 @@ def test_java_fields_whose_value_spans_lines_are_members_of_their_own():
     assert field.startswith("  /** Writes a class name. */") and "CLASS_FACTORY" in field and field.endswith("      1);")
 
 
+JAVA_STATES = """package com.example;
+
+/** The tree builder's insertion modes. */
+enum BuilderState {
+{constants}
+  /** Before the html element. */
+  BeforeHtml {
+    boolean process(Token t, Builder tb) {
+      return tb.insert(t);
+    }
+  },
+  InBody("body") {
+    boolean process(Token t, Builder tb) {
+      return tb.reprocess(t);
+    }
+  };
+
+  abstract boolean process(Token t, Builder tb);
+}
+"""
+
+
+def test_java_enum_constants_with_a_body_are_members():
+    # an enum of such constants (jsoup's HtmlTreeBuilderState: 1,700 lines of states) was windows
+    # titled for the enum; plain constants stay in the enum's own unit
+    text = JAVA_STATES.replace("{constants}", padding("PLAIN_{i},", 75, "  "))
+    chunker, chunks = chunk("src/BuilderState.java", text)
+    assert chunker == "code:java/4"
+    assert summary(chunks) == [
+        ("module", 1, 1), ("enum BuilderState", 3, 79), ("constant BuilderState.BeforeHtml", 81, 86),
+        ("constant BuilderState.InBody", 87, 91), ("method BuilderState.process", 93, 94)]
+    assert chunks[2].text.startswith("  /** Before the html element. */\n  BeforeHtml {")
+
+
 # ---- Ruby: ``module A; module B; class C`` is the class A::B::C
 
 RUBY_COMMAND = """# frozen_string_literal: true

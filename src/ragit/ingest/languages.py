@@ -421,8 +421,20 @@ def _java_field(node: Node) -> Found | None:
     return Found(f"field {name}", name, callable=True, member_word="field")
 
 
+def _java_enum_constant(node: Node) -> Found | None:
+    """An enum constant with a body of its own (a state of jsoup's ``HtmlTreeBuilderState``, one
+    of gson's ``FieldNamingPolicy`` values) is a member, ``constant HtmlTreeBuilderState.InBody``:
+    an enum of such constants was otherwise windows titled for the enum; a plain constant stays
+    in the enum's own unit."""
+    if node.child_by_field_name("body") is None:
+        return None
+    name = name_of(node)
+    return Found(f"constant {name}", name, callable=True, member_word="constant")
+
+
 _JAVA: dict[str, Describe] = {
     "field_declaration": _java_field,
+    "enum_constant": _java_enum_constant,
     "class_declaration": _container("class"),
     "interface_declaration": _container("interface"),
     "enum_declaration": _container("enum"),
@@ -1094,7 +1106,8 @@ _C_CONDITIONALS = re.compile(rb"[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|eli
 #: titled for ``T``, not ``'a mut T``: ``base_type_name``); 4 for C and C++ (a ``#define`` spanning
 #: lines is a unit, ``_c_macro``). Session 28: 4 for Swift, 3 for C#, 5 for C and C++ (a parse with
 #: errors is tried again with its conditional-compilation lines blanked, ``Language.conditionals``;
-#: and in Swift a property whose value spans lines is a member, ``_swift_property``)
+#: and in Swift a property whose value spans lines is a member, ``_swift_property``); 4 for Java (an
+#: enum constant with a body is a member, ``_java_enum_constant``)
 LANGUAGES: dict[str, Language] = {
     "javascript": _language("javascript", "tree_sitter_javascript", (".js", ".jsx", ".mjs", ".cjs"), _JS,
                             guarded=False, doc_gap=True, revision=5),
@@ -1104,7 +1117,7 @@ LANGUAGES: dict[str, Language] = {
                      guarded=False, doc_gap=True, revision=5),
     "go": _language("go", "tree_sitter_go", (".go",), _GO, guarded=False, revision=2),
     "java": _language("java", "tree_sitter_java", (".java",), _JAVA, transparent={"enum_body_declarations": _named},
-                      guarded=False, revision=3),
+                      guarded=False, revision=4),
     "rust": _language("rust", "tree_sitter_rust", (".rs",), _RUST, guarded=False, revision=3),
     "kotlin": _language("kotlin", "tree_sitter_kotlin", (".kt", ".kts"), _KOTLIN, revision=2),
     "scala": _language("scala", "tree_sitter_scala", (".scala", ".sc"), _SCALA, revision=2),
