@@ -1083,7 +1083,7 @@ _PREPROC = {"preproc_if": _named, "preproc_elif": _named, "preproc_else": _named
 # Conditional compilation where the grammar cannot place it: inside an expression or an initializer
 # (C: libuv's ``static int mib[][2] = {`` with ``# ifdef HW_NCPUONLINE`` around one row), between a
 # switch's cases (Swift: ``#if os(iOS)``), around a base list (C#: ``#if HAVE_ASYNC_DISPOSABLE``).
-# tree-sitter-swift made expo's 944-line ``class AppContext`` one ERROR. A line matching one of these
+# tree-sitter-swift made expo's ``class AppContext`` (lines 8-944) one ERROR. A line matching one of these
 # at its start is such a directive (``code._blank_conditionals``).
 _SWIFT_CONDITIONALS = re.compile(rb"[ \t]*#(?:if|elseif|else|endif)\b")
 _CSHARP_CONDITIONALS = re.compile(rb"[ \t]*#[ \t]*(?:if|elif|else|endif)\b")
