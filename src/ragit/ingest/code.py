@@ -16,7 +16,9 @@ that tree-sitter inserts, such as the ``;`` after a macro call, are not errors f
 A C, C++, C# or Swift parse with errors is tried again with its conditional-compilation lines
 (``#if``, ``#else``, ...) blanked, which those grammars cannot place inside an expression or
 between a switch's cases; it is kept when it places more tokens without closing more
-constructs the parser had to invent (:func:`_without_conditionals`).
+constructs the parser had to invent (:func:`_retry_blanked`). A TypeScript parse with errors is
+tried again the same way with the syntax tree-sitter-typescript 0.23 cannot read blanked (a call
+signature's type parameters opening a line, variance annotations: :mod:`ragit.ingest.blanking`).
 
 Grammars new with this chunker parse under a time budget (:data:`PARSE_SECONDS`): a file
 that takes longer, which only pathological input does, is chunked as ``lines``.
@@ -42,6 +44,7 @@ from itertools import accumulate, repeat
 from operator import add
 from typing import Any, Callable, NamedTuple, Union
 
+from .blanking import Blanker
 from .chunks import Chunk
 from .languages import CPP_SYNTAX, EXTENSIONS, FILENAMES, LANGUAGES, MODULE, Found, Language
 from .text import split_lines
@@ -487,9 +490,9 @@ def _tree_sitter_defs(language: str, source: str) -> tuple[str, list[_Def]] | No
             break
     if best is None:
         return None
-    conditionals = LANGUAGES[best.key].conditionals
-    if best.unplaced and conditionals is not None:
-        best = _without_conditionals(conditionals, data, best)
+    blanker = LANGUAGES[best.key].retry_blank
+    if best.unplaced and blanker is not None:
+        best = _retry_blanked(blanker, data, best)
     unplaced, key, root, _ = best
     spec = LANGUAGES[key]
     if unplaced and unplaced > MAX_UNPARSED * (len(data) - sum(data.count(c) for c in b" \t\n\r\f\v")):
@@ -525,46 +528,35 @@ def _parsed(key: str, data: bytes, old: Any | None = None) -> _Parsed | None:
     return _Parsed(_unplaced_bytes(LANGUAGES[key], root) if root.has_error else 0, key, root, tree)
 
 
-def _without_conditionals(pattern: "re.Pattern[bytes]", data: bytes, parsed: _Parsed) -> _Parsed:
-    """``parsed`` (a parse of ``data`` with errors), or the parse of ``data`` with its
-    conditional-compilation lines blanked (:attr:`Language.conditionals`; every branch of each
-    ``#if`` then read in turn, which the grammars place where a branch holds whole members or
-    statements) when that one places more tokens without inventing more: branches that each open
-    the same block (``#if A`` ``for (a) {`` ``#else`` ``for (;;) {`` ``#endif``) leave a brace
-    unclosed, which tree-sitter closes with a ``MISSING`` token at the end, after swallowing every
-    definition below it. The second parse reuses the first's tree outside the blanked lines
-    (an incremental parse: a third of the time of a whole one on Newtonsoft.Json, fmt and libuv,
-    and the same trees)."""
+def _retry_blanked(blanker: Blanker, data: bytes, parsed: _Parsed) -> _Parsed:
+    """``parsed`` (a parse of ``data`` with errors), or the parse of ``data`` with the syntax its
+    grammar cannot place blanked (:attr:`Language.retry_blank`; for conditional compilation every
+    branch of each ``#if`` is then read in turn, which the grammars place where a branch holds
+    whole members or statements) when that one places more tokens without inventing more:
+    branches that each open the same block (``#if A`` ``for (a) {`` ``#else`` ``for (;;) {``
+    ``#endif``) leave a brace unclosed, which tree-sitter closes with a ``MISSING`` token at the
+    end, after swallowing every definition below it. The second parse reuses the first's tree
+    outside the blanked lines (an incremental parse: a third of the time of a whole one on
+    Newtonsoft.Json, fmt and libuv, and the same trees)."""
     lines = data.split(b"\n")
-    blanked = _blank_conditionals(lines, pattern)
-    if blanked is None:
+    changes = blanker(lines)
+    if not changes:
         return parsed
     old = parsed.tree.copy()
-    at = 0
-    for row, (line, now) in enumerate(zip(lines, blanked)):
-        if line is not now:  # (same length: rows and columns hold)
-            end = at + len(line)
-            old.edit(start_byte=at, old_end_byte=end, new_end_byte=end, start_point=(row, 0),
-                     old_end_point=(row, len(line)), new_end_point=(row, len(line)))
-        at += len(line) + 1
+    at = done = 0  # the byte offset of row ``done``
+    for row in sorted(changes):  # (same length: rows and columns hold)
+        at += sum(map(len, lines[done:row])) + row - done
+        done = row
+        end = at + len(lines[row])
+        old.edit(start_byte=at, old_end_byte=end, new_end_byte=end, start_point=(row, 0),
+                 old_end_point=(row, len(lines[row])), new_end_point=(row, len(lines[row])))
+    blanked = list(lines)
+    for row, line in changes.items():
+        blanked[row] = line
     again = _parsed(parsed.key, b"\n".join(blanked), old)
     if again is None or again.unplaced >= parsed.unplaced or _missing(again.root) > _missing(parsed.root):
         return parsed
     return again
-
-
-def _blank_conditionals(lines: list[bytes], pattern: "re.Pattern[bytes]") -> list[bytes] | None:
-    """``lines`` with its conditional-compilation lines (those ``pattern`` matches at their start,
-    and the lines a backslash continues them onto) replaced by as many spaces, the others the
-    very same objects; None when there is none."""
-    out = list(lines)
-    continued = found = False
-    for i, line in enumerate(lines):
-        if continued or pattern.match(line):
-            continued = line.rstrip(b" \t\r").endswith(b"\\")
-            out[i] = b" " * len(line)
-            found = True
-    return out if found else None
 
 
 def _missing(root: Any) -> int:

@@ -22,6 +22,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, NamedTuple
 
+from ragit.ingest.blanking import Blanker, directive_lines, typescript_syntax
+
 Node = Any  # tree_sitter.Node; typed loosely so this module never imports tree_sitter
 
 
@@ -72,9 +74,10 @@ class Language:
     #: a ``/**`` doc comment one blank line above a definition still opens its unit (JSDoc as
     #: express writes it: ``*/``, a blank line, ``res.format = function(obj){``)
     doc_gap: bool = False
-    #: a conditional-compilation line (``#if``, ``#else``, ...), matched at a line's start: a parse
-    #: with errors is tried again with them blanked (``code._without_conditionals``)
-    conditionals: "re.Pattern[bytes] | None" = None
+    #: blanks the syntax the grammar cannot place (conditional compilation, TypeScript's variance
+    #: annotations, ...; :mod:`ragit.ingest.blanking`): a parse with errors is tried again with it
+    #: blanked (``code._retry_blanked``)
+    retry_blank: "Blanker | None" = None
     #: recovers a definition error recovery tore apart: (siblings, index) -> (found, its first sibling)
     recover: Callable[[list[Node], int], "tuple[Found, int] | None"] | None = None
     filenames: tuple[str, ...] = ()  # whole file names (``Rakefile``)
@@ -237,7 +240,24 @@ def _js_variable(node: Node) -> Found | None:
                     and declarator.child_by_field_name("value") is not None:
                 name = text(name_node)
                 return Found(f"{word} {name}", name, callable=True, member_word=word)
+    # a one-line declaration under a doc comment of its own (``/** … */`` over several lines:
+    # immer's ``export const produce: IProduce = immer.produce``) is documented API, a unit too
+    if len(node.named_children) == 1 and _documented(node):
+        declarator = node.named_children[0]
+        name_node = declarator.child_by_field_name("name") if declarator.type == "variable_declarator" else None
+        if name_node is not None and name_node.type == "identifier":
+            name = text(name_node)
+            return Found(f"{word} {name}", name, callable=True, member_word=word)
     return None
+
+
+def _documented(node: Node) -> bool:
+    """Whether a ``/**`` comment over several lines ends on the line above ``node`` (or above the
+    ``export`` that holds it)."""
+    holder = node.parent if node.parent is not None and node.parent.type == "export_statement" else node
+    comment = holder.prev_sibling
+    return comment is not None and comment.type == "comment" and spans_lines(comment) \
+        and comment.end_point.row + 1 == holder.start_point.row and text(comment).startswith("/**")
 
 
 def _js_field(node: Node) -> Found | None:
@@ -1084,7 +1104,7 @@ _PREPROC = {"preproc_if": _named, "preproc_elif": _named, "preproc_else": _named
 # (C: libuv's ``static int mib[][2] = {`` with ``# ifdef HW_NCPUONLINE`` around one row), between a
 # switch's cases (Swift: ``#if os(iOS)``), around a base list (C#: ``#if HAVE_ASYNC_DISPOSABLE``).
 # tree-sitter-swift made expo's ``class AppContext`` (lines 8-944) one ERROR. A line matching one of these
-# at its start is such a directive (``code._blank_conditionals``).
+# at its start is such a directive (``blanking.directive_lines``).
 _SWIFT_CONDITIONALS = re.compile(rb"[ \t]*#(?:if|elseif|else|endif)\b")
 _CSHARP_CONDITIONALS = re.compile(rb"[ \t]*#[ \t]*(?:if|elif|else|endif)\b")
 _C_CONDITIONALS = re.compile(rb"[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|elifndef|else|endif)\b")
@@ -1105,16 +1125,21 @@ _C_CONDITIONALS = re.compile(rb"[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|eli
 #: signature opens its implementation's unit, ``Found.overload``); 3 for Rust (``impl … for &'a mut T``
 #: titled for ``T``, not ``'a mut T``: ``base_type_name``); 4 for C and C++ (a ``#define`` spanning
 #: lines is a unit, ``_c_macro``). Session 28: 4 for Swift, 3 for C#, 5 for C and C++ (a parse with
-#: errors is tried again with its conditional-compilation lines blanked, ``Language.conditionals``;
+#: errors is tried again with its conditional-compilation lines blanked, ``Language.retry_blank``;
 #: and in Swift a property whose value spans lines is a member, ``_swift_property``); 4 for Java (an
-#: enum constant with a body is a member, ``_java_enum_constant``)
+#: enum constant with a body is a member, ``_java_enum_constant``). Session 29: 6 for JavaScript /
+#: TypeScript (a one-line declaration under a doc comment of several lines is a unit,
+#: ``_documented``; and in TypeScript a parse with errors is tried again with the syntax
+#: tree-sitter-typescript cannot read blanked: a call signature's type parameters opening a line,
+#: variance annotations, ``export type *``; ``blanking.typescript_syntax``)
 LANGUAGES: dict[str, Language] = {
     "javascript": _language("javascript", "tree_sitter_javascript", (".js", ".jsx", ".mjs", ".cjs"), _JS,
-                            guarded=False, doc_gap=True, revision=5),
+                            guarded=False, doc_gap=True, revision=6),
     "typescript": _language("typescript", "tree_sitter_typescript", (".ts", ".mts", ".cts"), _JS,
-                            function="language_typescript", guarded=False, doc_gap=True, revision=5),
+                            function="language_typescript", guarded=False, doc_gap=True,
+                            retry_blank=typescript_syntax, revision=6),
     "tsx": _language("typescript", "tree_sitter_typescript", (".tsx",), _JS, function="language_tsx",
-                     guarded=False, doc_gap=True, revision=5),
+                     guarded=False, doc_gap=True, retry_blank=typescript_syntax, revision=6),
     "go": _language("go", "tree_sitter_go", (".go",), _GO, guarded=False, revision=2),
     "java": _language("java", "tree_sitter_java", (".java",), _JAVA, transparent={"enum_body_declarations": _named},
                       guarded=False, revision=4),
@@ -1122,16 +1147,16 @@ LANGUAGES: dict[str, Language] = {
     "kotlin": _language("kotlin", "tree_sitter_kotlin", (".kt", ".kts"), _KOTLIN, revision=2),
     "scala": _language("scala", "tree_sitter_scala", (".scala", ".sc"), _SCALA, revision=2),
     "swift": _language("swift", "tree_sitter_swift", (".swift",), _SWIFT, ATTACHED | {"multiline_comment"},
-                       conditionals=_SWIFT_CONDITIONALS, revision=4),
+                       retry_blank=directive_lines(_SWIFT_CONDITIONALS), revision=4),
     # ``.h`` is either C or C++: see ``code.py``
     "c": _language("c", "tree_sitter_c", (".c",), _C, transparent=_C_TRANSPARENT, recover=_c_orphan_body,
-                   conditionals=_C_CONDITIONALS, revision=5),
+                   retry_blank=directive_lines(_C_CONDITIONALS), revision=5),
     "cpp": _language("cpp", "tree_sitter_cpp",
                      (".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h++", ".ipp", ".tpp"), _CPP,
                      ATTACHED | {"attribute_declaration"}, transparent=_C_TRANSPARENT, recover=_c_orphan_body,
-                     conditionals=_C_CONDITIONALS, revision=5),
+                     retry_blank=directive_lines(_C_CONDITIONALS), revision=5),
     "csharp": _language("csharp", "tree_sitter_c_sharp", (".cs",), _CSHARP, transparent=_PREPROC,
-                        conditionals=_CSHARP_CONDITIONALS, revision=3),
+                        retry_blank=directive_lines(_CSHARP_CONDITIONALS), revision=3),
     "ruby": _language("ruby", "tree_sitter_ruby", (".rb", ".rake", ".gemspec"), _RUBY, is_attached=_ruby_attached,
                       filenames=("Rakefile", "Gemfile"), revision=4),
     "php": _language("php", "tree_sitter_php", (".php",), _PHP, function="language_php", revision=2),

@@ -1,0 +1,116 @@
+"""Syntax a tree-sitter grammar cannot place, blanked for a second parse.
+
+A parse with errors is tried again on the file with such syntax replaced by spaces
+(``code._retry_blanked``); each blanked line keeps its length, so rows, columns and the chunks'
+lines hold, and the chunks keep the text as written. A :data:`Blanker` gets the file's lines and
+returns the changed ones, by row (empty when it found nothing to blank).
+
+- Conditional compilation (C, C++, C#, Swift: :func:`directive_lines`): the grammars place
+  ``#if`` / ``#else`` / ``#endif`` only between declarations or statements, so one between a
+  switch's cases or inside a base list breaks the structure around it.
+- TypeScript (:func:`typescript_syntax`): tree-sitter-typescript 0.23 reads neither a call
+  signature's type parameters at the start of a line (``<T>(value: T): Box<T>`` after a member
+  without a semicolon: ``number`` and ``<T>`` run together) nor variance annotations
+  (``interface Queue<in out A>``); mobx's ``IObservableFactory`` and most of effect's modules
+  became errors, some from their first line. Nor ``export type * from``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+Blanker = Callable[[list[bytes]], "dict[int, bytes]"]
+
+
+def _spaces(line: bytes, spans: list[tuple[int, int]]) -> bytes:
+    out = bytearray(line)
+    for a, b in spans:
+        out[a:b] = b" " * (b - a)
+    return bytes(out)
+
+
+def directive_lines(pattern: "re.Pattern[bytes]") -> Blanker:
+    """A blanker of the whole lines ``pattern`` matches at their start, and of the lines a
+    backslash continues them onto."""
+
+    def blank(lines: list[bytes]) -> dict[int, bytes]:
+        out: dict[int, bytes] = {}
+        continued = False
+        for i, line in enumerate(lines):
+            if continued or pattern.match(line):
+                continued = line.rstrip(b" \t\r").endswith(b"\\")
+                out[i] = b" " * len(line)
+        return out
+
+    return blank
+
+
+#: ``in`` / ``out`` / ``in out`` before a type parameter's name (``<in out K, out V = never>``):
+#: after ``<`` or ``,`` or at a line's start, and followed by a name that ends the parameter or
+#: opens its constraint or default
+_VARIANCE = re.compile(
+    rb"(?:^|(?<=[<,]))[ \t]*((?:in[ \t]+)?out|in)[ \t]+(?=[A-Za-z_$][\w$]*[ \t]*(?:[,=>]|extends\b|\r?$))")
+#: ``export type * from``: the grammar reads ``export * from`` only
+_EXPORT_TYPE_STAR = re.compile(rb"[ \t]*export[ \t]+(type)[ \t]+\*")
+#: the lines worth those two rules, and lines opening with ``<`` (not ``</``, ``<<``, ``<=``): each
+#: pattern starts with a literal, which ``re`` searches for fast (the rules themselves tried at
+#: every line, or at every byte, took 20 to 60 times as long on effect's ``Effect.ts``)
+_CANDIDATES = (re.compile(rb"in[ \t]+[A-Za-z_$]"), re.compile(rb"out[ \t]+[A-Za-z_$]"),
+               re.compile(rb"export[ \t]+type[ \t]+\*"), re.compile(rb"\n[ \t]*<(?![/<=])"))
+#: how many lines a call signature's type parameters may span (redux's ``StoreCreator``: 7)
+_TYPE_PARAMETER_LINES = 30
+
+
+def _type_parameters_end(lines: list[bytes], row: int, column: int) -> tuple[int, int] | None:
+    """(row, column) just past the ``>`` closing the ``<`` at (row, column) when the next
+    character on that line (spaces aside) is ``(``, else None. ``=>`` inside (a function type)
+    does not close; a ``;`` before the end means no type parameters."""
+    depth = 0
+    for r in range(row, min(row + _TYPE_PARAMETER_LINES, len(lines))):
+        line = lines[r]
+        c = column if r == row else 0
+        while c < len(line):
+            ch = line[c]
+            if ch == 0x3C:  # <
+                depth += 1
+            elif ch == 0x3E and not (c and line[c - 1] == 0x3D):  # > (not =>)
+                depth -= 1
+                if depth == 0:
+                    rest = line[c + 1:].lstrip(b" \t")
+                    return (r, c + 1) if rest[:1] == b"(" else None
+            elif ch == 0x3B:  # ;
+                return None
+            c += 1
+    return None
+
+
+def typescript_syntax(lines: list[bytes]) -> dict[int, bytes]:
+    """The lines with the type parameters of a call signature that opens a line (``<K, V>(``, over
+    several lines too), variance annotations or the ``type`` of ``export type *`` blanked."""
+    data = b"\n".join(lines)
+    rows = {0}
+    row = previous = 0
+    for at in sorted(m.end() - 1 for pattern in _CANDIDATES for m in pattern.finditer(data)):
+        row += data.count(b"\n", previous, at)
+        previous = at
+        rows.add(row)
+    out: dict[int, bytes] = {}
+    for row in sorted(rows):
+        line = out.get(row, lines[row])  # (a line inside blanked type parameters is looked at blanked)
+        stripped = line.lstrip(b" \t")
+        if stripped[:1] == b"<" and stripped[1:2] not in (b"/", b"<", b"="):
+            column = len(line) - len(stripped)
+            end = _type_parameters_end(lines, row, column)
+            if end is not None:
+                last, stop = end
+                for r in range(row, last + 1):
+                    out[r] = _spaces(out.get(r, lines[r]), [(column if r == row else 0, stop if r == last else len(lines[r]))])
+                line = out[row]
+        spans = [m.span(1) for m in _VARIANCE.finditer(line)]
+        star = _EXPORT_TYPE_STAR.match(line)
+        if star:
+            spans.append(star.span(1))
+        if spans:
+            out[row] = _spaces(line, spans)
+    return out
