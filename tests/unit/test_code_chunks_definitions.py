@@ -988,3 +988,67 @@ def test_one_line_declarations_under_a_doc_comment_are_units():
     # a blank line between the comment and the declaration: the comment is not its own
     _, chunks = chunk("src/immer.js", JS_API.replace(" */\nexport const produce =", " */\n\nexport const produce ="))
     assert [c.title for c in chunks][:2] == ["module", "const produceWithPatches"]
+
+
+# ---- Kotlin: what tree-sitter-kotlin 1.1 cannot read, respelled or blanked for a second parse
+
+KOTLIN_GATE = """package demo.sync
+
+/** A gate that lets a number of callers through at once. */
+public interface Gate {
+    public val available: Int
+    public suspend fun enter()
+}
+
+@JvmInline
+public value class Ticket<out T>
+@PublishedApi internal constructor(@PublishedApi internal val holder: Any?) {
+    public val isValid: Boolean get() = holder != null
+}
+
+internal open class GateImpl(private val permits: Int) : Gate {
+    override val available: Int get() = permits
+
+    override suspend fun enter() = enter(
+        waiter = Unit,
+        suspend = { w -> park(w) },
+        onEntered = { }
+    )
+
+    private inline fun <W> enter(waiter: W, suspend: (waiter: W) -> Boolean, onEntered: (waiter: W) -> Unit) {
+        if (!suspend(waiter)) onEntered(waiter)
+    }
+
+    private fun park(waiter: Any): Boolean = true
+
+    override fun toString(): String = $$"GateImpl[$permits]"
+}
+
+fun deferredEnter(gate: Gate) = suspend { gate.enter() }
+"""
+
+
+def test_kotlin_suspend_as_a_name_and_annotated_constructor_lines_keep_the_structure():
+    # kotlinx.coroutines' ``Semaphore.kt`` (a named argument ``suspend = {``, a parameter called
+    # ``suspend``) was all ``lines`` windows, and its ``Channel.kt`` (``@PublishedApi internal
+    # constructor`` on the line under ``value class ChannelResult<out T>``) lost 9,900 bytes
+    chunker, chunks = chunk("src/Gate.kt", KOTLIN_GATE)
+    assert chunker == "code:kotlin/3"
+    # (the first parse recovered no definition: the whole file was ``lines 1-33``)
+    assert summary(chunks) == [("module", 1, 1), ("interface Gate", 3, 7), ("class Ticket", 9, 13),
+                               ("class GateImpl", 15, 31), ("function deferredEnter", 33, 33)]
+
+
+def test_kotlin_respelling_keeps_lengths_and_leaves_keywords_alone():
+    from ragit.ingest.blanking import kotlin_syntax
+
+    lines = KOTLIN_GATE.encode().split(b"\n")
+    changed = kotlin_syntax(lines)
+    assert sorted(changed) == [10, 19, 24, 29, 32]  # (a parameter called ``suspend`` reads as one)
+    assert all(len(line) == len(lines[row]) for row, line in changed.items())
+    assert changed[10].startswith(b"              internal constructor(@PublishedApi")
+    assert changed[19] == b"        xuspend = { w -> park(w) },"
+    assert changed[24] == b"        if (!xuspend(waiter)) onEntered(waiter)"
+    assert changed[29].endswith(b' =   "GateImpl[$permits]"')
+    # the keyword: ``suspend fun``, a suspending function type, ``suspend ==`` is a comparison
+    assert kotlin_syntax([b"suspend fun f() {}", b"val g: suspend () -> Unit = {}", b"if (suspend == 1) {}"]) == {}

@@ -114,3 +114,47 @@ def typescript_syntax(lines: list[bytes]) -> dict[int, bytes]:
         if spans:
             out[row] = _spaces(line, spans)
     return out
+
+
+#: Kotlin: ``suspend`` as a name (a named argument ``suspend = { … }``, the standard library's
+#: ``suspend { … }``, a call of a parameter named so, ``suspend(waiter)``), respelled ``xuspend``;
+#: the annotations opening a line that holds a primary constructor (``@PublishedApi internal
+#: constructor(…)`` under ``value class ChannelResult<out T>``); the ``$`` prefix of a
+#: multi-dollar string (``$$"…"``, Kotlin 2.2)
+_KOTLIN_SUSPEND = re.compile(rb"\b(suspend)(?=[ \t]*(?:=(?!=)|\{)|\()")
+_KOTLIN_CONSTRUCTOR = re.compile(
+    rb"[ \t]*((?:@[\w.]+(?:\([^()\n]*\))?[ \t]+)+)(?:(?:public|private|protected|internal)[ \t]+)?constructor\b")
+_KOTLIN_DOLLARS = re.compile(rb"(\$\$+)(?=\")")
+_KOTLIN_CANDIDATES = (re.compile(rb"suspend[ \t]*[={(]"), re.compile(rb"constructor"), re.compile(rb"\$\$"))
+
+
+def _candidate_rows(lines: list[bytes], data: bytes, patterns: "tuple[re.Pattern[bytes], ...]") -> list[int]:
+    """The rows (sorted) where one of ``patterns`` (each starting with a literal, which ``re``
+    searches for fast) matches in ``data``, the lines joined."""
+    rows = set()
+    row = previous = 0
+    for at in sorted(m.start() for pattern in patterns for m in pattern.finditer(data)):
+        row += data.count(b"\n", previous, at)
+        previous = at
+        rows.add(row)
+    return sorted(rows)
+
+
+def kotlin_syntax(lines: list[bytes]) -> dict[int, bytes]:
+    """The lines with the Kotlin that tree-sitter-kotlin 1.1 cannot read respelled or blanked: a
+    soft keyword used as a name, a primary constructor's annotations opening its line, the ``$``
+    prefix of a multi-dollar string."""
+    out: dict[int, bytes] = {}
+    for row in _candidate_rows(lines, b"\n".join(lines), _KOTLIN_CANDIDATES):
+        line = lines[row]
+        changed = bytearray(line)
+        for m in _KOTLIN_SUSPEND.finditer(line):
+            changed[m.start(1):m.start(1) + 1] = b"x"
+        m = _KOTLIN_CONSTRUCTOR.match(line)
+        if m:
+            changed[m.start(1):m.end(1)] = b" " * (m.end(1) - m.start(1))
+        for m in _KOTLIN_DOLLARS.finditer(line):
+            changed[m.start(1):m.end(1)] = b" " * (m.end(1) - m.start(1))
+        if changed != line:
+            out[row] = bytes(changed)
+    return out

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, NamedTuple
 
-from ragit.ingest.blanking import Blanker, directive_lines, typescript_syntax
+from ragit.ingest.blanking import Blanker, directive_lines, kotlin_syntax, typescript_syntax
 
 Node = Any  # tree_sitter.Node; typed loosely so this module never imports tree_sitter
 
@@ -1131,7 +1131,9 @@ _C_CONDITIONALS = re.compile(rb"[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|eli
 #: TypeScript (a one-line declaration under a doc comment of several lines is a unit,
 #: ``_documented``; and in TypeScript a parse with errors is tried again with the syntax
 #: tree-sitter-typescript cannot read blanked: a call signature's type parameters opening a line,
-#: variance annotations, ``export type *``; ``blanking.typescript_syntax``)
+#: variance annotations, ``export type *``; ``blanking.typescript_syntax``); 3 for Kotlin (the same
+#: retry, ``blanking.kotlin_syntax``: ``suspend`` as a name, a constructor's annotations opening its
+#: line, multi-dollar strings)
 LANGUAGES: dict[str, Language] = {
     "javascript": _language("javascript", "tree_sitter_javascript", (".js", ".jsx", ".mjs", ".cjs"), _JS,
                             guarded=False, doc_gap=True, revision=6),
@@ -1144,7 +1146,8 @@ LANGUAGES: dict[str, Language] = {
     "java": _language("java", "tree_sitter_java", (".java",), _JAVA, transparent={"enum_body_declarations": _named},
                       guarded=False, revision=4),
     "rust": _language("rust", "tree_sitter_rust", (".rs",), _RUST, guarded=False, revision=3),
-    "kotlin": _language("kotlin", "tree_sitter_kotlin", (".kt", ".kts"), _KOTLIN, revision=2),
+    "kotlin": _language("kotlin", "tree_sitter_kotlin", (".kt", ".kts"), _KOTLIN, retry_blank=kotlin_syntax,
+                        revision=3),
     "scala": _language("scala", "tree_sitter_scala", (".scala", ".sc"), _SCALA, revision=2),
     "swift": _language("swift", "tree_sitter_swift", (".swift",), _SWIFT, ATTACHED | {"multiline_comment"},
                        retry_blank=directive_lines(_SWIFT_CONDITIONALS), revision=4),
