@@ -1052,3 +1052,50 @@ def test_kotlin_respelling_keeps_lengths_and_leaves_keywords_alone():
     assert changed[29].endswith(b' =   "GateImpl[$permits]"')
     # the keyword: ``suspend fun``, a suspending function type, ``suspend ==`` is a comparison
     assert kotlin_syntax([b"suspend fun f() {}", b"val g: suspend () -> Unit = {}", b"if (suspend == 1) {}"]) == {}
+
+
+JS_ADAPTER = """import http from "http"
+
+const transport = {
+  request(options, cb) {
+    return http.request(options, cb)
+  },
+}
+
+export default isSupported &&
+  function httpAdapter(config) {
+    return new Promise((resolve, reject) => {
+      const req = transport.request(config, resolve)
+      req.on("error", reject)
+      req.end(config.data)
+    })
+  }
+"""
+
+JS_ENVIRONMENT = """function catchErrors(window) {
+  window.addEventListener("error", () => {})
+}
+
+export default {
+  name: "jsdom",
+  setup(global) {
+    catchErrors(global)
+    return { teardown() {} }
+  },
+}
+"""
+
+
+def test_default_export_over_several_lines_is_a_unit():
+    # axios's node adapter, ``export default isHttpAdapterSupported && function httpAdapter(config)
+    # {`` (930 lines), was the tail of ``const http2Transport`` above it
+    for path in ("lib/adapters/http.js", "lib/adapters/http.ts"):
+        assert summary(chunk(path, JS_ADAPTER)[1]) == [("module", 1, 1), ("const transport", 3, 7),
+                                                       ("function httpAdapter", 9, 16)]
+    # any other value (vitest's environments: ``export default { name: 'jsdom', setup … }``) is the
+    # file's own code
+    assert summary(chunk("src/env/jsdom.js", JS_ENVIRONMENT)[1]) == [("function catchErrors", 1, 3),
+                                                                     ("module", 5, 11)]
+    # a one-line default export stays where it is
+    _, chunks = chunk("src/index.js", "function make() {\n  return 1\n}\n\nexport default make\n")
+    assert summary(chunks) == [("function make", 1, 5)]

@@ -281,7 +281,31 @@ def _js_export(node: Node) -> Found | None:
     declaration = node.child_by_field_name("declaration")
     if declaration is None:
         declaration = _first(node, ("function_expression", "class", "generator_function"))
-    return _describe_js(declaration) if declaration is not None else None
+    if declaration is not None:
+        return _describe_js(declaration)
+    # ``export default <expression>`` over several lines is a unit of its own: its code would
+    # otherwise join the unit above and be titled for it (axios's 930-line ``export default
+    # isHttpAdapterSupported && function httpAdapter(config) {`` was ``const http2Transport``).
+    # A named function it guards or chooses is the title (``function httpAdapter``); any other
+    # value (``export default {`` with the module's names, an arrow function) is the file's own
+    # code, ``module``
+    value = node.child_by_field_name("value")
+    if value is None or not spans_lines(value):
+        return None
+    while value.type in _JS_DEFAULT_WRAPPERS:
+        value = value.child_by_field_name(_JS_DEFAULT_WRAPPERS[value.type]) or value.named_children[-1]
+    name_node = value.child_by_field_name("name") if value.type in _JS_FUNCTION_VALUES else None
+    if name_node is not None:
+        name = text(name_node)
+        return Found(f"{_function_word(value)} {name}", name, callable=True)
+    return MODULE
+
+
+#: expressions a default export's function hides in: ``supported && function f() {…}``,
+#: ``(function f() {…})``, ``cond ? function f() {…} : null`` (the right operand, the inner
+#: expression, the first choice)
+_JS_DEFAULT_WRAPPERS = {"binary_expression": "right", "parenthesized_expression": "",
+                        "ternary_expression": "consequence"}
 
 
 def _js_ambient(node: Node) -> Found | None:
