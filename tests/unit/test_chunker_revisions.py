@@ -24,7 +24,7 @@ from ragit.maintenance.status import language_of
 #: and C++ (a parse with errors is tried again with its conditional-compilation lines blanked), and
 #: a Swift property whose value spans lines is a member; 4 for Java (an enum constant with a body is a
 #: member)
-REVISION = {"javascript": 6, "typescript": 6, "swift": 4, "ruby": 4, "haskell": 3, "java": 4, "rust": 3,
+REVISION = {"javascript": 6, "typescript": 6, "swift": 4, "ruby": 4, "haskell": 3, "java": 4, "rust": 4,
             "kotlin": 3, "scala": 2, "c": 5, "cpp": 5, "csharp": 3, "php": 2, "elixir": 2, "zig": 2,
             "go": 2, "lua": 2, "bash": 1}
 

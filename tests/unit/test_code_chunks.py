@@ -363,7 +363,7 @@ pub async fn main() {}
 
 def test_rust_structure():
     chunker, chunks = chunk("src/lib.rs", RUST)
-    assert chunker == "code:rust/3"
+    assert chunker == "code:rust/4"
     assert summary(chunks) == [
         ("module", 1, 1), ("struct Point", 3, 5), ("impl Display for Point", 7, 9),
         ("impl Wrapper", 11, 13), ("trait Shape", 15, 15), ("mod inner", 16, 17),

@@ -1099,3 +1099,47 @@ def test_default_export_over_several_lines_is_a_unit():
     # a one-line default export stays where it is
     _, chunks = chunk("src/index.js", "function make() {\n  return 1\n}\n\nexport default make\n")
     assert summary(chunks) == [("function make", 1, 5)]
+
+
+# ---- Rust: the items a macro invocation wraps are the file's own
+
+RUST_TASKS = """use std::future::Future;
+
+pub trait Schedule {
+    fn release(&self);
+}
+
+cfg_rt! {
+    /// Creates a new task.
+    fn new_task<T: Future>(task: T) -> Task {
+        Task::new(task)
+    }
+
+    cfg_fs! {
+        pub(crate) fn spawn_mandatory_blocking() -> Option<Task> {
+            None
+        }
+    }
+}
+
+bitflags! {
+    struct Flags: u32 {
+        const READY = 1;
+        const DONE = 2;
+    }
+}
+
+pub struct Task;
+"""
+
+
+def test_rust_items_inside_macro_invocations_are_definitions():
+    # tokio wraps 10,000 lines in ``cfg_rt! { … }`` and its kin: their functions were no
+    # definitions and joined the unit above (``trait Schedule``, here); a macro whose braces hold
+    # no items (``bitflags!``) stays as it is
+    chunker, chunks = chunk("src/task.rs", RUST_TASKS)
+    assert chunker == "code:rust/4"
+    # (a wrapper's opening line ends the unit above, its closing brace joins the last item's; the
+    # ``bitflags!`` block joins the unit above, as any other unclaimed code does)
+    assert summary(chunks) == [("module", 1, 1), ("trait Schedule", 3, 7), ("function new_task", 8, 13),
+                               ("function spawn_mandatory_blocking", 14, 25), ("struct Task", 27, 27)]

@@ -493,6 +493,8 @@ def _tree_sitter_defs(language: str, source: str) -> tuple[str, list[_Def]] | No
     blanker = LANGUAGES[best.key].retry_blank
     if best.unplaced and blanker is not None:
         best = _retry_blanked(blanker, data, best)
+    if LANGUAGES[best.key].unwrap is not None:
+        best = _unwrapped(data, best)
     unplaced, key, root, _ = best
     spec = LANGUAGES[key]
     if unplaced and unplaced > MAX_UNPARSED * (len(data) - sum(data.count(c) for c in b" \t\n\r\f\v")):
@@ -557,6 +559,67 @@ def _retry_blanked(blanker: Blanker, data: bytes, parsed: _Parsed) -> _Parsed:
     if again is None or again.unplaced >= parsed.unplaced or _missing(again.root) > _missing(parsed.root):
         return parsed
     return again
+
+
+def _unwrapped(data: bytes, parsed: _Parsed) -> _Parsed:
+    """``parsed``, or a parse of ``data`` with the wrappers :attr:`Language.unwrap` finds among the
+    top-level nodes blanked (newlines kept: rows and columns hold) where their contents then parse
+    without errors, repeated for wrappers inside them (tokio's ``cfg_rt! { … cfg_fs! { … } }``).
+    Each parse is incremental from the one before; one that would leave more bytes unplaced is
+    not kept."""
+    unwrap = LANGUAGES[parsed.key].unwrap
+    assert unwrap is not None
+    for _ in range(_UNWRAP_DEPTH):
+        wrappers = unwrap(parsed.root.named_children, data)
+        again = _blank_wrappers(data, parsed, wrappers)
+        if again is None:
+            break
+        # a wrapper whose contents read as errors (no items after all) is put back
+        kept = [w for w in wrappers if not _errors_within(again[1].root, w[1], w[2])]
+        if len(kept) < len(wrappers):
+            again = _blank_wrappers(data, parsed, kept)
+            if again is None:
+                break
+        blanked, reparsed = again
+        if reparsed.unplaced > parsed.unplaced:
+            break
+        data, parsed = blanked, reparsed
+    return parsed
+
+
+_UNWRAP_DEPTH = 3  # wrappers within wrappers within wrappers
+
+
+def _blank_wrappers(data: bytes, parsed: _Parsed, wrappers: list[tuple[int, int, int, int]]) \
+        -> tuple[bytes, _Parsed] | None:
+    """(``data`` with each wrapper's opening and closing blanked, its parse reusing ``parsed``'s
+    tree), or None when there is nothing to blank or no parse."""
+    if not wrappers:
+        return None
+    blanked = bytearray(data)
+    old = parsed.tree.copy()
+    for start, inner, close, end in wrappers:
+        for a, b in ((start, inner), (close, end)):
+            blanked[a:b] = re.sub(rb"[^\n]", b" ", data[a:b])
+            first, last = _point(data, a), _point(data, b)
+            old.edit(start_byte=a, old_end_byte=b, new_end_byte=b, start_point=first, old_end_point=last,
+                     new_end_point=last)
+    again = _parsed(parsed.key, bytes(blanked), old)
+    return (bytes(blanked), again) if again is not None else None
+
+
+def _errors_within(root: Any, start: int, end: int) -> bool:
+    """Whether a top-level node of ``root`` overlapping bytes [start, end) holds an error."""
+    return root.has_error and any(child.has_error for child in root.children
+                                  if child.end_byte > start and child.start_byte < end)
+
+
+def _point(data: bytes, at: int) -> tuple[int, int]:
+    """(row, column) of byte ``at``."""
+    return data.count(b"\n", 0, at), at - data.rfind(b"\n", 0, at) - 1
+
+
+_UNWRAP_DEPTH = 3  # wrappers within wrappers within wrappers
 
 
 def _missing(root: Any) -> int:

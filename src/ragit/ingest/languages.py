@@ -78,6 +78,10 @@ class Language:
     #: annotations, ...; :mod:`ragit.ingest.blanking`): a parse with errors is tried again with it
     #: blanked (``code._retry_blanked``)
     retry_blank: "Blanker | None" = None
+    #: wrappers whose contents may be the file's own code (Rust's item macros,
+    #: ``_rust_item_macros``): (top-level nodes, bytes) -> (start, content start, content end, end)
+    #: of each; ``code._unwrapped`` blanks the wrapper and keeps it so where the contents parse
+    unwrap: Callable[[list[Node], bytes], list[tuple[int, int, int, int]]] | None = None
     #: recovers a definition error recovery tore apart: (siblings, index) -> (found, its first sibling)
     recover: Callable[[list[Node], int], "tuple[Found, int] | None"] | None = None
     filenames: tuple[str, ...] = ()  # whole file names (``Rakefile``)
@@ -508,6 +512,33 @@ _RUST: dict[str, Describe] = {
     "mod_item": _container("mod", "function", leaf_without_body=True),
     "macro_definition": _leaf("macro"),
 }
+
+
+def _rust_item_macros(nodes: list[Node], data: bytes) -> list[tuple[int, int, int, int]]:
+    """The macro invocations among ``nodes`` that may wrap items: one spanning lines with its
+    tokens in braces, as (its start, just past ``{``, the ``}``, its end) in bytes. tokio puts
+    10,000 lines in ``cfg_rt! { fn new_task … }`` and its kin, which the grammar reads as one
+    token tree: their functions were no definitions, and their lines joined the unit above
+    (``method Schedule.unhandled_panic``). Those whose braces hold anything but items
+    (``bitflags! { struct Flags: u32 {``, ``lazy_static! { static ref …``) are put back by the
+    caller (``code._unwrapped``)."""
+    found = []
+    for node in nodes:
+        if node.type != "macro_invocation" or not spans_lines(node) or not node.named_children:
+            continue
+        tree = node.named_children[-1]
+        if tree.type == "token_tree" and data[tree.start_byte:tree.start_byte + 1] == b"{" \
+                and data[tree.end_byte - 1:tree.end_byte] == b"}" \
+                and _RUST_ITEM_LINE.search(data, tree.start_byte + 1, tree.end_byte - 1):
+            found.append((node.start_byte, tree.start_byte + 1, tree.end_byte - 1, tree.end_byte))
+    return found
+
+
+#: a line that opens an item (serde's ``forward_to_deserialize_any! { bool i8 … }`` has none, so
+#: it costs no second parse)
+_RUST_ITEM_LINE = re.compile(
+    rb"^[ \t]*(?:#\[|///|(?:pub(?:\([^)\n]*\))?[ \t]+)?(?:fn|impl|struct|enum|trait|mod|use|const|static|type"
+    rb"|async|unsafe|extern|macro_rules!)(?!\w))", re.MULTILINE)
 
 
 # ---------------------------------------------------------------- Kotlin, Scala, Swift
@@ -1157,7 +1188,8 @@ _C_CONDITIONALS = re.compile(rb"[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|eli
 #: tree-sitter-typescript cannot read blanked: a call signature's type parameters opening a line,
 #: variance annotations, ``export type *``; ``blanking.typescript_syntax``); 3 for Kotlin (the same
 #: retry, ``blanking.kotlin_syntax``: ``suspend`` as a name, a constructor's annotations opening its
-#: line, multi-dollar strings)
+#: line, multi-dollar strings); 4 for Rust (the items a macro invocation wraps are the file's own,
+#: ``_rust_item_macros``)
 LANGUAGES: dict[str, Language] = {
     "javascript": _language("javascript", "tree_sitter_javascript", (".js", ".jsx", ".mjs", ".cjs"), _JS,
                             guarded=False, doc_gap=True, revision=6),
@@ -1169,7 +1201,8 @@ LANGUAGES: dict[str, Language] = {
     "go": _language("go", "tree_sitter_go", (".go",), _GO, guarded=False, revision=2),
     "java": _language("java", "tree_sitter_java", (".java",), _JAVA, transparent={"enum_body_declarations": _named},
                       guarded=False, revision=4),
-    "rust": _language("rust", "tree_sitter_rust", (".rs",), _RUST, guarded=False, revision=3),
+    "rust": _language("rust", "tree_sitter_rust", (".rs",), _RUST, guarded=False, unwrap=_rust_item_macros,
+                      revision=4),
     "kotlin": _language("kotlin", "tree_sitter_kotlin", (".kt", ".kts"), _KOTLIN, retry_blank=kotlin_syntax,
                         revision=3),
     "scala": _language("scala", "tree_sitter_scala", (".scala", ".sc"), _SCALA, revision=2),
