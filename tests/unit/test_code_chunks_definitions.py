@@ -1143,3 +1143,37 @@ def test_rust_items_inside_macro_invocations_are_definitions():
     # ``bitflags!`` block joins the unit above, as any other unclaimed code does)
     assert summary(chunks) == [("module", 1, 1), ("trait Schedule", 3, 7), ("function new_task", 8, 13),
                                ("function spawn_mandatory_blocking", 14, 25), ("struct Task", 27, 27)]
+
+
+JS_TOP_LEVEL_CODE = """export class Locator {
+  click() {
+    return this.run("click")
+  }
+}
+
+page.extend({
+  getByLabelText(text) {
+    return new Locator(text)
+  },
+})
+
+if (import.meta.vitest) {
+  const { it } = import.meta.vitest
+  it("works", () => {})
+}
+
+export type {
+  Locator as PageLocator,
+  Options,
+}
+
+init()
+"""
+
+
+def test_top_level_code_over_several_lines_is_module_code():
+    # vitest's ``page.extend({ … })``, in-source tests, ``export type { … }`` lists and axios's
+    # ``utils.forEach([…], function (method) {…})`` joined the definition above and were titled for it
+    for path in ("src/locators.ts", "src/locators.js"):
+        text = JS_TOP_LEVEL_CODE if path.endswith(".ts") else JS_TOP_LEVEL_CODE.replace("export type", "export")
+        assert summary(chunk(path, text)[1]) == [("class Locator", 1, 5), ("module", 7, 23)]

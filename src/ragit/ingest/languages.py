@@ -294,7 +294,9 @@ def _js_export(node: Node) -> Found | None:
     # value (``export default {`` with the module's names, an arrow function) is the file's own
     # code, ``module``
     value = node.child_by_field_name("value")
-    if value is None or not spans_lines(value):
+    if value is None:  # ``export {`` / ``export type {`` a list of names ``}``
+        return _js_code(node)
+    if not spans_lines(value):
         return None
     while value.type in _JS_DEFAULT_WRAPPERS:
         value = value.child_by_field_name(_JS_DEFAULT_WRAPPERS[value.type]) or value.named_children[-1]
@@ -377,8 +379,18 @@ def _js_statement(node: Node) -> Found | None:
         # a test file's tests are its own code: not titled for the helper or fixture above them
         return MODULE
     if inner.type == "assignment_expression":
-        return _js_assigned_function(inner)
-    return None
+        found = _js_assigned_function(inner)
+        if found is not None:
+            return found
+    return _js_code(node)
+
+
+def _js_code(node: Node) -> Found | None:
+    """A top-level statement over several lines that defines nothing (``watch(() => …, …)``,
+    ``utils.forEach([…], function (method) {…})``, ``if (import.meta.vitest) {…}``, ``module.exports
+    = {…}``) is the file's own code, ``module``: it no longer joins the unit above and is no longer
+    titled for that definition. One-line statements stay where they are."""
+    return MODULE if spans_lines(node) else None
 
 
 _JS: dict[str, Describe] = {
@@ -400,6 +412,13 @@ _JS: dict[str, Describe] = {
     "export_statement": _js_export,
     "ambient_declaration": _js_ambient,
     "expression_statement": _js_statement,
+    "if_statement": _js_code,
+    "for_statement": _js_code,
+    "for_in_statement": _js_code,
+    "while_statement": _js_code,
+    "do_statement": _js_code,
+    "try_statement": _js_code,
+    "switch_statement": _js_code,
     # members
     "method_definition": _function("method"),
     "field_definition": _js_field,
