@@ -1177,3 +1177,58 @@ def test_top_level_code_over_several_lines_is_module_code():
     for path in ("src/locators.ts", "src/locators.js"):
         text = JS_TOP_LEVEL_CODE if path.endswith(".ts") else JS_TOP_LEVEL_CODE.replace("export type", "export")
         assert summary(chunk(path, text)[1]) == [("class Locator", 1, 5), ("module", 7, 23)]
+
+
+LUA_DO_BLOCK = """local M = {}
+
+function M.size(t)
+  return #t
+end
+
+do
+  local function parse(s)
+    return s:match("%d+")
+  end
+
+  function M.parse_range(s)
+    return parse(s)
+  end
+end
+
+return M
+"""
+
+
+def test_lua_functions_in_a_top_level_do_block_are_definitions():
+    # penlight scopes helpers with ``do … end``: their functions joined the unit above
+    chunker, chunks = chunk("pl/array2d.lua", LUA_DO_BLOCK)
+    assert chunker == "code:lua/3"
+    assert summary(chunks) == [("module", 1, 1), ("function M.size", 3, 7), ("function parse", 8, 10),
+                               ("function M.parse_range", 12, 17)]
+
+
+SCALA_PACKAGE_BLOCK = """package scala.collection
+
+package object parallel {
+  def unsupported = throw new UnsupportedOperationException
+}
+
+package parallel {
+  /** Implicit conversions used in the implementation. */
+  private[collection] object ParallelCollectionImplicits {
+    def factory = 1
+  }
+
+  class CompositeThrowable(val throwables: Set[Throwable]) extends Exception
+}
+"""
+
+
+def test_scala_definitions_in_a_package_block_are_definitions():
+    chunker, chunks = chunk("parallel/package.scala", SCALA_PACKAGE_BLOCK)
+    assert chunker == "code:scala/3"
+    # (the block's ``package parallel {`` line ends the unit above; before, the whole block was
+    # the tail of ``package object parallel``)
+    assert summary(chunks) == [("module", 1, 1), ("package object parallel", 3, 7),
+                               ("object ParallelCollectionImplicits", 8, 11),
+                               ("class CompositeThrowable", 13, 14)]

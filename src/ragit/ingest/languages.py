@@ -617,6 +617,15 @@ def _scala_given(node: Node) -> Found:
     return Found(f"given {name}", name)
 
 
+def _scala_package_block(node: Node) -> list[Node]:
+    """The definitions of a ``package p { … }`` block, looked into as the file's own (Scala's
+    ``collection/parallel/package.scala`` holds ``package parallel { object
+    ParallelCollectionImplicits … }``, 180 lines that joined the method above); a ``package p``
+    line holds none."""
+    body = node.child_by_field_name("body")
+    return body.named_children if body is not None else []
+
+
 _SCALA: dict[str, Describe] = {
     "class_definition": _container("class"),
     "trait_definition": _container("trait"),
@@ -1132,6 +1141,14 @@ _LUA: dict[str, Describe] = {
     "assignment_statement": _lua_assignment,
 }
 
+
+def _lua_do_block(node: Node) -> list[Node]:
+    """The statements of a top-level ``do … end`` block, looked into as the file's own: Lua code
+    scopes a helper to the functions that use it with one (penlight's ``array2d.lua``: ``do local
+    function _parse(s) … end function M.parse_range(s) … end end``), whose functions were no
+    definitions and joined the unit above."""
+    return [child for block in node.named_children if block.type == "block" for child in block.named_children]
+
 _ZIG_CONTAINERS = {
     "struct_declaration": "struct", "enum_declaration": "enum", "union_declaration": "union",
     "opaque_declaration": "opaque",
@@ -1208,7 +1225,8 @@ _C_CONDITIONALS = re.compile(rb"[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|eli
 #: variance annotations, ``export type *``; ``blanking.typescript_syntax``); 3 for Kotlin (the same
 #: retry, ``blanking.kotlin_syntax``: ``suspend`` as a name, a constructor's annotations opening its
 #: line, multi-dollar strings); 4 for Rust (the items a macro invocation wraps are the file's own,
-#: ``_rust_item_macros``)
+#: ``_rust_item_macros``); 3 for Lua (a top-level ``do … end`` block is looked into, ``_lua_do_block``)
+#: and for Scala (so is a ``package p { … }`` block, ``_scala_package_block``)
 LANGUAGES: dict[str, Language] = {
     "javascript": _language("javascript", "tree_sitter_javascript", (".js", ".jsx", ".mjs", ".cjs"), _JS,
                             guarded=False, doc_gap=True, revision=6),
@@ -1224,7 +1242,8 @@ LANGUAGES: dict[str, Language] = {
                       revision=4),
     "kotlin": _language("kotlin", "tree_sitter_kotlin", (".kt", ".kts"), _KOTLIN, retry_blank=kotlin_syntax,
                         revision=3),
-    "scala": _language("scala", "tree_sitter_scala", (".scala", ".sc"), _SCALA, revision=2),
+    "scala": _language("scala", "tree_sitter_scala", (".scala", ".sc"), _SCALA,
+                       transparent={"package_clause": _scala_package_block}, revision=3),
     "swift": _language("swift", "tree_sitter_swift", (".swift",), _SWIFT, ATTACHED | {"multiline_comment"},
                        retry_blank=directive_lines(_SWIFT_CONDITIONALS), revision=4),
     # ``.h`` is either C or C++: see ``code.py``
@@ -1244,7 +1263,8 @@ LANGUAGES: dict[str, Language] = {
     # ``.lhs`` (literate Haskell) is left to ``lines``: the grammar does not read bird tracks
     "haskell": _language("haskell", "tree_sitter_haskell", (".hs",), _HASKELL, ATTACHED | {"haddock", "pragma"},
                          transparent={"declarations": _named, "imports": _named}, merge_clauses=True, revision=3),
-    "lua": _language("lua", "tree_sitter_lua", (".lua",), _LUA, revision=2),
+    "lua": _language("lua", "tree_sitter_lua", (".lua",), _LUA, transparent={"do_statement": _lua_do_block},
+                     revision=3),
     "zig": _language("zig", "tree_sitter_zig", (".zig",), _ZIG, revision=2),
     # a script wrapped in ``{ ... }`` (so it only runs once fully downloaded) is looked into
     "bash": _language("bash", "tree_sitter_bash", (".sh", ".bash", ".zsh"), _BASH,
