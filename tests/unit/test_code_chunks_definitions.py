@@ -1232,3 +1232,37 @@ def test_scala_definitions_in_a_package_block_are_definitions():
     assert summary(chunks) == [("module", 1, 1), ("package object parallel", 3, 7),
                                ("object ParallelCollectionImplicits", 8, 11),
                                ("class CompositeThrowable", 13, 14)]
+
+
+KOTLIN_PROPERTIES = """package demo
+
+private val mirroredUrls = listOf(
+    "https://cdn.example.com",
+    "https://mirror.example.com",
+)
+
+val limit = 64
+
+class Flow {
+{fields}
+    val replayCache: List<Int>
+        get() = buffer.toList()
+
+    val size by lazy {
+        compute()
+    }
+
+    fun collect() {
+        emit()
+    }
+}
+"""
+
+
+def test_kotlin_properties_whose_value_spans_lines_are_units():
+    text = KOTLIN_PROPERTIES.replace("{fields}", padding("private var field{i} = {i}", 150, "    "))
+    _, chunks = chunk("src/Flow.kt", text)
+    titles = [c.title for c in chunks]
+    assert titles[:2] == ["module", "property mirroredUrls"]
+    assert ("property mirroredUrls", 3, 8) == summary(chunks)[1]  # (``val limit = 64`` stays in it)
+    assert titles[-3:] == ["property Flow.replayCache", "property Flow.size", "method Flow.collect"]

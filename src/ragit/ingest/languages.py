@@ -595,8 +595,21 @@ def _kotlin_function(node: Node) -> Found:
     return Found(f"function {name}", name, callable=True, body=body)
 
 
+def _kotlin_property(node: Node) -> Found | None:
+    """A property of one name whose value, accessors or delegate reach past its declaration's line
+    (``private val mirroredUrls = listOf(`` … ``)``, ``val size: Int`` / ``get() = …``, ``val x by
+    lazy {`` … ``}``) is a unit, ``property <name>``, as Java fields and Swift properties are; a
+    one-line property stays in the unit above, as a field does."""
+    declaration = _first(node, ("variable_declaration",))
+    if declaration is None or node.end_point.row <= declaration.end_point.row:
+        return None
+    name = text(_first(declaration, ("identifier", "simple_identifier")), "default")
+    return Found(f"property {name}", name, callable=True, member_word="property")
+
+
 _KOTLIN: dict[str, Describe] = {
     "class_declaration": _kotlin_class,
+    "property_declaration": _kotlin_property,
     "object_declaration": _kotlin_object,
     "companion_object": _kotlin_companion,
     "function_declaration": _kotlin_function,
@@ -1224,7 +1237,8 @@ _C_CONDITIONALS = re.compile(rb"[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|eli
 #: tree-sitter-typescript cannot read blanked: a call signature's type parameters opening a line,
 #: variance annotations, ``export type *``; ``blanking.typescript_syntax``); 3 for Kotlin (the same
 #: retry, ``blanking.kotlin_syntax``: ``suspend`` as a name, a constructor's annotations opening its
-#: line, multi-dollar strings); 4 for Rust (the items a macro invocation wraps are the file's own,
+#: line, multi-dollar strings; and a property whose value spans lines is a unit,
+#: ``_kotlin_property``); 4 for Rust (the items a macro invocation wraps are the file's own,
 #: ``_rust_item_macros``); 3 for Lua (a top-level ``do … end`` block is looked into, ``_lua_do_block``)
 #: and for Scala (so is a ``package p { … }`` block, ``_scala_package_block``)
 LANGUAGES: dict[str, Language] = {
