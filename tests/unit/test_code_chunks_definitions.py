@@ -1266,3 +1266,59 @@ def test_kotlin_properties_whose_value_spans_lines_are_units():
     assert titles[:2] == ["module", "property mirroredUrls"]
     assert ("property mirroredUrls", 3, 8) == summary(chunks)[1]  # (``val limit = 64`` stays in it)
     assert titles[-3:] == ["property Flow.replayCache", "property Flow.size", "method Flow.collect"]
+
+
+RUST_VALUES = """use crate::case::RenameRule;
+
+pub fn rename(rule: &str) -> Option<RenameRule> {
+    RENAME_RULES.iter().find(|(name, _)| *name == rule).map(|(_, r)| *r)
+}
+
+static RENAME_RULES: &[(&str, RenameRule)] = &[
+    ("lowercase", RenameRule::LowerCase),
+    ("UPPERCASE", RenameRule::UpperCase),
+];
+
+const LIMIT: usize = 8;
+
+impl RenameRule {
+    const ALL: [RenameRule; 2] = [
+        RenameRule::LowerCase,
+        RenameRule::UpperCase,
+    ];
+
+    pub fn apply(self, s: &str) -> String {
+        s.to_owned()
+    }
+}
+"""
+
+
+def test_rust_consts_and_statics_whose_value_spans_lines_are_units():
+    # serde's ``RENAME_RULES`` table was the tail of the function above it
+    _, chunks = chunk("src/case.rs", RUST_VALUES)
+    assert summary(chunks) == [("module", 1, 1), ("function rename", 3, 5), ("static RENAME_RULES", 7, 12),
+                               ("impl RenameRule", 14, 23)]
+
+
+SCALA_VALUES = """package scala.util
+
+object MurmurHash {
+  def startHash(seed: Int) = seed ^ visibleMagic
+{fields}
+  private val storedMagicA =
+    Iterator.iterate(hiddenMagicA)(nextMagicA).take(23).toArray
+
+  lazy val releaseVersion: Option[String] = {
+    val v = scalaPropOrEmpty("maven.version.number")
+    if (v.endsWith("-SNAPSHOT")) None else Some(v)
+  }
+}
+"""
+
+
+def test_scala_vals_whose_value_spans_lines_are_units():
+    text = SCALA_VALUES.replace("{fields}", padding("final val magic{i} = {i}", 150, "  "))
+    chunker, chunks = chunk("src/MurmurHash.scala", text)
+    assert chunker == "code:scala/3"
+    assert [c.title for c in chunks][-2:] == ["val MurmurHash.storedMagicA", "val MurmurHash.releaseVersion"]

@@ -520,7 +520,23 @@ def _rust_impl(node: Node) -> Found:
     return Found(title, owner, body=node.child_by_field_name("body"), split=True)
 
 
+def _rust_value(word: str) -> Describe:
+    """``static RENAME_RULES: &[(&str, RenameRule)] = &[`` … or ``pub const BYTE_FREQUENCIES: [u8;
+    256] = [`` … over several lines is a unit of its own (``static RENAME_RULES``), as a Go value
+    is; a one-line one stays in the unit above."""
+
+    def describe(node: Node) -> Found | None:
+        if not spans_lines(node) or node.child_by_field_name("value") is None:
+            return None
+        name = name_of(node)
+        return Found(f"{word} {name}", name, callable=True, member_word=word)
+
+    return describe
+
+
 _RUST: dict[str, Describe] = {
+    "const_item": _rust_value("const"),
+    "static_item": _rust_value("static"),
     "function_item": _js_function,  # ``async fn`` is spotted like ``async function``
     "function_signature_item": _js_function,
     "struct_item": _leaf("struct"),
@@ -630,6 +646,19 @@ def _scala_given(node: Node) -> Found:
     return Found(f"given {name}", name)
 
 
+def _scala_value(node: Node) -> Found | None:
+    """``val freqs = Map(`` … ``)`` or ``lazy val x: Int = {`` … ``}`` of one name over several lines is
+    a unit of its own, ``val <name>`` (``val Owner.name`` in an object or class), as a Java field
+    or a Kotlin property is; a one-line one stays in the unit above."""
+    pattern = node.child_by_field_name("pattern")
+    value = node.child_by_field_name("value")
+    if pattern is None or pattern.type != "identifier" or value is None or not spans_lines(value):
+        return None
+    word = "var" if node.type == "var_definition" else "val"
+    name = text(pattern)
+    return Found(f"{word} {name}", name, callable=True, member_word=word)
+
+
 def _scala_package_block(node: Node) -> list[Node]:
     """The definitions of a ``package p { … }`` block, looked into as the file's own (Scala's
     ``collection/parallel/package.scala`` holds ``package parallel { object
@@ -640,6 +669,8 @@ def _scala_package_block(node: Node) -> list[Node]:
 
 
 _SCALA: dict[str, Describe] = {
+    "val_definition": _scala_value,
+    "var_definition": _scala_value,
     "class_definition": _container("class"),
     "trait_definition": _container("trait"),
     "object_definition": _container("object"),
@@ -1239,8 +1270,9 @@ _C_CONDITIONALS = re.compile(rb"[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|eli
 #: retry, ``blanking.kotlin_syntax``: ``suspend`` as a name, a constructor's annotations opening its
 #: line, multi-dollar strings; and a property whose value spans lines is a unit,
 #: ``_kotlin_property``); 4 for Rust (the items a macro invocation wraps are the file's own,
-#: ``_rust_item_macros``); 3 for Lua (a top-level ``do … end`` block is looked into, ``_lua_do_block``)
-#: and for Scala (so is a ``package p { … }`` block, ``_scala_package_block``)
+#: ``_rust_item_macros``; a ``const`` or ``static`` whose value spans lines is a unit, ``_rust_value``); 3 for Lua (a top-level ``do … end`` block is looked into, ``_lua_do_block``)
+#: and for Scala (so is a ``package p { … }`` block, ``_scala_package_block``; a ``val`` whose value
+#: spans lines is a unit, ``_scala_value``)
 LANGUAGES: dict[str, Language] = {
     "javascript": _language("javascript", "tree_sitter_javascript", (".js", ".jsx", ".mjs", ".cjs"), _JS,
                             guarded=False, doc_gap=True, revision=6),
