@@ -435,7 +435,7 @@ def test_csharp_namespace_and_its_brace_open_the_class():
         + get(0) + "\n" + get(1) + "    }\n}\n"
     )
     chunker, chunks = chunk("src/Store.cs", text)
-    assert chunker == "code:csharp/3"
+    assert chunker == "code:csharp/4"
     # no namespace-only chunk: ``namespace App`` and ``{`` open the class's own (not bare) header
     assert summary(chunks) == [
         ("module", 1, 1), ("class Store", 3, 9), ("method Store.Get0", 11, 54), ("method Store.Get1", 56, 101),

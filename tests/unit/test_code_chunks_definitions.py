@@ -718,7 +718,7 @@ def test_csharp_conditional_base_list_keeps_the_class_name():
     # the ``#if`` around the base list made the grammar read the condition as the class name
     text = CSHARP_READER.replace("{fields}", padding("private int _field{i};", 75, "        "))
     chunker, chunks = chunk("JsonReader.Async.cs", text)
-    assert chunker == "code:csharp/3"
+    assert chunker == "code:csharp/4"
     assert [c.title for c in chunks][-2:] == ["method JsonReader.ReadAsync", "method JsonReader.ReadAndAssertAsync"]
     assert not any("HAVE_ASYNC_DISPOSABLE" in c.title for c in chunks)
 
@@ -776,7 +776,7 @@ def test_c_conditional_lines_blanked_unless_both_branches_open_one_block():
     # ``uv_available_parallelism``): the function became ``lines``; blanked, its rows read as one
     for path in ("core.c", "core.cc"):
         chunker, chunks = chunk(path, C_TABLE)
-        assert chunker in ("code:c/5", "code:cpp/5")
+        assert chunker in ("code:c/6", "code:cpp/6")
         assert summary(chunks) == [("module", 1, 3), ("function parallelism", 5, 16), ("function count", 18, 20)]
     # two branches that each open the same loop leave a brace unclosed once both are read (the
     # parser then closes it at the end, and the loop swallows ``count``): that parse is refused
@@ -1322,3 +1322,72 @@ def test_scala_vals_whose_value_spans_lines_are_units():
     chunker, chunks = chunk("src/MurmurHash.scala", text)
     assert chunker == "code:scala/3"
     assert [c.title for c in chunks][-2:] == ["val MurmurHash.storedMagicA", "val MurmurHash.releaseVersion"]
+
+
+C_TABLES = """#include <stdio.h>
+
+static int twice(int x) { return x * 2; }
+
+static const char* const names[] = {
+  "read",
+  "write",
+};
+
+int count = 2;
+
+void run(void) {
+  int flags = 1 |
+    2;
+  use(flags);
+}
+"""
+
+CSHARP_FIELDS = """namespace Codes;
+
+public static class Table
+{
+    public static int Twice(int x) => x * 2;
+{fields}
+    private static readonly Dictionary<string, int> Map = new Dictionary<string, int>
+    {
+        ["a"] = 1,
+        ["b"] = 2,
+    };
+
+    public static int Three() => 3;
+}
+"""
+
+PHP_VALUES = """<?php
+class Logger
+{
+    public function twice(int $x): int { return $x * 2; }
+{fields}
+    private const RFC_5424_LEVELS = [
+        7 => 'debug',
+        6 => 'info',
+    ];
+
+    protected array $levels = [
+        'debug' => 100,
+    ];
+
+    public function three(): int { return 3; }
+}
+"""
+
+
+def test_values_spanning_lines_are_units_in_c_csharp_and_php():
+    # libuv's ``static const char* const names[] = {`` tables were the tail of the function above; a
+    # local variable (indented) or a one-line value stays where it is
+    chunker, chunks = chunk("src/names.c", C_TABLES)
+    assert chunker == "code:c/6"
+    assert summary(chunks) == [("module", 1, 1), ("function twice", 3, 3), ("variable names", 5, 10),
+                               ("function run", 12, 16)]
+    chunker, chunks = chunk("src/Table.cs", CSHARP_FIELDS.replace("{fields}", padding("public int Field{i} = {i};", 70, "    ")))
+    assert chunker == "code:csharp/4"
+    assert [c.title for c in chunks][-2:] == ["field Table.Map", "method Table.Three"]
+    chunker, chunks = chunk("src/Logger.php", PHP_VALUES.replace("{fields}", padding("public int $f{i} = {i};", 70, "    ")))
+    assert chunker == "code:php/3"
+    assert [c.title for c in chunks][-3:] == ["const Logger.RFC_5424_LEVELS", "property Logger.levels",
+                                              "method Logger.three"]

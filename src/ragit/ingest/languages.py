@@ -812,11 +812,25 @@ def _c_typedef(node: Node) -> Found | None:
 
 
 def _c_declaration(node: Node) -> Found | None:
-    """``struct x {...} var;`` or ``class API x {...};`` define the record they spell out."""
+    """``struct x {...} var;`` or ``class API x {...};`` define the record they spell out; one
+    variable whose initializer spans lines (libuv's ``static const char* const names[] = {`` …
+    ``};``, a lookup table) is a unit of its own, ``variable <name>``, as a Go value is: it was the
+    tail of the function above it. A one-line one stays in the unit above."""
     specifier = node.child_by_field_name("type")
     if specifier is not None and specifier.type in _C_RECORDS:
         return _C_RECORDS[specifier.type](specifier)
-    return None
+    declarators = node.children_by_field_name("declarator")
+    # (at a line's start only: a local variable of a function whose head error recovery lost is
+    # a sibling of the file's declarations too, but indented; and no class field)
+    if node.type != "declaration" or node.start_point.column or len(declarators) != 1 \
+            or declarators[0].type != "init_declarator":
+        return None
+    value = declarators[0].child_by_field_name("value")
+    name_node = _c_declarator_name(declarators[0].child_by_field_name("declarator"))
+    if value is None or not spans_lines(value) or name_node is None or name_node.type not in _C_NAMES:
+        return None
+    name = text(name_node)
+    return Found(f"variable {name}", name, callable=True, member_word="variable")
 
 
 def _c_macro(node: Node) -> Found | None:
@@ -943,6 +957,7 @@ _CSHARP: dict[str, Describe] = {
     "conversion_operator_declaration": _cs_member("function", _cs_operator),
     "indexer_declaration": _cs_member("function", lambda node: "this"),
     "property_declaration": _cs_property,
+    "field_declaration": lambda node: _one_value(node, "field", "variable_declarator", lambda d: d.named_children[-1]),
 }
 
 
@@ -1039,7 +1054,27 @@ _RUBY: dict[str, Describe] = {
                                           owner=""),
 }
 
+def _one_value(node: Node, word: str, element: str, value_of: Callable[[Node], Node | None]) -> Found | None:
+    """A declaration of one ``element`` whose value (``value_of`` the element) spans lines is a
+    member of its own, ``<word> Owner.name``, as a Java field is (C#'s ``private static readonly
+    Dictionary<string, int> Map = new … {`` … ``};``, PHP's ``private const MAP = [`` … ``];`` and
+    ``protected array $levels = [`` … ``];``): it was the tail of the member above it."""
+    elements = [child for child in node.named_children if child.type == element]
+    if not elements and node.named_children:  # (C#: inside the variable_declaration)
+        elements = [c for c in node.named_children[-1].named_children if c.type == element]
+    if len(elements) != 1:
+        return None
+    value = value_of(elements[0])
+    if value is None or value is elements[0].named_children[0] or not spans_lines(value):
+        return None
+    name = text(elements[0].child_by_field_name("name") or elements[0].named_children[0]).lstrip("$")
+    return Found(f"{word} {name}", name, callable=True, member_word=word)
+
+
 _PHP: dict[str, Describe] = {
+    "const_declaration": lambda node: _one_value(node, "const", "const_element", lambda e: e.named_children[-1]),
+    "property_declaration": lambda node: _one_value(node, "property", "property_element",
+                                                    lambda e: e.child_by_field_name("default_value")),
     "namespace_definition": _container("namespace", "function", leaf_without_body=True),
     "class_declaration": _container("class"),
     "interface_declaration": _container("interface"),
@@ -1272,7 +1307,8 @@ _C_CONDITIONALS = re.compile(rb"[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|eli
 #: ``_kotlin_property``); 4 for Rust (the items a macro invocation wraps are the file's own,
 #: ``_rust_item_macros``; a ``const`` or ``static`` whose value spans lines is a unit, ``_rust_value``); 3 for Lua (a top-level ``do … end`` block is looked into, ``_lua_do_block``)
 #: and for Scala (so is a ``package p { … }`` block, ``_scala_package_block``; a ``val`` whose value
-#: spans lines is a unit, ``_scala_value``)
+#: spans lines is a unit, ``_scala_value``); 6 for C and C++, 4 for C# and 3 for PHP (a variable,
+#: field, constant or property whose value spans lines is a unit, ``_c_declaration``, ``_one_value``)
 LANGUAGES: dict[str, Language] = {
     "javascript": _language("javascript", "tree_sitter_javascript", (".js", ".jsx", ".mjs", ".cjs"), _JS,
                             guarded=False, doc_gap=True, revision=6),
@@ -1294,16 +1330,16 @@ LANGUAGES: dict[str, Language] = {
                        retry_blank=directive_lines(_SWIFT_CONDITIONALS), revision=4),
     # ``.h`` is either C or C++: see ``code.py``
     "c": _language("c", "tree_sitter_c", (".c",), _C, transparent=_C_TRANSPARENT, recover=_c_orphan_body,
-                   retry_blank=directive_lines(_C_CONDITIONALS), revision=5),
+                   retry_blank=directive_lines(_C_CONDITIONALS), revision=6),
     "cpp": _language("cpp", "tree_sitter_cpp",
                      (".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h++", ".ipp", ".tpp"), _CPP,
                      ATTACHED | {"attribute_declaration"}, transparent=_C_TRANSPARENT, recover=_c_orphan_body,
-                     retry_blank=directive_lines(_C_CONDITIONALS), revision=5),
+                     retry_blank=directive_lines(_C_CONDITIONALS), revision=6),
     "csharp": _language("csharp", "tree_sitter_c_sharp", (".cs",), _CSHARP, transparent=_PREPROC,
-                        retry_blank=directive_lines(_CSHARP_CONDITIONALS), revision=3),
+                        retry_blank=directive_lines(_CSHARP_CONDITIONALS), revision=4),
     "ruby": _language("ruby", "tree_sitter_ruby", (".rb", ".rake", ".gemspec"), _RUBY, is_attached=_ruby_attached,
                       filenames=("Rakefile", "Gemfile"), revision=4),
-    "php": _language("php", "tree_sitter_php", (".php",), _PHP, function="language_php", revision=2),
+    "php": _language("php", "tree_sitter_php", (".php",), _PHP, function="language_php", revision=3),
     "elixir": _language("elixir", "tree_sitter_elixir", (".ex", ".exs"), {"call": _elixir_call},
                         is_attached=_elixir_attached, merge_clauses=True, revision=2),
     # ``.lhs`` (literate Haskell) is left to ``lines``: the grammar does not read bird tracks
