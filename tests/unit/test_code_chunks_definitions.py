@@ -1391,3 +1391,30 @@ def test_values_spanning_lines_are_units_in_c_csharp_and_php():
     assert chunker == "code:php/3"
     assert [c.title for c in chunks][-3:] == ["const Logger.RFC_5424_LEVELS", "property Logger.levels",
                                               "method Logger.three"]
+
+
+ZIG_VALUES = """const std = @import("std");
+
+pub fn twice(x: u32) u32 {
+    return x * 2;
+}
+
+const names = [_][]const u8{
+    "read",
+    "write",
+};
+
+var count: u32 = 0;
+
+pub fn three() u32 {
+    return 3;
+}
+"""
+
+
+def test_zig_values_spanning_lines_are_units():
+    # zls's snippet tables (``const top_level = [_]Item{`` …) were windows of ``struct Item``
+    chunker, chunks = chunk("src/snippets.zig", ZIG_VALUES)
+    assert chunker == "code:zig/3"
+    assert summary(chunks) == [("module", 1, 1), ("function twice", 3, 5), ("const names", 7, 12),
+                               ("function three", 14, 16)]

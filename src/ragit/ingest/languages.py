@@ -1235,7 +1235,9 @@ _ZIG_CONTAINERS = {
 
 
 def _zig_variable(node: Node) -> Found | None:
-    """``const Foo = struct { ... };`` defines the container ``struct Foo``."""
+    """``const Foo = struct { ... };`` defines the container ``struct Foo``; any other value over
+    several lines (``const names = [_][]const u8{`` … ``};``) is a unit of its own, ``const names``,
+    as a Go value is: it was the tail of the function above it."""
     name = None
     for child in node.named_children:
         if child.type == "identifier" and name is None:
@@ -1243,7 +1245,10 @@ def _zig_variable(node: Node) -> Found | None:
         elif child.type in _ZIG_CONTAINERS:
             name = name or "default"
             return Found(f"{_ZIG_CONTAINERS[child.type]} {name}", name, body=child, split=True)
-    return None
+    if name is None or not spans_lines(node) or not node.children:
+        return None
+    word = "var" if any(child.type == "var" for child in node.children) else "const"
+    return Found(f"{word} {name}", name, callable=True, member_word=word)
 
 
 def _zig_test(node: Node) -> Found:
@@ -1308,7 +1313,8 @@ _C_CONDITIONALS = re.compile(rb"[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|eli
 #: ``_rust_item_macros``; a ``const`` or ``static`` whose value spans lines is a unit, ``_rust_value``); 3 for Lua (a top-level ``do … end`` block is looked into, ``_lua_do_block``)
 #: and for Scala (so is a ``package p { … }`` block, ``_scala_package_block``; a ``val`` whose value
 #: spans lines is a unit, ``_scala_value``); 6 for C and C++, 4 for C# and 3 for PHP (a variable,
-#: field, constant or property whose value spans lines is a unit, ``_c_declaration``, ``_one_value``)
+#: field, constant or property whose value spans lines is a unit, ``_c_declaration``, ``_one_value``);
+#: 3 for Zig (so is a ``const`` or ``var`` of any other value, ``_zig_variable``)
 LANGUAGES: dict[str, Language] = {
     "javascript": _language("javascript", "tree_sitter_javascript", (".js", ".jsx", ".mjs", ".cjs"), _JS,
                             guarded=False, doc_gap=True, revision=6),
@@ -1347,7 +1353,7 @@ LANGUAGES: dict[str, Language] = {
                          transparent={"declarations": _named, "imports": _named}, merge_clauses=True, revision=3),
     "lua": _language("lua", "tree_sitter_lua", (".lua",), _LUA, transparent={"do_statement": _lua_do_block},
                      revision=3),
-    "zig": _language("zig", "tree_sitter_zig", (".zig",), _ZIG, revision=2),
+    "zig": _language("zig", "tree_sitter_zig", (".zig",), _ZIG, revision=3),
     # a script wrapped in ``{ ... }`` (so it only runs once fully downloaded) is looked into
     "bash": _language("bash", "tree_sitter_bash", (".sh", ".bash", ".zsh"), _BASH,
                       transparent={"compound_statement": _named}),
