@@ -1418,3 +1418,35 @@ def test_zig_values_spanning_lines_are_units():
     assert chunker == "code:zig/3"
     assert summary(chunks) == [("module", 1, 1), ("function twice", 3, 5), ("const names", 7, 12),
                                ("function three", 14, 16)]
+
+
+ELIXIR_ATTRIBUTES = """defmodule Mix.Tasks.Gen.Context do
+  @moduledoc \"\"\"
+  Generates a context.
+  \"\"\"
+
+  def run(args) do
+    parse(args)
+  end
+{functions}
+  @switches [
+    binary_id: :boolean,
+    table: :string,
+    web: :string
+  ]
+
+  @doc "Parses the arguments."
+  def parse(args), do: OptionParser.parse(args, switches: @switches)
+end
+"""
+
+
+def test_elixir_module_attributes_whose_value_spans_lines_are_members():
+    # phoenix's ``@switches [`` … ``]`` of each mix task was the tail of the function above; the
+    # attributes Elixir gives a meaning (``@moduledoc``, ``@doc``) stay where they are
+    text = ELIXIR_ATTRIBUTES.replace("{functions}", padding("def f{i}(x), do: x + {i}", 150, "  "))
+    chunker, chunks = chunk("lib/mix/tasks/gen.context.ex", text)
+    assert chunker == "code:elixir/3"
+    titles = [c.title for c in chunks]
+    assert titles[-2:] == ["attribute Mix.Tasks.Gen.Context.switches", "function Mix.Tasks.Gen.Context.parse"]
+    assert not any("moduledoc" in t or "attribute Mix.Tasks.Gen.Context.doc" == t for t in titles)

@@ -1131,6 +1131,30 @@ def _elixir_call(node: Node) -> Found | None:
     return None
 
 
+#: module attributes Elixir gives a meaning: documentation, types, specs, callbacks, compiler
+#: hooks; they stay where they are (``@moduledoc`` with its module, ``@doc`` with its function)
+_ELIXIR_RESERVED = _ELIXIR_DOCS | frozenset({
+    b"moduledoc", b"typedoc", b"type", b"typep", b"opaque", b"callback", b"macrocallback",
+    b"optional_callbacks", b"behaviour", b"derive", b"compile", b"enforce_keys", b"external_resource",
+    b"on_load", b"on_definition", b"before_compile", b"after_compile", b"after_verify", b"vsn", b"file"})
+
+
+def _elixir_attribute(node: Node) -> Found | None:
+    """A module attribute of the module's own whose value spans lines (``@levels %{`` … ``}``,
+    ``@default_opts [`` … ``]``) is a member of its own, ``attribute Owner.levels``, as a Java
+    field is: it was the tail of the function above it. The attributes Elixir gives a meaning
+    (:data:`_ELIXIR_RESERVED`) and one-line values stay where they are."""
+    operand = node.child_by_field_name("operand")
+    if node.child_by_field_name("operator") is None or text(node.child_by_field_name("operator")) != "@" \
+            or operand is None or operand.type != "call" or not spans_lines(operand):
+        return None
+    target = operand.child_by_field_name("target")
+    if target is None or target.type != "identifier" or target.text in _ELIXIR_RESERVED:
+        return None
+    name = text(target)
+    return Found(f"attribute {name}", name, callable=True, member_word="attribute")
+
+
 def _elixir_attached(node: Node) -> bool:
     """``@doc``, ``@spec``, ``@impl`` ... directly above a ``def`` belong to it."""
     if node.type != "unary_operator":
@@ -1314,7 +1338,8 @@ _C_CONDITIONALS = re.compile(rb"[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|eli
 #: and for Scala (so is a ``package p { … }`` block, ``_scala_package_block``; a ``val`` whose value
 #: spans lines is a unit, ``_scala_value``); 6 for C and C++, 4 for C# and 3 for PHP (a variable,
 #: field, constant or property whose value spans lines is a unit, ``_c_declaration``, ``_one_value``);
-#: 3 for Zig (so is a ``const`` or ``var`` of any other value, ``_zig_variable``)
+#: 3 for Zig (so is a ``const`` or ``var`` of any other value, ``_zig_variable``) and for Elixir (so
+#: is a module attribute of the module's own, ``_elixir_attribute``)
 LANGUAGES: dict[str, Language] = {
     "javascript": _language("javascript", "tree_sitter_javascript", (".js", ".jsx", ".mjs", ".cjs"), _JS,
                             guarded=False, doc_gap=True, revision=6),
@@ -1346,8 +1371,9 @@ LANGUAGES: dict[str, Language] = {
     "ruby": _language("ruby", "tree_sitter_ruby", (".rb", ".rake", ".gemspec"), _RUBY, is_attached=_ruby_attached,
                       filenames=("Rakefile", "Gemfile"), revision=4),
     "php": _language("php", "tree_sitter_php", (".php",), _PHP, function="language_php", revision=3),
-    "elixir": _language("elixir", "tree_sitter_elixir", (".ex", ".exs"), {"call": _elixir_call},
-                        is_attached=_elixir_attached, merge_clauses=True, revision=2),
+    "elixir": _language("elixir", "tree_sitter_elixir", (".ex", ".exs"),
+                        {"call": _elixir_call, "unary_operator": _elixir_attribute},
+                        is_attached=_elixir_attached, merge_clauses=True, revision=3),
     # ``.lhs`` (literate Haskell) is left to ``lines``: the grammar does not read bird tracks
     "haskell": _language("haskell", "tree_sitter_haskell", (".hs",), _HASKELL, ATTACHED | {"haddock", "pragma"},
                          transparent={"declarations": _named, "imports": _named}, merge_clauses=True, revision=3),
