@@ -54,7 +54,7 @@ def python_file(class_body_lines: int) -> str:
 def test_python_module_function_and_small_class():
     text = python_file(30)
     chunker, chunks = chunk("src/repo.py", text)
-    assert chunker == "code:python"
+    assert chunker == "code:python/2"
     assert summary(chunks) == [("module", 1, 2), ("function load", 4, 7), ("class Repo", 10, 39)]
     assert chunks[1].text.startswith("# Load the settings.\n@cache\ndef load():")
     assert chunks[2].end_line - chunks[2].start_line + 1 == 30
@@ -63,7 +63,7 @@ def test_python_module_function_and_small_class():
 def test_python_big_class_is_split_into_header_and_methods():
     text = python_file(120)
     chunker, chunks = chunk("src/repo.py", text)
-    assert chunker == "code:python"
+    assert chunker == "code:python/2"
     titles = [c.title for c in chunks]
     assert titles == ["module", "function load", "class Repo", "method Repo.open", "method Repo.close"]
     header = chunks[2]
@@ -119,23 +119,28 @@ def test_indented_trailing_comment_of_previous_function_is_not_attached():
 def test_comment_inside_previous_statement_string_is_not_attached():
     text = 's = """\n# x"""\ndef f():\n    pass\n'
     _, chunks = chunk("a.py", text)
-    assert summary(chunks) == [("module", 1, 2), ("function f", 3, 4)]
+    # (the string spans lines, so the assignment is a unit of its own: code:python/2)
+    assert summary(chunks) == [("variable s", 1, 2), ("function f", 3, 4)]
 
 
-def test_module_code_after_a_function_stays_in_its_unit():
+def test_module_code_after_a_function_is_module_code():
+    # (code:python/2: code of the file's own over several lines opens a ``module`` unit instead of
+    # joining the function above; a one-line statement still joins it)
     text = "def main():\n    pass\n\nif __name__ == '__main__':\n    main()\n"
     _, chunks = chunk("a.py", text)
-    assert summary(chunks) == [("function main", 1, 5)]
+    assert summary(chunks) == [("function main", 1, 2), ("module", 4, 5)]
+    _, chunks = chunk("a.py", "def main():\n    pass\n\nmain()\n")
+    assert summary(chunks) == [("function main", 1, 4)]
 
 
 def test_file_without_definitions_is_one_module_chunk():
     chunker, chunks = chunk("conf.py", "A = 1\nB = 2\n")
-    assert chunker == "code:python"
+    assert chunker == "code:python/2"
     assert summary(chunks) == [("module", 1, 2)]
 
 
 def test_empty_file_has_no_chunks():
-    assert chunk("empty.py", "") == ("code:python", [])
+    assert chunk("empty.py", "") == ("code:python/2", [])
     assert chunk("empty.go", "\n\n") == ("code:go/2", [])
     assert chunk("empty.ml", "\n\n") == ("lines", [])
 
@@ -199,7 +204,7 @@ def test_masked_text_with_a_different_line_count_is_rejected():
 
 def test_invalid_escape_warnings_are_silenced(recwarn):
     chunker, _ = chunk("a.py", 'x = "\\d"\n')
-    assert chunker == "code:python"
+    assert chunker == "code:python/2"
     assert not [w for w in recwarn if issubclass(w.category, SyntaxWarning)]
 
 
@@ -469,7 +474,7 @@ def test_a_header_that_says_something_keeps_its_chunk_and_python_keeps_every_hea
                 '"""A repository."""'):
         text = "\n".join(["class Repo:", f"    {doc}", ""] + method("open", 45) + method("close", 45)) + "\n"
         chunker, chunks = chunk("repo.py", text)
-        assert chunker == "code:python"
+        assert chunker == "code:python/2"
         assert summary(chunks) == [("class Repo", 1, 2), ("method Repo.open", 4, 49), ("method Repo.close", 51, 96)]
         assert chunks[0].text == f"class Repo:\n    {doc}"
         assert_covered(chunks, text)

@@ -1450,3 +1450,46 @@ def test_elixir_module_attributes_whose_value_spans_lines_are_members():
     titles = [c.title for c in chunks]
     assert titles[-2:] == ["attribute Mix.Tasks.Gen.Context.switches", "function Mix.Tasks.Gen.Context.parse"]
     assert not any("moduledoc" in t or "attribute Mix.Tasks.Gen.Context.doc" == t for t in titles)
+
+
+PYTHON_VALUES = """import sys
+
+
+def get_encoding(headers):
+    return headers.get("content-type")
+
+
+DEFAULT_ACCEPT_ENCODING = ", ".join(
+    ["gzip", "deflate"]
+)
+
+if sys.platform == "win32":
+    def proxy_bypass(host):
+        return False
+
+LIMIT = 3
+
+
+class Session:
+    __attrs__ = [
+        "headers",
+        "cookies",
+    ]
+
+    def send(self, request):
+        return request
+"""
+
+
+def test_python_values_and_module_code_over_several_lines_are_units():
+    # requests' ``DEFAULT_ACCEPT_ENCODING`` and the ``if sys.platform == "win32":`` block after it
+    # were the tail of ``function get_encoding``; a class's ``__attrs__`` list that of its header
+    chunker, chunks = chunk("src/requests/utils.py", PYTHON_VALUES)
+    assert chunker == "code:python/2"
+    assert summary(chunks) == [("module", 1, 1), ("function get_encoding", 4, 5),
+                               ("variable DEFAULT_ACCEPT_ENCODING", 8, 10), ("module", 12, 16),
+                               ("class Session", 19, 26)]
+    # (the class fits one unit; cut at its members, the list is a member of its own)
+    big = PYTHON_VALUES.replace("class Session:\n", "class Session:\n" + padding("field{i} = {i}", 150, "    "))
+    assert [c.title for c in chunk("src/requests/sessions.py", big)[1]][-2:] == [
+        "variable Session.__attrs__", "method Session.send"]

@@ -46,7 +46,7 @@ from typing import Any, Callable, NamedTuple, Union
 
 from .blanking import Blanker
 from .chunks import Chunk
-from .languages import CPP_SYNTAX, EXTENSIONS, FILENAMES, LANGUAGES, MODULE, Found, Language
+from .languages import CPP_SYNTAX, EXTENSIONS, FILENAMES, LANGUAGES, MODULE, PYTHON_CHUNKER, Found, Language
 from .text import split_lines
 
 
@@ -158,14 +158,44 @@ def _python_defs(source: str, lines: list[str]) -> list[_Def] | None:
                 if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     start = _python_start(child, lines, inner_floor)
                     methods.append(_Def(start, f"method {node.name}.{child.name}"))
+                elif (name := _python_value(child)) is not None:
+                    methods.append(_Def(_python_start(child, lines, inner_floor), f"variable {node.name}.{name}"))
                 inner_floor = child.end_lineno or child.lineno
             defs.append(_Def(_python_start(node, lines, floor), f"class {node.name}", tuple(methods)))
         elif isinstance(node, ast.FunctionDef):
             defs.append(_Def(_python_start(node, lines, floor), f"function {node.name}"))
         elif isinstance(node, ast.AsyncFunctionDef):
             defs.append(_Def(_python_start(node, lines, floor), f"async function {node.name}"))
+        elif (name := _python_value(node)) is not None:
+            defs.append(_Def(_python_start(node, lines, floor), f"variable {name}"))
+        elif isinstance(node, _PYTHON_CODE) and (node.end_lineno or node.lineno) > node.lineno \
+                and defs and defs[-1].title != "module":
+            # the file's own code over several lines (``if sys.platform == "win32":`` …, ``try:`` …)
+            # after a definition is ``module`` code, not the tail of the definition above it (as in
+            # JavaScript, ``languages._js_code``); before any, it is the file's head already
+            defs.append(_Def(_python_start(node, lines, floor), "module"))
         floor = node.end_lineno or node.lineno
     return defs
+
+
+_PYTHON_CODE = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.AsyncWith, ast.Expr,
+                ast.Match, ast.Assign, ast.AnnAssign, ast.AugAssign) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
+
+
+def _python_value(node: ast.stmt) -> str | None:
+    """The name an assignment of one name binds when its value spans lines (``DEFAULT_CONFIG = {``
+    … ``}``, a class's ``table = {`` … ``}``): such a value is a unit of its own, ``variable
+    <name>``, as in every other language since session 26; its lines were the tail of the
+    function or method above. A one-line assignment stays in the unit above."""
+    if isinstance(node, ast.Assign):
+        target = node.targets[0] if len(node.targets) == 1 else None
+    elif isinstance(node, ast.AnnAssign) and node.value is not None:
+        target = node.target
+    else:
+        return None
+    if not isinstance(target, ast.Name) or (node.end_lineno or node.lineno) <= node.lineno:
+        return None
+    return target.id
 
 
 # ---------------------------------------------------------------- tree-sitter
@@ -787,7 +817,7 @@ def _structured(clean: list[str], defs: list[_Def], lim: CodeLimits, fold: bool 
 
 
 def chunk_code(path: str, raw_text: str, masked_text: str, version: str = "1") -> tuple[str, list[Chunk]]:
-    """(chunker name, chunks) of a code file: ``code:python``, ``code:<language>`` (with
+    """(chunker name, chunks) of a code file: ``code:python/2``, ``code:<language>`` (with
     ``/<revision>`` when the language's table was revised, :attr:`Language.revision`) or ``lines``.
 
     ``raw_text`` and ``masked_text`` are LF-normalised and must have the same number of lines;
@@ -803,7 +833,7 @@ def chunk_code(path: str, raw_text: str, masked_text: str, version: str = "1") -
     if language == "python":
         defs = _python_defs(raw_text, raw_lines)
         if defs is not None:
-            return "code:python", _numbered(_structured(clean, defs, lim, fold=False))
+            return PYTHON_CHUNKER, _numbered(_structured(clean, defs, lim, fold=False))
     elif language is not None:
         found = _tree_sitter_defs(language, raw_text)
         if found is not None:

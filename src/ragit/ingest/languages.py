@@ -1395,7 +1395,13 @@ EXTENSIONS: dict[str, str] = {
 #: whole file names without a telling extension -> language key
 FILENAMES: dict[str, str] = {filename: key for key, spec in LANGUAGES.items() for filename in spec.filenames}
 
+#: revision of the Python chunker (``ast``, in :mod:`ragit.ingest.code`): 2 since session 29, an
+#: assignment of one name whose value spans lines is a unit (``code._python_value``)
+PYTHON_REVISION = 2
+PYTHON_CHUNKER = chunker_name("python", PYTHON_REVISION)
+
 #: chunker names of every earlier revision of a table: a store record chunked by one of them
 #: predates the table's revision, so ingest chunks that blob again (``pipeline.superseded``)
-SUPERSEDED: frozenset[str] = frozenset(chunker_name(spec.name, r) for spec in LANGUAGES.values()
-                                       for r in range(1, spec.revision))
+SUPERSEDED: frozenset[str] = frozenset(
+    [chunker_name(spec.name, r) for spec in LANGUAGES.values() for r in range(1, spec.revision)]
+    + [chunker_name("python", r) for r in range(1, PYTHON_REVISION)])

@@ -137,7 +137,7 @@ def superseded(chunker: str) -> bool:
     chunker is known once the blob is read), so a store record made before a revision is found
     under the same profile; its blob is chunked again, and an upgraded ragit's ``ingest --all``
     gives every file the current cut instead of keeping the old one for unchanged blobs."""
-    if not chunker.startswith("code:") or chunker == "code:python":
+    if not chunker.startswith("code:"):
         return False
     return chunker in _superseded_names()
 
