@@ -178,6 +178,12 @@ def _container(word: str, members_word: str = "method", field_name: str = "name"
     return describe
 
 
+def _member(word: str, name: str) -> Found:
+    """A definition titled ``<word> <name>``, and ``<word> Owner.name`` inside a container: a
+    field, property, constant or value of its own (the value rules of every table)."""
+    return Found(f"{word} {name}", name, callable=True, member_word=word)
+
+
 def _leaf(word: str, field_name: str = "name") -> Describe:
     def describe(node: Node) -> Found:
         name = name_of(node, field_name)
@@ -243,7 +249,7 @@ def _js_variable(node: Node) -> Found | None:
             if name_node is not None and name_node.type == "identifier" \
                     and declarator.child_by_field_name("value") is not None:
                 name = text(name_node)
-                return Found(f"{word} {name}", name, callable=True, member_word=word)
+                return _member(word, name)
     # a one-line declaration under a doc comment of its own (``/** … */`` over several lines:
     # immer's ``export const produce: IProduce = immer.produce``) is documented API, a unit too
     if len(node.named_children) == 1 and _documented(node):
@@ -251,7 +257,7 @@ def _js_variable(node: Node) -> Found | None:
         name_node = declarator.child_by_field_name("name") if declarator.type == "variable_declarator" else None
         if name_node is not None and name_node.type == "identifier":
             name = text(name_node)
-            return Found(f"{word} {name}", name, callable=True, member_word=word)
+            return _member(word, name)
     return None
 
 
@@ -277,7 +283,7 @@ def _js_field(node: Node) -> Found | None:
     if value.type in _JS_FUNCTION_VALUES:
         return Found(f"{_function_word(value)} {name}", name, callable=True)
     if spans_lines(value):
-        return Found(f"property {name}", name, callable=True, member_word="property")
+        return _member("property", name)
     return None
 
 
@@ -485,7 +491,7 @@ def _java_field(node: Node) -> Found | None:
             or not spans_lines(declarators[0]):
         return None
     name = name_of(declarators[0])
-    return Found(f"field {name}", name, callable=True, member_word="field")
+    return _member("field", name)
 
 
 def _java_enum_constant(node: Node) -> Found | None:
@@ -496,7 +502,7 @@ def _java_enum_constant(node: Node) -> Found | None:
     if node.child_by_field_name("body") is None:
         return None
     name = name_of(node)
-    return Found(f"constant {name}", name, callable=True, member_word="constant")
+    return _member("constant", name)
 
 
 _JAVA: dict[str, Describe] = {
@@ -529,7 +535,7 @@ def _rust_value(word: str) -> Describe:
         if not spans_lines(node) or node.child_by_field_name("value") is None:
             return None
         name = name_of(node)
-        return Found(f"{word} {name}", name, callable=True, member_word=word)
+        return _member(word, name)
 
     return describe
 
@@ -620,7 +626,7 @@ def _kotlin_property(node: Node) -> Found | None:
     if declaration is None or node.end_point.row <= declaration.end_point.row:
         return None
     name = text(_first(declaration, ("identifier", "simple_identifier")), "default")
-    return Found(f"property {name}", name, callable=True, member_word="property")
+    return _member("property", name)
 
 
 _KOTLIN: dict[str, Describe] = {
@@ -656,7 +662,7 @@ def _scala_value(node: Node) -> Found | None:
         return None
     word = "var" if node.type == "var_definition" else "val"
     name = text(pattern)
-    return Found(f"{word} {name}", name, callable=True, member_word=word)
+    return _member(word, name)
 
 
 def _scala_package_block(node: Node) -> list[Node]:
@@ -703,7 +709,7 @@ def _swift_property(node: Node) -> Found | None:
     pattern = node.child_by_field_name("name")
     name_node = pattern.child_by_field_name("bound_identifier") if pattern is not None else None
     name = text(name_node if name_node is not None else pattern, "default")
-    return Found(f"property {name}", name, callable=True, member_word="property")
+    return _member("property", name)
 
 
 _SWIFT: dict[str, Describe] = {
@@ -830,7 +836,7 @@ def _c_declaration(node: Node) -> Found | None:
     if value is None or not spans_lines(value) or name_node is None or name_node.type not in _C_NAMES:
         return None
     name = text(name_node)
-    return Found(f"variable {name}", name, callable=True, member_word="variable")
+    return _member("variable", name)
 
 
 def _c_macro(node: Node) -> Found | None:
@@ -932,7 +938,7 @@ def _cs_property(node: Node) -> Found | None:
     else:
         return None
     name = name_of(node)
-    return Found(f"property {name}", name, callable=True, member_word="property")
+    return _member("property", name)
 
 
 def _cs_operator(node: Node) -> str:
@@ -1040,7 +1046,7 @@ def _ruby_constant(node: Node) -> Found | None:
     if left is None or left.type != "constant" or not spans_lines(node):
         return None
     name = text(left)
-    return Found(f"constant {name}", name, callable=True, member_word="constant")
+    return _member("constant", name)
 
 
 _RUBY: dict[str, Describe] = {
@@ -1068,7 +1074,7 @@ def _one_value(node: Node, word: str, element: str, value_of: Callable[[Node], N
     if value is None or value is elements[0].named_children[0] or not spans_lines(value):
         return None
     name = text(elements[0].child_by_field_name("name") or elements[0].named_children[0]).lstrip("$")
-    return Found(f"{word} {name}", name, callable=True, member_word=word)
+    return _member(word, name)
 
 
 _PHP: dict[str, Describe] = {
@@ -1145,14 +1151,14 @@ def _elixir_attribute(node: Node) -> Found | None:
     field is: it was the tail of the function above it. The attributes Elixir gives a meaning
     (:data:`_ELIXIR_RESERVED`) and one-line values stay where they are."""
     operand = node.child_by_field_name("operand")
-    if node.child_by_field_name("operator") is None or text(node.child_by_field_name("operator")) != "@" \
-            or operand is None or operand.type != "call" or not spans_lines(operand):
+    if text(node.child_by_field_name("operator")) != "@" or operand is None or operand.type != "call" \
+            or not spans_lines(operand):
         return None
     target = operand.child_by_field_name("target")
     if target is None or target.type != "identifier" or target.text in _ELIXIR_RESERVED:
         return None
     name = text(target)
-    return Found(f"attribute {name}", name, callable=True, member_word="attribute")
+    return _member("attribute", name)
 
 
 def _elixir_attached(node: Node) -> bool:
@@ -1272,7 +1278,7 @@ def _zig_variable(node: Node) -> Found | None:
     if name is None or not spans_lines(node) or not node.children:
         return None
     word = "var" if any(child.type == "var" for child in node.children) else "const"
-    return Found(f"{word} {name}", name, callable=True, member_word=word)
+    return _member(word, name)
 
 
 def _zig_test(node: Node) -> Found:
