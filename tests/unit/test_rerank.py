@@ -99,6 +99,18 @@ def test_a_variable_local_to_a_function_body_defines_nothing():
     assert defines("class Outer", "class Outer:\n    class Inner:\n        pass\n", ["Inner"]) == 1.0
 
 
+def test_a_modifier_with_arguments_opens_a_declaration():
+    # Rust's restricted visibility and an annotation with arguments on the declaring line: a
+    # method folded into its ``impl`` chunk (tokio's ``pub(super) fn is_join_waker_set``) is found
+    impl = "impl Snapshot {\n    pub(super) fn is_join_waker_set(self) -> bool {\n        true\n    }\n}\n"
+    assert defines("impl Snapshot", impl, ["is_join_waker_set"]) == 1.0
+    assert defines("module", "pub(in crate::rt) struct Handle;\n", ["Handle"]) == 1.0
+    assert defines("module", '@available(iOS 13, *) public func render() {}\n', ["render"]) == 1.0
+    assert defines("module", '@Deprecated("old") fun start() {}\n', ["start"]) == 1.0
+    # a call is not a modifier: its argument list is not followed by a declaring keyword
+    assert defines("function f", "    assert!(snapshot.is_join_waker_set());\n", ["is_join_waker_set"]) == 0.0
+
+
 def test_an_indented_associated_type_binding_declares_nothing():
     impl = "impl<'de> IntoDeserializer<'de> for Foo {\n    type Deserializer = Self;\n}\n"
     assert defines("impl IntoDeserializer for Foo", impl, ["Deserializer"]) == 0.0

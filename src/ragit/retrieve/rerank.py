@@ -248,14 +248,15 @@ _DEF_KEYWORDS = (r"class|struct|interface|trait|enum|union|type|typedef|protocol
 
 
 # A declaration that starts a line: optional modifier words (``pub``, ``export default``,
-# ``public static``), a declaring keyword, the declared name (possibly qualified; the last part is
-# captured). Comment lines start with punctuation (``//``, ``#``, ``*``), so examples in doc
+# ``public static``; one may carry an argument list, as Rust's ``pub(crate)`` and an annotation's
+# ``@available(iOS 13, *)``), a declaring keyword, the declared name (possibly qualified; the last
+# part is captured). Comment lines start with punctuation (``//``, ``#``, ``*``), so examples in doc
 # comments never match. An indented bare ``type X = ...`` binds an associated type of an
 # ``impl`` (Rust: ``type Deserializer = Self;``, dozens of them) and declares nothing. One pattern
 # for every name: compiled once, not per question.
 _DECLARATION = re.compile(
     r"^(?![ \t]+type[ \t]+[A-Za-z_$][\w$]*[ \t]*(?:<[^>\n]*>[ \t]*)?=)"
-    rf"[ \t]*(?:[\w@]+[ \t]+)*?(?P<word>{_DEF_KEYWORDS})[ \t]+(?:[\w:.]+[.:])?(?P<name>[A-Za-z_$][\w$]*[!?]?)",
+    rf"[ \t]*(?:[\w@]+(?:\([^()\n]*\))?[ \t]+)*?(?P<word>{_DEF_KEYWORDS})[ \t]+(?:[\w:.]+[.:])?(?P<name>[A-Za-z_$][\w$]*[!?]?)",
     re.MULTILINE)
 
 # ``let``/``const``/``var``/``val`` declare a local as readily as a definition: one deeper than the
