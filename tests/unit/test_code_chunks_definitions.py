@@ -1033,7 +1033,7 @@ def test_kotlin_suspend_as_a_name_and_annotated_constructor_lines_keep_the_struc
     # ``suspend``) was all ``lines`` windows, and its ``Channel.kt`` (``@PublishedApi internal
     # constructor`` on the line under ``value class ChannelResult<out T>``) lost 9,900 bytes
     chunker, chunks = chunk("src/Gate.kt", KOTLIN_GATE)
-    assert chunker == "code:kotlin/3"
+    assert chunker == "code:kotlin/4"
     # (the first parse recovered no definition: the whole file was ``lines 1-33``)
     assert summary(chunks) == [("module", 1, 1), ("interface Gate", 3, 7), ("class Ticket", 9, 13),
                                ("class GateImpl", 15, 31), ("function deferredEnter", 33, 33)]
@@ -1052,6 +1052,61 @@ def test_kotlin_respelling_keeps_lengths_and_leaves_keywords_alone():
     assert changed[29].endswith(b' =   "GateImpl[$permits]"')
     # the keyword: ``suspend fun``, a suspending function type, ``suspend ==`` is a comparison
     assert kotlin_syntax([b"suspend fun f() {}", b"val g: suspend () -> Unit = {}", b"if (suspend == 1) {}"]) == {}
+
+
+KOTLIN_NODES = """package demo
+
+private typealias Node = ListNode
+
+/**
+ * A node of the list.
+ */
+@Suppress("LeakingThis")
+@InternalApi
+public actual open class ListNode {
+    public actual val next: Any get() = this
+
+    public actual fun remove(): Boolean = false
+}
+
+/**
+ * Marks what is delicate.
+ */
+@MustBeDocumented
+@Retention(value = AnnotationRetention.BINARY)
+@RequiresOptIn(
+    level = RequiresOptIn.Level.WARNING,
+    message = "Delicate."
+)
+public annotation class DelicateApi
+"""
+
+
+def test_kotlin_annotations_read_as_an_expression_are_parsed_again_as_comments():
+    # tree-sitter-kotlin 1.1 reads annotations under a comment that follows a declaration as an
+    # annotated expression, with no error: kotlinx.coroutines' 250-line ``LockFreeLinkedListNode``
+    # was part of the ``typealias Node`` above it, and its opt-in annotations were ``module`` code
+    chunker, chunks = chunk("src/Nodes.kt", KOTLIN_NODES)
+    assert chunker == "code:kotlin/4"
+    # the doc comment and the annotations, respelled as line comments, open the class's unit; the
+    # annotation class below was read right the first time and is as it was
+    assert summary(chunks) == [("module", 1, 1), ("type Node", 3, 3), ("class ListNode", 5, 14),
+                               ("annotation DelicateApi", 16, 25)]
+
+
+def test_kotlin_annotation_respelling_keeps_lengths():
+    from ragit.ingest.code import _parser
+    from ragit.ingest.languages import _kotlin_annotated
+
+    data = KOTLIN_NODES.encode()
+    lines = data.split(b"\n")
+    changed = _kotlin_annotated(_parser("kotlin").parse(data).root_node.named_children, lines)
+    assert all(len(line) == len(lines[row]) for row, line in changed.items())
+    assert changed[7] == b'//uppress("LeakingThis")' and changed[8] == b"//nternalApi"
+    assert sorted(changed) == [7, 8]
+    # annotations a declaration's line carries are read right: nothing to respell
+    one_line = b'package a\n\nfun f() {}\n\n/** d */\n@Suppress("x") public class N\n'
+    assert _kotlin_annotated(_parser("kotlin").parse(one_line).root_node.named_children, one_line.split(b"\n")) == {}
 
 
 JS_ADAPTER = """import http from "http"

@@ -524,8 +524,11 @@ def _tree_sitter_defs(language: str, source: str) -> tuple[str, list[_Def]] | No
     if best.unplaced and blanker is not None:
         best = _retry_blanked(blanker, data, best)
     if LANGUAGES[best.key].unwrap is not None:
-        best = _unwrapped(data, best)
-    unplaced, key, root, _ = best
+        best = _unwrapped(best.data, best)
+    respell = LANGUAGES[best.key].respell
+    if respell is not None:
+        best = _respelled(respell, best.data, best)
+    unplaced, key, root = best.unplaced, best.key, best.root
     spec = LANGUAGES[key]
     if unplaced and unplaced > MAX_UNPARSED * (len(data) - sum(data.count(c) for c in b" \t\n\r\f\v")):
         return None
@@ -542,6 +545,7 @@ class _Parsed(NamedTuple):
     key: str  # the grammar's language key
     root: Any
     tree: Any
+    data: bytes  # the bytes parsed (a retry's have lines blanked or respelled)
 
 
 def _parsed(key: str, data: bytes, old: Any | None = None) -> _Parsed | None:
@@ -557,7 +561,7 @@ def _parsed(key: str, data: bytes, old: Any | None = None) -> _Parsed | None:
     if tree is None:
         return None
     root = tree.root_node
-    return _Parsed(_unplaced_bytes(LANGUAGES[key], root) if root.has_error else 0, key, root, tree)
+    return _Parsed(_unplaced_bytes(LANGUAGES[key], root) if root.has_error else 0, key, root, tree, data)
 
 
 def _retry_blanked(blanker: Blanker, data: bytes, parsed: _Parsed) -> _Parsed:
@@ -570,22 +574,38 @@ def _retry_blanked(blanker: Blanker, data: bytes, parsed: _Parsed) -> _Parsed:
     end, after swallowing every definition below it. The second parse reuses the first's tree
     outside the blanked lines (:func:`_reparsed`)."""
     lines = data.split(b"\n")
-    changes = blanker(lines)
-    if not changes:
-        return parsed
-    spans = []
-    at = done = 0  # the byte offset of row ``done``
-    for row in sorted(changes):  # (same length: rows and columns hold)
-        at += sum(map(len, lines[done:row])) + row - done
-        done = row
-        spans.append((at, at + len(lines[row]), (row, 0), (row, len(lines[row]))))
-    blanked = list(lines)
-    for row, line in changes.items():
-        blanked[row] = line
-    again = _reparsed(parsed, b"\n".join(blanked), spans)
+    again = _lines_changed(parsed, lines, blanker(lines))
     if again is None or again.unplaced >= parsed.unplaced or _missing(again.root) > _missing(parsed.root):
         return parsed
     return again
+
+
+def _respelled(respell: Callable[[list[Any], list[bytes]], dict[int, bytes]], data: bytes, parsed: _Parsed) \
+        -> _Parsed:
+    """``parsed``, or the parse of ``data`` with the lines :attr:`Language.respell` finds read
+    wrongly respelled, where that one leaves no more bytes unplaced and invents no more tokens."""
+    lines = data.split(b"\n")
+    again = _lines_changed(parsed, lines, respell(parsed.root.named_children, lines))
+    if again is None or again.unplaced > parsed.unplaced or _missing(again.root) > _missing(parsed.root):
+        return parsed
+    return again
+
+
+def _lines_changed(parsed: _Parsed, lines: list[bytes], changes: dict[int, bytes]) -> _Parsed | None:
+    """The parse of ``lines`` with ``changes`` (row -> the line's new bytes, the same length, so
+    rows and columns hold) made, reusing ``parsed``'s tree elsewhere; None when nothing changes."""
+    if not changes:
+        return None
+    spans = []
+    at = done = 0  # the byte offset of row ``done``
+    for row in sorted(changes):
+        at += sum(map(len, lines[done:row])) + row - done
+        done = row
+        spans.append((at, at + len(lines[row]), (row, 0), (row, len(lines[row]))))
+    changed = list(lines)
+    for row, line in changes.items():
+        changed[row] = line
+    return _reparsed(parsed, b"\n".join(changed), spans)
 
 
 def _unwrapped(data: bytes, parsed: _Parsed) -> _Parsed:

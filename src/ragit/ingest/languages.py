@@ -82,6 +82,11 @@ class Language:
     #: ``_rust_item_macros``): (top-level nodes, bytes) -> (start, content start, content end, end)
     #: of each; ``code._unwrapped`` blanks the wrapper and keeps it so where the contents parse
     unwrap: Callable[[list[Node], bytes], list[tuple[int, int, int, int]]] | None = None
+    #: finds what the grammar read wrongly without an error (Kotlin's annotated declarations read
+    #: as an expression, ``_kotlin_annotated``): (top-level nodes, lines) -> respelled lines by
+    #: row, each the same length; ``code._respelled`` parses again with them where that places
+    #: no fewer bytes
+    respell: Callable[[list[Node], list[bytes]], dict[int, bytes]] | None = None
     #: recovers a definition error recovery tore apart: (siblings, index) -> (found, its first sibling)
     recover: Callable[[list[Node], int], "tuple[Found, int] | None"] | None = None
     filenames: tuple[str, ...] = ()  # whole file names (``Rakefile``)
@@ -627,6 +632,39 @@ def _kotlin_property(node: Node) -> Found | None:
         return None
     name = text(_first(declaration, ("identifier", "simple_identifier")), "default")
     return _member("property", name)
+
+
+# A line declaring something (modifier words, then the declaring keyword) where tree-sitter-kotlin
+# 1.1 reads the annotations above it as an expression's
+_KOTLIN_DECLARING = re.compile(rb"[ \t]*(?:[a-z]+[ \t]+)*(?:class|interface|object|fun|val|var|typealias)\b")
+
+
+def _kotlin_annotated(nodes: list[Node], lines: list[bytes]) -> dict[int, bytes]:
+    """The annotation lines above a declaration that tree-sitter-kotlin 1.1 read as an annotated
+    expression, without an error (after a declaration and a comment, ``@Suppress("x")`` /
+    ``@InternalCoroutinesApi`` / ``public actual open class LockFreeLinkedListNode {``: kotlinx's
+    250-line class was part of the ``typealias`` above it), each respelled as a line comment
+    (``@S`` → ``//``), so the declaration parses as one with its annotations as comments attached
+    above it."""
+    out: dict[int, bytes] = {}
+    for node in nodes:
+        if node.type != "annotated_expression" or node.end_point.row == node.start_point.row:
+            continue
+        rows: list[int] = []
+        while node.type == "annotated_expression" and len(node.named_children) == 2 \
+                and node.named_children[0].type == "annotation":
+            annotation, node = node.named_children
+            first, last = annotation.start_point.row, annotation.end_point.row
+            if annotation.end_point.column != len(lines[last].rstrip()) or node.start_point.row <= last:
+                break  # an annotation sharing its line with code: left as it is
+            rows.extend(range(first, last + 1))
+        else:
+            if rows and _KOTLIN_DECLARING.match(lines[node.start_point.row]):
+                for row in rows:
+                    line = lines[row]
+                    at = len(line) - len(line.lstrip())
+                    out[row] = line[:at] + (b"//" if len(line.rstrip()) - at >= 2 else b" ") + line[at + 2:]
+    return out
 
 
 _KOTLIN: dict[str, Describe] = {
@@ -1345,7 +1383,9 @@ _C_CONDITIONALS = re.compile(rb"[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|eli
 #: spans lines is a unit, ``_scala_value``); 6 for C and C++, 4 for C# and 3 for PHP (a variable,
 #: field, constant or property whose value spans lines is a unit, ``_c_declaration``, ``_one_value``);
 #: 3 for Zig (so is a ``const`` or ``var`` of any other value, ``_zig_variable``) and for Elixir (so
-#: is a module attribute of the module's own, ``_elixir_attribute``)
+#: is a module attribute of the module's own, ``_elixir_attribute``). Session 30: 4 for Kotlin
+#: (annotations the grammar read as an expression's are parsed again as comments, ``Language.respell``,
+#: ``_kotlin_annotated``)
 LANGUAGES: dict[str, Language] = {
     "javascript": _language("javascript", "tree_sitter_javascript", (".js", ".jsx", ".mjs", ".cjs"), _JS,
                             guarded=False, doc_gap=True, revision=6),
@@ -1360,7 +1400,7 @@ LANGUAGES: dict[str, Language] = {
     "rust": _language("rust", "tree_sitter_rust", (".rs",), _RUST, guarded=False, unwrap=_rust_item_macros,
                       revision=4),
     "kotlin": _language("kotlin", "tree_sitter_kotlin", (".kt", ".kts"), _KOTLIN, retry_blank=kotlin_syntax,
-                        revision=3),
+                        respell=_kotlin_annotated, revision=4),
     "scala": _language("scala", "tree_sitter_scala", (".scala", ".sc"), _SCALA,
                        transparent={"package_clause": _scala_package_block}, revision=3),
     "swift": _language("swift", "tree_sitter_swift", (".swift",), _SWIFT, ATTACHED | {"multiline_comment"},
