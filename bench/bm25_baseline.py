@@ -1,0 +1,164 @@
+"""The history sets' baseline on any task file: plain BM25 over 30-line chunks (issue 12's yardstick).
+
+``../shared/bench/README.md`` states the history sets' targets as "the BM25 baseline + 5
+points", where the baseline is BM25 over 30-line chunks of the language's source files with
+code-aware tokens. It gives the figures for the dev repositories only; review also measures other
+repositories. This script computes the same baseline for any task file (``ragit eval mine``'s
+output, say) so ragit's hybrid figures on a repository nobody tuned on can be set beside it:
+
+    python bench/bm25_baseline.py TASKS.jsonl --repo CLONE [--ext py,pyi] [--lines 30] [--json out.json]
+
+* Files: every file of the task's commit whose extension is in ``--ext`` (default: the
+  extensions of the task file's gold files, "the language's source files").
+* Chunks: consecutive windows of ``--lines`` lines (no overlap), each scored by Okapi BM25
+  (k1 1.2, b 0.75, idf ``ln(1 + (N - df + 0.5) / (df + 0.5))``) over ``ragit.lexical`` terms
+  (identifier parts and joined forms, Snowball stems, stop words dropped): the code-aware tokens
+  the README names. The question's distinct terms are the query.
+* A file's rank is its best chunk's; R@k = share of gold files in the top k files, MRR = 1 / the
+  first gold file's rank, means over tasks (the metrics of ``../shared/bench/README.md``).
+
+Blobs are read once per run through ``git cat-file --batch`` and their chunks' terms cached by
+blob id, so 100 commits of one repository cost about one tree's analysis plus what changed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def _ext(path: str) -> str:
+    name = path.rpartition("/")[2]
+    return name.rpartition(".")[2].lower() if "." in name else ""
+
+
+class Blobs:
+    """Blob id → its chunks' term counts, read with one ``git cat-file --batch`` process."""
+
+    def __init__(self, repo: Path, lines: int) -> None:
+        self.proc = subprocess.Popen(["git", "-C", str(repo), "cat-file", "--batch"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.lines = lines
+        self.cache: dict[str, list[dict[str, int]]] = {}
+
+    def chunks(self, sha: str) -> list[dict[str, int]]:
+        found = self.cache.get(sha)
+        if found is not None:
+            return found
+        from ragit.lexical import term_counts
+
+        assert self.proc.stdin and self.proc.stdout
+        self.proc.stdin.write(sha.encode() + b"\n")
+        self.proc.stdin.flush()
+        header = self.proc.stdout.readline().split()
+        if len(header) < 3 or header[1] != b"blob":  # missing from a partial clone: no chunks
+            found = []
+        else:
+            data = self.proc.stdout.read(int(header[2]))
+            self.proc.stdout.read(1)
+            text = data.decode("utf-8", "replace").split("\n")
+            found = [term_counts("\n".join(text[i:i + self.lines])) for i in range(0, len(text), self.lines)]
+        self.cache[sha] = found
+        return found
+
+    def close(self) -> None:
+        if self.proc.stdin:
+            self.proc.stdin.close()
+        self.proc.wait()
+
+
+def tree(repo: Path, commit: str, exts: set[str]) -> list[tuple[str, str]]:
+    """(path, blob id) of the commit's files with one of ``exts``."""
+    out = subprocess.run(["git", "-C", str(repo), "ls-tree", "-r", "-z", commit], capture_output=True, check=True).stdout
+    files = []
+    for entry in out.split(b"\0"):
+        if not entry:
+            continue
+        meta, _, path = entry.partition(b"\t")
+        kind, sha = meta.split()[1:3]
+        name = path.decode("utf-8", "replace")
+        if kind == b"blob" and _ext(name) in exts:
+            files.append((name, sha.decode()))
+    return files
+
+
+def ranked_files(question: str, files: list[tuple[str, str]], blobs: Blobs, k1: float = 1.2,
+                 b: float = 0.75) -> list[str]:
+    """Files in order of their best chunk's BM25 score for ``question`` (ties: path order)."""
+    from ragit.lexical import terms
+
+    query = list(dict.fromkeys(terms(question)))
+    chunks: list[tuple[str, dict[str, int], int]] = []
+    df = dict.fromkeys(query, 0)
+    total = 0
+    for path, sha in files:
+        for counts in blobs.chunks(sha):
+            length = sum(counts.values())
+            total += length
+            chunks.append((path, counts, length))
+            for t in query:
+                if t in counts:
+                    df[t] += 1
+    n = len(chunks)
+    if not n:
+        return []
+    avgdl = total / n or 1.0
+    idf = {t: math.log(1 + (n - d + 0.5) / (d + 0.5)) for t, d in df.items() if d}
+    best: dict[str, float] = {}
+    for path, counts, length in chunks:
+        score = 0.0
+        for t, w in idf.items():
+            f = counts.get(t)
+            if f:
+                score += w * f * (k1 + 1) / (f + k1 * (1 - b + b * length / avgdl))
+        if score > best.get(path, 0.0):
+            best[path] = score
+    return sorted(best, key=lambda p: (-best[p], p))
+
+
+def score(tasks: list[dict], repo: Path, exts: set[str] | None = None, lines: int = 30) -> dict:
+    """Mean R@1, R@5, R@10 and MRR of the baseline over ``tasks`` (``exts``: the gold files' when None)."""
+    exts = exts or {_ext(g) for t in tasks for g in t["gold"]} - {""}
+    blobs = Blobs(repo, lines)
+    sums = {"r1": 0.0, "r5": 0.0, "r10": 0.0, "mrr": 0.0}
+    try:
+        for t in tasks:
+            order = ranked_files(t["query"], tree(repo, t["commit"], exts), blobs)
+            gold = set(t["gold"])
+            rank = {p: i + 1 for i, p in enumerate(order) if p in gold}
+            for k in (1, 5, 10):
+                sums[f"r{k}"] += sum(1 for r in rank.values() if r <= k) / len(gold)
+            sums["mrr"] += 1 / min(rank.values()) if rank else 0.0
+    finally:
+        blobs.close()
+    return {"tasks": len(tasks), "extensions": sorted(exts), "lines": lines,
+            **{k: round(v / max(1, len(tasks)), 4) for k, v in sums.items()}}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("tasks", type=Path)
+    p.add_argument("--repo", type=Path, required=True, help="a clone holding every task's commit")
+    p.add_argument("--ext", default="", help="comma-separated source extensions (default: the gold files')")
+    p.add_argument("--lines", type=int, default=30, help="lines per chunk (default 30)")
+    p.add_argument("--json", type=Path, default=None, help="write the figures here")
+    args = p.parse_args(argv)
+    tasks = [json.loads(line) for line in args.tasks.read_text().splitlines() if line.strip()]
+    exts = {e.strip().lstrip(".").lower() for e in args.ext.split(",") if e.strip()} or None
+    started = time.perf_counter()
+    result = score(tasks, args.repo, exts, args.lines)
+    result["seconds"] = round(time.perf_counter() - started, 1)
+    print(f"| {args.tasks.name} | {result['tasks']} | {','.join(result['extensions'])} | "
+          f"{result['r5']:.3f} | {result['r10']:.3f} | {result['mrr']:.3f} |")
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
