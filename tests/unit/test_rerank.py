@@ -111,6 +111,18 @@ def test_a_modifier_with_arguments_opens_a_declaration():
     assert defines("function f", "    assert!(snapshot.is_join_waker_set());\n", ["is_join_waker_set"]) == 0.0
 
 
+def test_an_export_macro_before_a_cpp_class_name_is_passed_over():
+    # expo's ``class JSI_EXPORT LazyObject``, fmt's ``class FMT_API format_error``: the class is
+    # declared in the header, which a bare-name question should rank above the .cpp using it
+    header = "namespace expo {\n\nclass JSI_EXPORT LazyObject : public jsi::HostObject {\n};\n}\n"
+    assert defines("namespace expo", header, ["LazyObject"]) == 1.0
+    assert defines("module", "struct FMT_API format_error : std::runtime_error {};\n", ["format_error"]) == 1.0
+    # an upper-case name declared alone, a Haskell type with a parameter: as before
+    assert defines("module", "class FOO;\n", ["FOO"]) == 1.0
+    assert defines("module", "newtype IO a = IO (World -> (World, a))\n", ["IO"]) == 1.0
+    assert defines("module", "class JSI_EXPORT LazyObject {};\n", ["JSI_EXPORT"]) == 0.0
+
+
 def test_an_indented_associated_type_binding_declares_nothing():
     impl = "impl<'de> IntoDeserializer<'de> for Foo {\n    type Deserializer = Self;\n}\n"
     assert defines("impl IntoDeserializer for Foo", impl, ["Deserializer"]) == 0.0

@@ -250,13 +250,16 @@ _DEF_KEYWORDS = (r"class|struct|interface|trait|enum|union|type|typedef|protocol
 # A declaration that starts a line: optional modifier words (``pub``, ``export default``,
 # ``public static``; one may carry an argument list, as Rust's ``pub(crate)`` and an annotation's
 # ``@available(iOS 13, *)``), a declaring keyword, the declared name (possibly qualified; the last
-# part is captured). Comment lines start with punctuation (``//``, ``#``, ``*``), so examples in doc
+# part is captured). A C++ class, struct or union may carry an export macro before its name
+# (``class FMT_API format_error``, ``class JSI_EXPORT LazyObject``): an upper-case word there is
+# passed over. Comment lines start with punctuation (``//``, ``#``, ``*``), so examples in doc
 # comments never match. An indented bare ``type X = ...`` binds an associated type of an
 # ``impl`` (Rust: ``type Deserializer = Self;``, dozens of them) and declares nothing. One pattern
 # for every name: compiled once, not per question.
 _DECLARATION = re.compile(
     r"^(?![ \t]+type[ \t]+[A-Za-z_$][\w$]*[ \t]*(?:<[^>\n]*>[ \t]*)?=)"
-    rf"[ \t]*(?:[\w@]+(?:\([^()\n]*\))?[ \t]+)*?(?P<word>{_DEF_KEYWORDS})[ \t]+(?:[\w:.]+[.:])?(?P<name>[A-Za-z_$][\w$]*[!?]?)",
+    rf"[ \t]*(?:[\w@]+(?:\([^()\n]*\))?[ \t]+)*?(?:(?:class|struct|union)[ \t]+[A-Z][A-Z0-9_]*[ \t]+(?=[A-Za-z_])|(?P<word>{_DEF_KEYWORDS})[ \t]+)"
+    r"(?:[\w:.]+[.:])?(?P<name>[A-Za-z_$][\w$]*[!?]?)",
     re.MULTILINE)
 
 # ``let``/``const``/``var``/``val`` declare a local as readily as a definition: one deeper than the
