@@ -123,6 +123,19 @@ def test_an_export_macro_before_a_cpp_class_name_is_passed_over():
     assert defines("module", "class JSI_EXPORT LazyObject {};\n", ["JSI_EXPORT"]) == 0.0
 
 
+def test_a_declaring_keyword_before_another_word_is_a_modifier():
+    # ``data``, ``enum``, ``const`` and ``typedef`` declare too, so the name after them was taken
+    # for the declared one: ``data class Point`` declared "class", ``const fn new`` declared "fn"
+    assert defines("module", "data class Point(val x: Int)\n", ["Point"]) == 1.0
+    assert defines("module", "enum class Color {\n    RED\n}\n", ["Color"]) == 1.0
+    assert defines("impl Handle", "impl Handle {\n    pub const fn new() -> Self {\n    }\n}\n", ["new"]) == 1.0
+    assert defines("module", "typedef struct node {\n    int v;\n} node_t;\n", ["node"]) == 1.0
+    assert defines("module", "data class Point(val x: Int)\n", ["class"]) == 0.0
+    # a keyword that is the name itself stays one (``def record(self)``, ``let data = 1``)
+    assert defines("class Log", "class Log:\n    def record(self):\n        pass\n", ["record"]) == 1.0
+    assert defines("module", "let data = load()\n", ["data"]) == 1.0
+
+
 def test_an_indented_associated_type_binding_declares_nothing():
     impl = "impl<'de> IntoDeserializer<'de> for Foo {\n    type Deserializer = Self;\n}\n"
     assert defines("impl IntoDeserializer for Foo", impl, ["Deserializer"]) == 0.0

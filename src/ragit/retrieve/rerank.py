@@ -252,13 +252,16 @@ _DEF_KEYWORDS = (r"class|struct|interface|trait|enum|union|type|typedef|protocol
 # ``@available(iOS 13, *)``), a declaring keyword, the declared name (possibly qualified; the last
 # part is captured). A C++ class, struct or union may carry an export macro before its name
 # (``class FMT_API format_error``, ``class JSI_EXPORT LazyObject``): an upper-case word there is
-# passed over. Comment lines start with punctuation (``//``, ``#``, ``*``), so examples in doc
+# passed over. A declaring keyword followed by a word is a modifier, not the name (Kotlin's ``data
+# class Point``, ``enum class Color``, Rust's ``const fn new``, C's ``typedef struct node``). Comment lines start with punctuation (``//``, ``#``, ``*``), so examples in doc
 # comments never match. An indented bare ``type X = ...`` binds an associated type of an
 # ``impl`` (Rust: ``type Deserializer = Self;``, dozens of them) and declares nothing. One pattern
 # for every name: compiled once, not per question.
 _DECLARATION = re.compile(
     r"^(?![ \t]+type[ \t]+[A-Za-z_$][\w$]*[ \t]*(?:<[^>\n]*>[ \t]*)?=)"
-    rf"[ \t]*(?:[\w@]+(?:\([^()\n]*\))?[ \t]+)*?(?:(?:class|struct|union)[ \t]+[A-Z][A-Z0-9_]*[ \t]+(?=[A-Za-z_])|(?P<word>{_DEF_KEYWORDS})[ \t]+)"
+    rf"[ \t]*(?:[\w@]+(?:\([^()\n]*\))?[ \t]+)*?(?P<word>{_DEF_KEYWORDS})[ \t]+"
+    r"(?:(?:(?<=class[ \t])|(?<=struct[ \t])|(?<=union[ \t]))[A-Z][A-Z0-9_]*[ \t]+(?=[A-Za-z_]))?"
+    rf"(?!(?:{_DEF_KEYWORDS})[ \t]+[A-Za-z_$])"
     r"(?:[\w:.]+[.:])?(?P<name>[A-Za-z_$][\w$]*[!?]?)",
     re.MULTILINE)
 
