@@ -173,6 +173,40 @@ def test_mine_then_run_is_deterministic_and_reuses_the_store(history, tmp_path):
     assert lines[-1].endswith(" s CPU per task)")
 
 
+def test_per_task_file_holds_each_tasks_ranking_and_agrees_with_the_means(history, tmp_path):
+    root = history.root
+    tasks_file = tmp_path / "tasks.jsonl"
+    assert ragit("eval", "mine", "--out", str(tasks_file), "--format", "json", cwd=root).returncode == 0
+    tasks = [json.loads(line) for line in tasks_file.read_text().splitlines()]
+    per = tmp_path / "per.jsonl"
+    proc = ragit("eval", "run", str(tasks_file), "--per-task", str(per), "--format", "json", cwd=root)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = envelope(proc)["data"]
+    assert list(data)[-2:] == ["perTask", "warnings"] and data["perTask"] == str(per)
+    rows = [json.loads(line) for line in per.read_text().splitlines()]
+    assert [(r["id"], r["mode"]) for r in rows] == [(t["id"], m) for t in tasks for m in ("keyword", "vector", "hybrid")]
+    for r in rows:
+        task = next(t for t in tasks if t["id"] == r["id"])
+        assert list(r) == ["id", "mode", "query", "gold", "files", "recallAt5", "recallAt10", "mrr", "ndcgAt10"]
+        assert r["query"] == task["query"] and list(r["gold"]) == task["gold"] and len(r["files"]) <= 10
+        ranks = [k for k in r["gold"].values() if k is not None]
+        # each gold file's rank is its place among the files, and the metrics follow from the ranks
+        assert all(r["files"][k - 1] == path for path, k in r["gold"].items() if k is not None and k <= 10)
+        assert r["recallAt10"] == sum(k <= 10 for k in ranks) / len(r["gold"])
+        assert r["mrr"] == (1 / min(ranks) if ranks else 0.0)
+    for m in data["modes"]:
+        mine = [r for r in rows if r["mode"] == m["mode"]]
+        assert abs(sum(r["recallAt5"] for r in mine) / len(mine) - m["recallAt5"]) < 1e-6
+        assert abs(sum(r["mrr"] for r in mine) / len(mine) - m["mrr"]) < 1e-6
+
+    # a file in a directory that does not exist: INPUT_INVALID before any work, nothing written
+    missing = tmp_path / "nope" / "per.jsonl"
+    bad = ragit("eval", "run", str(tasks_file), "--per-task", str(missing), "--format", "json", cwd=root)
+    error = envelope(bad)["error"]
+    assert bad.returncode == 2 and error["code"] == "INPUT_INVALID" and error["details"]["field"] == "--per-task"
+    assert not missing.parent.exists()
+
+
 def test_run_skips_tasks_whose_commit_no_repository_holds(history, tmp_path):
     head = history.head()
     tasks = tmp_path / "tasks.jsonl"

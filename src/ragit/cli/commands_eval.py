@@ -83,8 +83,10 @@ def mine_cmd(out, count, ext, seed, format_, cwd) -> Output:
               help="JSON of an earlier `eval run --format json`: exit 3 when a metric dropped below it.")
 @click.option("--max-drop", "max_drop", default=None, metavar="X",
               help="Largest allowed absolute drop of R@5, R@10, MRR or NDCG@10 against --baseline (default 0).")
+@click.option("--per-task", "per_task", default=None, metavar="PATH",
+              help="Also write each task's ranking here (JSON Lines: gold ranks, files, metrics per mode).")
 @common
-def run_cmd(tasks_file, repos, mode, budget, seed, baseline, max_drop, format_, cwd) -> Output:
+def run_cmd(tasks_file, repos, mode, budget, seed, baseline, max_drop, per_task, format_, cwd) -> Output:
     """Index each task's commit into the evaluation store and measure keyword, vector and hybrid retrieval."""
     from ..config import load_config
     from ..evaluation.baseline import load_baseline, parse_max_drop, regressions
@@ -115,15 +117,22 @@ def run_cmd(tasks_file, repos, mode, budget, seed, baseline, max_drop, format_, 
     if baseline is not None and not baseline.strip():
         raise v.fail("--baseline", "empty", "--baseline needs a file")
     drop = parse_max_drop(max_drop)
+    if per_task is not None and not per_task.strip():
+        raise v.fail("--per-task", "empty", "--per-task needs a file")
+    per_task_file = output_file(v, per_task, "--per-task") if per_task is not None else None
     tasks = load_tasks(user_path(tasks_file), tasks_file)
     gate = load_baseline(user_path(baseline), baseline, tasks, modes, drop) if baseline is not None else None
 
     root, _ = resolve_root(cwd)
     given = list(repos) or [str(root)]
     gits = [open_repository(user_path(r), r) for r in given]
-    request = EvalRequest(tasks_file, tasks, gits, modes, budgets, seed_value)
+    request = EvalRequest(tasks_file, tasks, gits, modes, budgets, seed_value, per_task_file)
     result = run_eval(root, load_config(root), request, progress=progress_printer(format_, "both", "eval"))
     data = result.data
+    if per_task is not None:
+        warnings = data.pop("warnings")
+        data["perTask"] = per_task
+        data["warnings"] = warnings
     ok = True
     if gate is not None:
         found = regressions(gate, data["modes"])
@@ -138,7 +147,7 @@ def run_cmd(tasks_file, repos, mode, budget, seed, baseline, max_drop, format_, 
 
 _RUN_OUTPUTS = ["tasksFile", "tasks", "evaluated", "skipped", "embedderId", "modes", "modes[].packRecall",
                 "modes[].tokensPerTask", "modes[].secondsPerTask", "comparisons", "timing", "timing.perTask",
-                "baseline", "regressions", "warnings"]
+                "perTask", "baseline", "regressions", "warnings"]
 
 register(_spec(
     "eval mine", "Mine file-localisation tasks (query = commit message, gold = modified files) from HEAD's history.",
@@ -169,9 +178,13 @@ register(_spec(
              {"name": "--max-drop", "type": "number",
               "description": "Largest allowed absolute drop of R@5, R@10, MRR and NDCG@10 (needs --baseline).",
               "defaultValue": 0},
+             {"name": "--per-task", "type": "path",
+              "description": "Also write each task's ranking (JSON Lines, one line per task and mode: where each "
+                             "gold file ranked, the first 10 files, the task's metrics); data.perTask names it."},
              dict(_FMT, defaultValue="both"), _CWD],
     examples=["ragit eval run tasks.jsonl", "ragit eval run bench/tasks/hist_flask.jsonl --repo ../flask --mode hybrid",
-              "ragit eval run tasks.jsonl --baseline baseline.json --max-drop 0.01"],
+              "ragit eval run tasks.jsonl --baseline baseline.json --max-drop 0.01",
+              "ragit eval run tasks.jsonl --mode hybrid --per-task misses.jsonl"],
     errors=["INPUT_INVALID", "GIT_REPOSITORY_REQUIRED", "EMBEDDER_UNAVAILABLE", "STORE_WRITE_BUSY", "CONFIG_INVALID"],
     formats=("both", "both"),
 ))

@@ -67,14 +67,14 @@ def user_path(given: str) -> Path:
     return Path(os.path.abspath(os.path.expanduser(given)))
 
 
-def output_file(v: Any, out: str) -> Path:
-    """``--out`` as an absolute path: not a directory, and in a directory that exists
-    (``v``: the command's Validator, which raises the typed INPUT_INVALID)."""
+def output_file(v: Any, out: str, option: str = "--out") -> Path:
+    """``--out`` (or ``option``) as an absolute path: not a directory, and in a directory that
+    exists (``v``: the command's Validator, which raises the typed INPUT_INVALID)."""
     target = user_path(out)
     if target.is_dir():
-        raise v.fail("--out", "invalid_format", f"{out} is a directory", value=out)
+        raise v.fail(option, "invalid_format", f"{out} is a directory", value=out)
     if not target.parent.is_dir():
-        raise v.fail("--out", "file_not_found", f"the directory of {out} does not exist", value=out)
+        raise v.fail(option, "file_not_found", f"the directory of {out} does not exist", value=out)
     return target
 
 

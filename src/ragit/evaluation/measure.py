@@ -44,6 +44,7 @@ class ModeResult:
     pack: dict[int, float]
     tokens: dict[int, float]
     seconds: float  # what this mode alone would have cost: load + its scores + ranking
+    files: list[str] = field(default_factory=list)  # the ranked files (``eval run --per-task``)
 
 
 @dataclass
@@ -185,7 +186,8 @@ def _measure(store: Store, p: _Prepared, raw: "np.ndarray", variants: "dict[str,
         started = time.perf_counter()
         hits = rank_hits(store, p.task.commit, scores, (), params, TOP_K, p.masked, rows_cache=rows,
                          cochange=cochange)
-        ranked = rank_metrics(file_ranking(hits), p.task.gold)
+        files = file_ranking(hits)
+        ranked = rank_metrics(files, p.task.gold)
         ndcg = ndcg_at_k(hits, p.task.targets)
         pack: dict[int, float] = {}
         tokens: dict[int, float] = {}
@@ -200,7 +202,7 @@ def _measure(store: Store, p: _Prepared, raw: "np.ndarray", variants: "dict[str,
         rank_total += spent
         seconds = (p.timing["load"] + (p.timing["vector"] if alpha > 0 else 0.0)
                    + (p.timing["keyword"] if alpha < 1 else 0.0) + spent)
-        measured[mode] = ModeResult(ranked, ndcg, pack, tokens, seconds)
+        measured[mode] = ModeResult(ranked, ndcg, pack, tokens, seconds, files)
     p.timing["rank"] = rank_total
     timing = {"seconds": p.timing["load"] + p.timing["vector"] + p.timing["keyword"] + rank_total, **p.timing}
     return TaskResult(measured, timing)

@@ -52,6 +52,7 @@ class EvalRequest:
     modes: list[str]
     budgets: list[int]
     seed: int = 0
+    per_task: Path | None = None  # write each task's ranking here (JSON Lines, ``--per-task``)
 
 
 @dataclass
@@ -272,6 +273,10 @@ def run_eval(root: Path, config: Config, request: EvalRequest, *, embedder: Embe
             totals[mode].add(result.modes[mode])
     if not runnable:
         warnings.append("no task was evaluated; every metric is undefined")
+    if request.per_task is not None:
+        from ..fsutil import atomic_write_text
+
+        atomic_write_text(request.per_task, per_task_lines(runnable, results, request.modes))
 
     data = {
         "tasksFile": request.tasks_file,
@@ -285,6 +290,28 @@ def run_eval(root: Path, config: Config, request: EvalRequest, *, embedder: Embe
         "warnings": warnings,
     }
     return EvalRun(data, ingested, embedded)
+
+
+PER_TASK_FILES = 10  # files of each ranking ``--per-task`` writes
+
+
+def per_task_lines(tasks: list[Task], results: list[TaskResult], modes: list[str]) -> str:
+    """JSON Lines, one per task and mode in task order: where each gold file ranked (None: not in
+    the top 100 hits' files), the first files returned and the task's metrics, so a run's misses
+    can be read one by one (what ``eval run`` otherwise only reports as means)."""
+    lines = []
+    for task, result in zip(tasks, results):
+        for mode in modes:
+            m = result.modes[mode]
+            rank = {path: i for i, path in enumerate(m.files, 1)}
+            lines.append(json.dumps({
+                "id": task.id, "mode": mode, "query": task.query,
+                "gold": {path: rank.get(path) for path in task.gold},
+                "files": m.files[:PER_TASK_FILES],
+                "recallAt5": m.ranked.recall[5], "recallAt10": m.ranked.recall[10], "mrr": m.ranked.mrr,
+                "ndcgAt10": m.ndcg,
+            }, ensure_ascii=False))
+    return "".join(line + "\n" for line in lines)
 
 
 def _mode_row(mode: str, alpha: float, t: _ModeTotals, budgets: list[int], tasks: list[Task]) -> dict[str, Any]:
