@@ -253,10 +253,11 @@ _DEF_KEYWORDS = (r"class|struct|interface|trait|enum|union|type|typedef|protocol
 # part is captured). A C++ class, struct or union may carry an export macro before its name
 # (``class FMT_API format_error``, ``class JSI_EXPORT LazyObject``): an upper-case word there is
 # passed over. A declaring keyword followed by a word is a modifier, not the name (Kotlin's ``data
-# class Point``, ``enum class Color``, Rust's ``const fn new``, C's ``typedef struct node``). Comment lines start with punctuation (``//``, ``#``, ``*``), so examples in doc
-# comments never match. An indented bare ``type X = ...`` binds an associated type of an
-# ``impl`` (Rust: ``type Deserializer = Self;``, dozens of them) and declares nothing. One pattern
-# for every name: compiled once, not per question.
+# class Point``, ``enum class Color``, Rust's ``const fn new``, C's ``typedef struct node``).
+# Comment lines start with punctuation (``//``, ``#``, ``*``), so examples in doc comments never
+# match. An indented bare ``type X = ...`` binds an associated type of an ``impl`` (Rust: ``type
+# Deserializer = Self;``, dozens of them) and declares nothing. One pattern for every name:
+# compiled once, not per question.
 _DECLARATION = re.compile(
     r"^(?![ \t]+type[ \t]+[A-Za-z_$][\w$]*[ \t]*(?:<[^>\n]*>[ \t]*)?=)"
     rf"[ \t]*(?:[\w@]+(?:\([^()\n]*\))?[ \t]+)*?(?P<word>{_DEF_KEYWORDS})[ \t]+"
