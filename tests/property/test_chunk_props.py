@@ -213,3 +213,40 @@ def test_markdown_sections_equal_trying_every_line(text):
     from ragit.ingest.markdown import split_sections
 
     assert split_sections(text) == _sections_reference(text)
+
+
+KOTLIN_LINE = st.sampled_from([
+    "", "private typealias Node = ListNode", "val x = 1", "fun f() {}", "/** A node. */", "// note",
+    '@Suppress("LeakingThis")', "@InternalApi", "@RequiresOptIn(", "    level = Level.WARNING,", ")",
+    "public actual open class N {", "data class P(val a: Int)", "}", "    fun m() = 1", "enum class E { A }",
+])
+# what makes tree-sitter-kotlin read annotations as an expression's: a declaration, a comment, then
+# annotations (one with arguments) over a declaration
+KOTLIN_ANNOTATED = st.tuples(
+    st.sampled_from(["private typealias Node = ListNode", "val x = 1", "fun f() {\n}"]),
+    st.sampled_from(["/** A node. */", "// note", "/**\n * Doc.\n */"]),
+    st.lists(st.sampled_from(['@Suppress("LeakingThis")', "@InternalApi", '@Target(AnnotationTarget.FIELD)']),
+             min_size=1, max_size=3),
+    st.sampled_from(["public actual open class N {\n    fun m() = 1\n}", "internal actual annotation class R",
+                     "class C {\n}"]),
+).map(lambda t: "\n".join([t[0], "", t[1], *t[2], t[3]]))
+KOTLIN = st.lists(st.one_of(KOTLIN_LINE, KOTLIN_ANNOTATED), max_size=30).map("\n".join)
+
+
+@settings(max_examples=150, deadline=None)
+@given(KOTLIN)
+def test_kotlin_respelling_keeps_every_line_and_only_comments_annotations(text):
+    # Kotlin revision 4: annotation lines the grammar read as an expression's become line comments
+    # of the same length (or blanks), nothing else changes, and the file still chunks within bounds
+    from ragit.ingest.code import _parser
+    from ragit.ingest.languages import _kotlin_annotated
+
+    data = text.encode()
+    lines = data.split(b"\n")
+    changed = _kotlin_annotated(_parser("kotlin").parse(data).root_node.named_children, lines)
+    for row, line in changed.items():
+        old = lines[row]
+        at = len(old) - len(old.lstrip())
+        assert len(line) == len(old) and line[:at] == old[:at] and line[at + 2:] == old[at + 2:]
+        assert line[at:at + 2] in (b"//", b" ")
+    check_code("src/A.kt", text)
