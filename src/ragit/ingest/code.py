@@ -522,12 +522,12 @@ def _tree_sitter_defs(language: str, source: str) -> tuple[str, list[_Def]] | No
         return None
     blanker = LANGUAGES[best.key].retry_blank
     if best.unplaced and blanker is not None:
-        best = _retry_blanked(blanker, data, best)
+        best = _retry_blanked(blanker, best)
     if LANGUAGES[best.key].unwrap is not None:
-        best = _unwrapped(best.data, best)
+        best = _unwrapped(best)
     respell = LANGUAGES[best.key].respell
     if respell is not None:
-        best = _respelled(respell, best.data, best)
+        best = _respelled(respell, best)
     unplaced, key, root = best.unplaced, best.key, best.root
     spec = LANGUAGES[key]
     if unplaced and unplaced > MAX_UNPARSED * (len(data) - sum(data.count(c) for c in b" \t\n\r\f\v")):
@@ -564,8 +564,8 @@ def _parsed(key: str, data: bytes, old: Any | None = None) -> _Parsed | None:
     return _Parsed(_unplaced_bytes(LANGUAGES[key], root) if root.has_error else 0, key, root, tree, data)
 
 
-def _retry_blanked(blanker: Blanker, data: bytes, parsed: _Parsed) -> _Parsed:
-    """``parsed`` (a parse of ``data`` with errors), or the parse of ``data`` with the syntax its
+def _retry_blanked(blanker: Blanker, parsed: _Parsed) -> _Parsed:
+    """``parsed`` (a parse with errors), or the parse of its bytes with the syntax its
     grammar cannot place blanked (:attr:`Language.retry_blank`; for conditional compilation every
     branch of each ``#if`` is then read in turn, which the grammars place where a branch holds
     whole members or statements) when that one places more tokens without inventing more:
@@ -573,18 +573,17 @@ def _retry_blanked(blanker: Blanker, data: bytes, parsed: _Parsed) -> _Parsed:
     ``#endif``) leave a brace unclosed, which tree-sitter closes with a ``MISSING`` token at the
     end, after swallowing every definition below it. The second parse reuses the first's tree
     outside the blanked lines (:func:`_reparsed`)."""
-    lines = data.split(b"\n")
+    lines = parsed.data.split(b"\n")
     again = _lines_changed(parsed, lines, blanker(lines))
     if again is None or again.unplaced >= parsed.unplaced or _missing(again.root) > _missing(parsed.root):
         return parsed
     return again
 
 
-def _respelled(respell: Callable[[list[Any], list[bytes]], dict[int, bytes]], data: bytes, parsed: _Parsed) \
-        -> _Parsed:
-    """``parsed``, or the parse of ``data`` with the lines :attr:`Language.respell` finds read
+def _respelled(respell: Callable[[list[Any], list[bytes]], dict[int, bytes]], parsed: _Parsed) -> _Parsed:
+    """``parsed``, or the parse of its bytes with the lines :attr:`Language.respell` finds read
     wrongly respelled, where that one leaves no more bytes unplaced and invents no more tokens."""
-    lines = data.split(b"\n")
+    lines = parsed.data.split(b"\n")
     again = _lines_changed(parsed, lines, respell(parsed.root.named_children, lines))
     if again is None or again.unplaced > parsed.unplaced or _missing(again.root) > _missing(parsed.root):
         return parsed
@@ -608,8 +607,8 @@ def _lines_changed(parsed: _Parsed, lines: list[bytes], changes: dict[int, bytes
     return _reparsed(parsed, b"\n".join(changed), spans)
 
 
-def _unwrapped(data: bytes, parsed: _Parsed) -> _Parsed:
-    """``parsed``, or a parse of ``data`` with the wrappers :attr:`Language.unwrap` finds among the
+def _unwrapped(parsed: _Parsed) -> _Parsed:
+    """``parsed``, or a parse of its bytes with the wrappers :attr:`Language.unwrap` finds among the
     top-level nodes blanked (newlines kept: rows and columns hold) where their contents then parse
     without errors, repeated for wrappers inside them (tokio's ``cfg_rt! { … cfg_fs! { … } }``).
     Each parse is incremental from the one before; one that would leave more bytes unplaced is
@@ -617,40 +616,38 @@ def _unwrapped(data: bytes, parsed: _Parsed) -> _Parsed:
     unwrap = LANGUAGES[parsed.key].unwrap
     assert unwrap is not None
     for _ in range(_UNWRAP_DEPTH):
-        wrappers = unwrap(parsed.root.named_children, data)
-        again = _blank_wrappers(data, parsed, wrappers)
+        wrappers = unwrap(parsed.root.named_children, parsed.data)
+        again = _blank_wrappers(parsed, wrappers)
         if again is None:
             break
         # a wrapper whose contents read as errors (no items after all) is put back
-        kept = [w for w in wrappers if not _errors_within(again[1].root, w[1], w[2])]
+        kept = [w for w in wrappers if not _errors_within(again.root, w[1], w[2])]
         if len(kept) < len(wrappers):
-            again = _blank_wrappers(data, parsed, kept)
+            again = _blank_wrappers(parsed, kept)
             if again is None:
                 break
-        blanked, reparsed = again
-        if reparsed.unplaced > parsed.unplaced:
+        if again.unplaced > parsed.unplaced:
             break
-        data, parsed = blanked, reparsed
+        parsed = again
     return parsed
 
 
 _UNWRAP_DEPTH = 3  # wrappers within wrappers within wrappers
 
 
-def _blank_wrappers(data: bytes, parsed: _Parsed, wrappers: list[tuple[int, int, int, int]]) \
-        -> tuple[bytes, _Parsed] | None:
-    """(``data`` with each wrapper's opening and closing blanked, its parse reusing ``parsed``'s
-    tree), or None when there is nothing to blank or no parse."""
+def _blank_wrappers(parsed: _Parsed, wrappers: list[tuple[int, int, int, int]]) -> _Parsed | None:
+    """The parse of ``parsed``'s bytes with each wrapper's opening and closing blanked, reusing its
+    tree, or None when there is nothing to blank or no parse."""
     if not wrappers:
         return None
+    data = parsed.data
     blanked = bytearray(data)
     spans = []
     for start, inner, close, end in wrappers:
         for a, b in ((start, inner), (close, end)):
             blanked[a:b] = re.sub(rb"[^\n]", b" ", data[a:b])
             spans.append((a, b, _point(data, a), _point(data, b)))
-    again = _reparsed(parsed, bytes(blanked), spans)
-    return (bytes(blanked), again) if again is not None else None
+    return _reparsed(parsed, bytes(blanked), spans)
 
 
 def _reparsed(parsed: _Parsed, data: bytes, spans: list[tuple[int, int, tuple[int, int], tuple[int, int]]]) \
