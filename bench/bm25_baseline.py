@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -38,11 +37,14 @@ def _ext(path: str) -> str:
 
 
 class Blobs:
-    """Blob id → its chunks' term counts, read with one ``git cat-file --batch`` process."""
+    """Blob id → its chunks' term counts, read with ragit's ``BlobReader`` (one ``cat-file --batch``)."""
 
     def __init__(self, repo: Path, lines: int) -> None:
-        self.proc = subprocess.Popen(["git", "-C", str(repo), "cat-file", "--batch"],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        from ragit.gitsnap.blobs import BlobReader
+        from ragit.gitsnap.git import Git
+
+        self.git = Git(repo)
+        self.reader = BlobReader(self.git)
         self.lines = lines
         self.cache: dict[str, list[dict[str, int]]] = {}
 
@@ -50,41 +52,26 @@ class Blobs:
         found = self.cache.get(sha)
         if found is not None:
             return found
+        from ragit.gitsnap.blobs import MissingObject
         from ragit.lexical import term_counts
 
-        assert self.proc.stdin and self.proc.stdout
-        self.proc.stdin.write(sha.encode() + b"\n")
-        self.proc.stdin.flush()
-        header = self.proc.stdout.readline().split()
-        if len(header) < 3 or header[1] != b"blob":  # missing from a partial clone: no chunks
-            found = []
-        else:
-            data = self.proc.stdout.read(int(header[2]))
-            self.proc.stdout.read(1)
-            text = data.decode("utf-8", "replace").split("\n")
-            found = [term_counts("\n".join(text[i:i + self.lines])) for i in range(0, len(text), self.lines)]
-        self.cache[sha] = found
+        try:
+            text = self.reader.read(sha).decode("utf-8", "replace").split("\n")
+        except MissingObject:  # missing from a partial clone: no chunks
+            text = []
+        found = self.cache[sha] = [term_counts("\n".join(text[i:i + self.lines]))
+                                   for i in range(0, len(text), self.lines)]
         return found
 
+    def tree(self, commit: str, exts: set[str]) -> list[tuple[str, str]]:
+        """(path, blob id) of the commit's files with one of ``exts`` (ragit's ``list_tree``)."""
+        from ragit.gitsnap.tree import list_tree
+
+        return [(e.path, e.oid) for e in list_tree(self.git, commit)
+                if e.kind == "blob" and not e.missing and _ext(e.path) in exts]
+
     def close(self) -> None:
-        if self.proc.stdin:
-            self.proc.stdin.close()
-        self.proc.wait()
-
-
-def tree(repo: Path, commit: str, exts: set[str]) -> list[tuple[str, str]]:
-    """(path, blob id) of the commit's files with one of ``exts``."""
-    out = subprocess.run(["git", "-C", str(repo), "ls-tree", "-r", "-z", commit], capture_output=True, check=True).stdout
-    files = []
-    for entry in out.split(b"\0"):
-        if not entry:
-            continue
-        meta, _, path = entry.partition(b"\t")
-        kind, sha = meta.split()[1:3]
-        name = path.decode("utf-8", "replace")
-        if kind == b"blob" and _ext(name) in exts:
-            files.append((name, sha.decode()))
-    return files
+        self.reader.close()
 
 
 def ranked_files(question: str, files: list[tuple[str, str]], blobs: Blobs, k1: float = 1.2,
@@ -128,7 +115,7 @@ def score(tasks: list[dict], repo: Path, exts: set[str] | None = None, lines: in
     sums = {"r1": 0.0, "r5": 0.0, "r10": 0.0, "mrr": 0.0}
     try:
         for t in tasks:
-            order = ranked_files(t["query"], tree(repo, t["commit"], exts), blobs)
+            order = ranked_files(t["query"], blobs.tree(t["commit"], exts), blobs)
             gold = set(t["gold"])
             rank = {p: i + 1 for i, p in enumerate(order) if p in gold}
             for k in (1, 5, 10):

@@ -130,19 +130,21 @@ def run_cmd(tasks_file, repos, mode, budget, seed, baseline, max_drop, per_task,
     result = run_eval(root, load_config(root), request, progress=progress_printer(format_, "both", "eval"))
     data = result.data
     if per_task is not None:
-        warnings = data.pop("warnings")
-        data["perTask"] = per_task
-        data["warnings"] = warnings
+        _before_warnings(data, perTask=per_task)
     ok = True
     if gate is not None:
         found = regressions(gate, data["modes"])
-        warnings = data.pop("warnings")
-        data["baseline"] = {"file": baseline, "maxDrop": drop}
-        data["regressions"] = found
-        data["warnings"] = warnings
+        _before_warnings(data, baseline={"file": baseline, "maxDrop": drop}, regressions=found)
         ok = not found
     return Output("eval run", data, lambda: run_text(data), data["warnings"], ok=ok, exit_code=0 if ok else 3,
                   cwd=str(root))
+
+
+def _before_warnings(data: dict, **fields) -> None:
+    """Add ``fields`` to ``data`` ahead of its ``warnings``, which the contract keeps last."""
+    warnings = data.pop("warnings")
+    data.update(fields)
+    data["warnings"] = warnings
 
 
 _RUN_OUTPUTS = ["tasksFile", "tasks", "evaluated", "skipped", "embedderId", "modes", "modes[].packRecall",
