@@ -463,10 +463,7 @@ def test_a_slow_call_does_not_block_the_others(indexed_repo, tmp_path):
     The slow call is real: FTS5 evaluates an AND of N identical terms in about N x matching rows,
     so 3,500 repetitions of a word over 2,000 mirrored messages take seconds.
     """
-    from ragit.sessions.store import SessionStore, session_db_path
-
-    with SessionStore(session_db_path(indexed_repo.root)) as store:
-        store.mirror("s1", [{"role": "user", "content": f"refresh token rotation note {i}"} for i in range(2000)])
+    _slow_search_repo(indexed_repo.root)
     with RawServer(indexed_repo.root, tmp_path / "server.err") as server:
         server.send(rpc_call(2, "query", {"question": "warm up the repo"}))
         assert "result" in server.recv()
@@ -488,6 +485,42 @@ def test_a_slow_call_does_not_block_the_others(indexed_repo, tmp_path):
     assert slow_s > 1.0, f"the slow call took {slow_s:.2f} s: pick a slower real operation"
     assert order[-1] == 10, order
     assert max(at[i] for i in (11, 12, 13, 14)) - sent < 0.5 * slow_s, {i: at[i] - sent for i in at}
+
+
+def _slow_search_repo(root: Path) -> None:
+    """Mirror enough messages that a session search of 3,500 identical terms takes seconds."""
+    from ragit.sessions.store import SessionStore, session_db_path
+
+    with SessionStore(session_db_path(root)) as store:
+        store.mirror("s1", [{"role": "user", "content": f"refresh token rotation note {i}"} for i in range(2000)])
+
+
+def test_requests_read_before_end_of_input_are_answered(indexed_repo, tmp_path):
+    """A client that writes its requests and closes stdin gets every answer: the SDK's loop
+    cancelled the handlers still running at end of input, so the slow one went unanswered."""
+    _slow_search_repo(indexed_repo.root)
+    with RawServer(indexed_repo.root, tmp_path / "server.err") as server:
+        server.send(rpc_call(2, "session_search", {"query": " ".join(["token"] * 3500)}))
+        server.send(rpc_call(3, "query", {"question": "restore auth context"}))
+        assert server.proc.stdin is not None
+        server.proc.stdin.close()  # end of input while both calls run
+        answers = {a["id"]: a for a in (server.recv(timeout=60), server.recv(timeout=60))}
+        assert server.proc.wait(timeout=60) == 0
+    assert set(answers) == {2, 3}
+    assert all("error" not in a and not a["result"].get("isError") for a in answers.values()), answers
+
+
+def test_a_cancelled_request_is_not_waited_for_at_end_of_input(indexed_repo, tmp_path):
+    """A request the client cancelled gets no answer (MCP: the receiver should not send one),
+    so the end of input must not wait for it: the server exits."""
+    _slow_search_repo(indexed_repo.root)
+    with RawServer(indexed_repo.root, tmp_path / "server.err") as server:
+        server.send(rpc_call(2, "session_search", {"query": " ".join(["token"] * 3500)}))
+        server.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}})
+        assert server.proc.stdin is not None
+        server.proc.stdin.close()
+        assert server.proc.wait(timeout=60) == 0
+        assert server.lines.get(timeout=10) is None  # stdout closed with no answer to the cancelled call
 
 
 # ---------------------------------------------------------------- outputs, limits, the warm pool

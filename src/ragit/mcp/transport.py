@@ -12,6 +12,12 @@ answers what it cannot pass on (JSON-RPC 2.0 §5.1):
   string or whose ``arguments`` is not an object → -32602 (invalid params) with its id;
 - any other invalid message with a usable id → -32600 (invalid request); without one, id null.
 
+When stdin ends, the requests already read are answered before the server stops (the SDK's
+loop cancels the handlers still running at end of input, so a client that writes its requests and
+closes stdin, ``ragit mcp < requests.jsonl`` say, lost the answers to the slow ones); a request
+the client cancelled is not waited for. A client that wants the server gone sooner stops it the
+way the MCP stdio transport says, with SIGTERM.
+
 Like the SDK's, it claims the process's stdio while serving: fd 0 reads the null device and
 fd 1 writes to stderr, so a stray ``print`` or child process can never corrupt the protocol;
 both are restored on exit.
@@ -175,6 +181,34 @@ def screen(line: str) -> SessionMessage | None:
     return SessionMessage(message)
 
 
+class _Unanswered:
+    """Ids of the requests passed to the server and not yet answered."""
+
+    def __init__(self) -> None:
+        self.ids: set[Any] = set()
+        self.changed = anyio.Event()
+
+    def read(self, message: Any) -> None:
+        if isinstance(message, types.JSONRPCRequest):
+            self.ids.add(message.id)
+        elif isinstance(message, types.JSONRPCNotification) and message.method == "notifications/cancelled":
+            self._forget((message.params or {}).get("requestId"))
+
+    def written(self, message: Any) -> None:
+        if isinstance(message, (types.JSONRPCResponse, types.JSONRPCError)):
+            self._forget(message.id)
+
+    def _forget(self, rid: Any) -> None:
+        if rid in self.ids:
+            self.ids.discard(rid)
+            self.changed.set()
+
+    async def drained(self) -> None:
+        while self.ids:
+            self.changed = anyio.Event()
+            await self.changed.wait()
+
+
 @asynccontextmanager
 async def stdio_transport() -> AsyncIterator[tuple[MemoryObjectReceiveStream[Any], MemoryObjectSendStream[Any]]]:
     """Serve over the process's stdio: yields the (read, write) streams ``Server.run`` takes.
@@ -189,6 +223,7 @@ async def stdio_transport() -> AsyncIterator[tuple[MemoryObjectReceiveStream[Any
     write_stream, outgoing = anyio.create_memory_object_stream[SessionMessage](0)
     replies = write_stream.clone()  # the reader answers malformed lines on its own handle
     reader_scope = anyio.CancelScope()
+    unanswered = _Unanswered()
 
     async def read_lines() -> None:
         with reader_scope:
@@ -200,7 +235,9 @@ async def stdio_transport() -> AsyncIterator[tuple[MemoryObjectReceiveStream[Any
                     if isinstance(item.message, types.JSONRPCError):
                         await replies.send(item)
                     else:
+                        unanswered.read(item.message)
                         await to_server.send(item)
+                await unanswered.drained()  # end of input: answer what was asked first
 
     def write(text: str) -> None:
         lines_out.write(text + "\n")
@@ -215,6 +252,7 @@ async def stdio_transport() -> AsyncIterator[tuple[MemoryObjectReceiveStream[Any
                     logger.exception("could not serialise a reply")
                     continue
                 await anyio.to_thread.run_sync(write, text)
+                unanswered.written(item.message)
 
     try:
         async with anyio.create_task_group() as tg:
