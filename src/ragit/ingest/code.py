@@ -21,7 +21,11 @@ tried again the same way with the syntax tree-sitter-typescript 0.23 cannot read
 signature's type parameters opening a line, variance annotations: :mod:`ragit.ingest.blanking`).
 
 Grammars new with this chunker parse under a time budget (:data:`PARSE_SECONDS`): a file
-that takes longer, which only pathological input does, is chunked as ``lines``.
+that takes longer, which only pathological input does, is chunked as ``lines``. Every file is
+parsed as if it ended with a newline: a budget cannot stop a grammar's own scanner looping in
+C, which tree-sitter-kotlin 1.1's does for good on a file whose last token is an annotation after
+a statement (``val x = 1`` ``@Foo``, no newline at the end; session 31). The newline adds an empty
+last row only, so every row and column holds.
 
 ``.h`` headers are C or C++: a header that shows C++ syntax (``namespace x {``, ``template <``,
 ``class X {``, ``public:``, ``std::``, ``constexpr``, ``nullptr``) is parsed as C++; any other
@@ -75,6 +79,8 @@ MAX_UNPARSED = 0.25
 #: Real code parses at 4-18 MB/s, but some grammars (Kotlin's, for one) can spend minutes on a
 #: few KB of odd input; the budget is far enough above normal that only such files hit it.
 #: (Grammars marked ``guarded=False`` in :mod:`ragit.ingest.languages` parse without a budget.)
+#: The budget is checked between parse steps; a scanner that loops inside one step is out of its
+#: reach, hence the newline every parse ends with (module docstring).
 PARSE_SECONDS = 2.0
 
 #: A container cut at its members keeps its own lines before the first member as a header chunk,
@@ -505,6 +511,8 @@ def _tree_sitter_defs(language: str, source: str) -> tuple[str, list[_Def]] | No
     """(chunker name, definitions) from one parse, or None for ``lines`` (no grammar, a parse
     over its time budget, or one that is mostly errors / recovers no definition)."""
     data = source.encode("utf-8")
+    if not data.endswith(b"\n"):
+        data += b"\n"  # a grammar's scanner can loop at the end of the bytes (module docstring)
     if language in _MACRO_LANGUAGES:
         data = _blank_macros(data)
     if language == "h":  # C++ syntax → C++; otherwise C, with C++ as the fallback
