@@ -974,3 +974,18 @@ def test_a_file_ending_in_an_annotation_without_a_newline_is_chunked():
         "    assert chunks[-1].end_line == text.count('\\n') + 1, (name, chunks)\n"
     )
     subprocess.run([sys.executable, "-c", script], check=True, timeout=60)
+
+
+def test_every_grammar_parses_under_the_time_budget():
+    # TSX (like the other grammars chunked before the budget existed) parsed without one: these
+    # five shuffled lines of a component kept its error recovery busy for minutes. A child
+    # process, so that a regression fails instead of hanging the run.
+    text = ("const [rows, setRows] = useState(() => [\n  setRows(rows => rows.filter((_, i) => i !== k))\n"
+            "  </li>\n  <ul>\n  name: 'one two',\n")
+    script = (
+        "from ragit.ingest import code\n"
+        "code.PARSE_SECONDS = 0.2\n"
+        f"assert code.chunk_code('src/List.tsx', {text!r}, {text!r})[0] == 'lines'\n"
+        "assert code.chunk_code('src/List.tsx', 'const a = 1\\n', 'const a = 1\\n')[0].startswith('code:')\n"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=60)

@@ -20,8 +20,8 @@ constructs the parser had to invent (:func:`_retry_blanked`). A TypeScript parse
 tried again the same way with the syntax tree-sitter-typescript 0.23 cannot read blanked (a call
 signature's type parameters opening a line, variance annotations: :mod:`ragit.ingest.blanking`).
 
-Grammars new with this chunker parse under a time budget (:data:`PARSE_SECONDS`): a file
-that takes longer, which only pathological input does, is chunked as ``lines``. Every file is
+Every grammar parses under a time budget (:data:`PARSE_SECONDS`): a file that takes longer,
+which only pathological input does, is chunked as ``lines``. Every file is
 parsed as if it ended with a newline: a budget cannot stop a grammar's own scanner looping in
 C, which tree-sitter-kotlin 1.1's does for good on a file whose last token is an annotation after
 a statement (``val x = 1`` ``@Foo``, no newline at the end; session 31). The newline adds an empty
@@ -76,9 +76,11 @@ LINES_CHUNKER = "lines"
 MAX_UNPARSED = 0.25
 
 #: Seconds one parse may take (plus as much again per MB) before the file falls back to ``lines``.
-#: Real code parses at 4-18 MB/s, but some grammars (Kotlin's, for one) can spend minutes on a
-#: few KB of odd input; the budget is far enough above normal that only such files hit it.
-#: (Grammars marked ``guarded=False`` in :mod:`ragit.ingest.languages` parse without a budget.)
+#: Real code parses at 4-18 MB/s, but error recovery can spend minutes on a few KB of odd input
+#: (Kotlin's grammar on a malformed file; TSX on shuffled lines of a component, session 31); the
+#: budget is far enough above normal that only such files hit it. The progress callback that
+#: checks it costs about 4 % of a parse (the five grammars chunked before the budget existed
+#: parsed without one until session 31).
 #: The budget is checked between parse steps; a scanner that loops inside one step is out of its
 #: reach, hence the newline every parse ends with (module docstring).
 PARSE_SECONDS = 2.0
@@ -562,10 +564,7 @@ def _parsed(key: str, data: bytes, old: Any | None = None) -> _Parsed | None:
     parser = _parser(key)
     if parser is None:
         return None
-    if LANGUAGES[key].guarded:
-        tree = _parse(parser, data, old)
-    else:
-        tree = parser.parse(data) if old is None else parser.parse(data, old)
+    tree = _parse(parser, data, old)
     if tree is None:
         return None
     root = tree.root_node

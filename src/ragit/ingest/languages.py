@@ -90,9 +90,6 @@ class Language:
     #: recovers a definition error recovery tore apart: (siblings, index) -> (found, its first sibling)
     recover: Callable[[list[Node], int], "tuple[Found, int] | None"] | None = None
     filenames: tuple[str, ...] = ()  # whole file names (``Rakefile``)
-    #: parse under a time budget (a progress callback, about 4% of the parse time); the five
-    #: grammars chunked before the budget existed are parsed as they were
-    guarded: bool = True
     #: bumped whenever this table starts chunking some file differently: the revision is part of
     #: the chunker name, hence of every chunk id (knowledge §9), so two stores never hold
     #: different chunks under one id; tables sharing a ``name`` share their revision
@@ -1388,17 +1385,15 @@ _C_CONDITIONALS = re.compile(rb"[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|eli
 #: ``_kotlin_annotated``)
 LANGUAGES: dict[str, Language] = {
     "javascript": _language("javascript", "tree_sitter_javascript", (".js", ".jsx", ".mjs", ".cjs"), _JS,
-                            guarded=False, doc_gap=True, revision=6),
+                            doc_gap=True, revision=6),
     "typescript": _language("typescript", "tree_sitter_typescript", (".ts", ".mts", ".cts"), _JS,
-                            function="language_typescript", guarded=False, doc_gap=True,
-                            retry_blank=typescript_syntax, revision=6),
+                            function="language_typescript", doc_gap=True, retry_blank=typescript_syntax, revision=6),
     "tsx": _language("typescript", "tree_sitter_typescript", (".tsx",), _JS, function="language_tsx",
-                     guarded=False, doc_gap=True, retry_blank=typescript_syntax, revision=6),
-    "go": _language("go", "tree_sitter_go", (".go",), _GO, guarded=False, revision=2),
+                     doc_gap=True, retry_blank=typescript_syntax, revision=6),
+    "go": _language("go", "tree_sitter_go", (".go",), _GO, revision=2),
     "java": _language("java", "tree_sitter_java", (".java",), _JAVA, transparent={"enum_body_declarations": _named},
-                      guarded=False, revision=4),
-    "rust": _language("rust", "tree_sitter_rust", (".rs",), _RUST, guarded=False, unwrap=_rust_item_macros,
                       revision=4),
+    "rust": _language("rust", "tree_sitter_rust", (".rs",), _RUST, unwrap=_rust_item_macros, revision=4),
     "kotlin": _language("kotlin", "tree_sitter_kotlin", (".kt", ".kts"), _KOTLIN, retry_blank=kotlin_syntax,
                         respell=_kotlin_annotated, revision=4),
     "scala": _language("scala", "tree_sitter_scala", (".scala", ".sc"), _SCALA,
