@@ -49,7 +49,7 @@ _DOC_NAMES = ("README", "CHANGELOG", "CHANGES", "HISTORY", "NEWS", "LICENSE", "C
 # Test file names, per language (matched against the file name).
 _TEST_FILE = re.compile(
     r"^(?:"
-    r"test_.+\.py|.+_test\.py|conftest\.py"  # Python
+    r"test_.+\.py|.+_test\.py|tests?\.py|conftest\.py"  # Python (Django apps keep theirs in ``tests.py``)
     r"|.+_test\.go"  # Go
     r"|.+[._-](?:test|spec)\.(?:[cm]?[jt]sx?)"  # JavaScript / TypeScript
     r"|.+(?:Test|Tests|TestCase|IT|Spec)\.(?:java|kt|kts|scala|groovy)"  # JVM

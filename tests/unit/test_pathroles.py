@@ -19,6 +19,12 @@ def test_test_suite_directories_hold_tests(path):
     assert is_test_path(path) and path_role(path) == "test" and not is_source_path(path)
 
 
+@pytest.mark.parametrize("path", ["polls/tests.py", "scripts/testproj/test.py"])
+def test_a_python_module_named_tests_is_a_test(path):
+    # a Django app keeps its tests in tests.py (session 31); flask's old scripts/testproj/test.py
+    assert is_test_path(path) and path_role(path) == "test"
+
+
 @pytest.mark.parametrize("path", ["flask/testing.py", "pylint/testutils/functional/__init__.py",
                                   "src/suite/runner.py", "lua/telescope/testharness/runner.lua"])
 def test_test_support_code_outside_a_test_directory_is_source(path):

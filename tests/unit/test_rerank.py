@@ -248,9 +248,16 @@ def test_a_word_naming_a_source_directory_of_the_candidates_asks_for_no_role():
     assert q.asks == frozenset({"test"})
     assert asked_roles(q, ["src/_pytest/assertion/rewrite.py", "testing/test_assertrewrite.py"]) == frozenset()
     assert asked_roles(q, ["src/pytest/__init__.py"]) == frozenset()
-    # a directory of tests, docs or examples names nothing; neither does a file name
+    # a directory of tests, docs or examples names nothing, nor does a test's file name
     assert asked_roles(q, ["testing/pytest/test_rewrite.py", "docs/pytest/index.md"]) == frozenset({"test"})
-    assert asked_roles(q, ["src/pytest.py"]) == frozenset({"test"})
+    assert asked_roles(q, ["testing/pytest.py", "app/tests.py"]) == frozenset({"test"})
+    # a source module's name does (session 31), a plural one in the singular too: pytest's
+    # fixtures are its src/_pytest/fixtures.py
+    assert asked_roles(q, ["src/pytest.py"]) == frozenset()
+    fixture = read_question("how are session-scoped fixture finalizers run at teardown")
+    assert fixture.asks == frozenset({"test"})
+    assert asked_roles(fixture, ["src/_pytest/fixtures.py", "testing/python/fixtures.py"]) == frozenset()
+    assert asked_roles(fixture, ["src/_pytest/runner.py", "testing/python/fixtures.py"]) == frozenset({"test"})
     # another word of the first line still asks
     assert asked_roles(read_question("pytest tests for the rewrite"), ["src/_pytest/rewrite.py"]) == {"test"}
     assert asked_roles(read_question("history of the log"), ["lib/history/log.py"]) == frozenset()

@@ -232,11 +232,14 @@ def asked_roles(q: Question, paths: Iterable[str]) -> frozenset[str]:
 
 @lru_cache(maxsize=65536)
 def _source_dirs(path: str) -> frozenset[str]:
-    """The directory names of a source file, lower-cased and without leading or trailing
-    underscores (``_pytest`` names pytest); none for a file of any other role."""
+    """The directory names and module name of a source file, lower-cased and without leading or
+    trailing underscores (``_pytest`` names pytest), a plural module name also in the singular
+    (``fixtures.py`` names fixture); none for a file of any other role."""
     if path_role(path) != "source":
         return frozenset()
-    return frozenset(d.strip("_").lower() for d in path.split("/")[:-1])
+    *dirs, name = path.lower().split("/")
+    stem = name.split(".", 1)[0].strip("_")
+    return frozenset([d.strip("_") for d in dirs] + [stem, stem[:-1] if stem.endswith("s") else stem])
 
 
 # ---------------------------------------------------------------- the candidates
