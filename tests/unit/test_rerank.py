@@ -258,6 +258,11 @@ def test_a_word_naming_a_source_directory_of_the_candidates_asks_for_no_role():
     assert fixture.asks == frozenset({"test"})
     assert asked_roles(fixture, ["src/_pytest/fixtures.py", "testing/python/fixtures.py"]) == frozenset()
     assert asked_roles(fixture, ["src/_pytest/runner.py", "testing/python/fixtures.py"]) == frozenset({"test"})
+    # only words asking for tests are read from module names: Go's doc.go documents its package,
+    # a docs site's sidebars.js is the site
+    assert asked_roles(read_question("doc(context): add cookie doc"), ["doc.go", "context.go"]) == {"doc"}
+    sidebar = read_question("Remove ImmutableJS from sidebar")
+    assert asked_roles(sidebar, ["website/sidebars.js"]) == sidebar.asks == {"site"}
     # another word of the first line still asks
     assert asked_roles(read_question("pytest tests for the rewrite"), ["src/_pytest/rewrite.py"]) == {"test"}
     assert asked_roles(read_question("history of the log"), ["lib/history/log.py"]) == frozenset()

@@ -230,16 +230,23 @@ def asked_roles(q: Question, paths: Iterable[str]) -> frozenset[str]:
     return _roles_asked_by(q.ask_words - named) if named else q.asks
 
 
+_TEST_WORDS = frozenset(_ASKS["test"])
+
+
 @lru_cache(maxsize=65536)
 def _source_dirs(path: str) -> frozenset[str]:
-    """The directory names and module name of a source file, lower-cased and without leading or
-    trailing underscores (``_pytest`` names pytest), a plural module name also in the singular
-    (``fixtures.py`` names fixture); none for a file of any other role."""
+    """The directory names of a source file, lower-cased and without leading or trailing
+    underscores (``_pytest`` names pytest), and its module name where that is a word asking for
+    tests, a plural one also in the singular: test frameworks name their own modules so (pytest's
+    ``fixtures.py``, ``unittest/mock.py``, flask's ``testing.py``). No other role's word is read
+    from a module name: Go's ``doc.go`` documents its package, a docs site's ``sidebars.js`` is
+    the site. None for a file of any other role."""
     if path_role(path) != "source":
         return frozenset()
     *dirs, name = path.lower().split("/")
     stem = name.split(".", 1)[0].strip("_")
-    return frozenset([d.strip("_") for d in dirs] + [stem, stem[:-1] if stem.endswith("s") else stem])
+    modules = {stem, stem[:-1] if stem.endswith("s") else stem} & _TEST_WORDS
+    return frozenset([d.strip("_") for d in dirs] + sorted(modules))
 
 
 # ---------------------------------------------------------------- the candidates
