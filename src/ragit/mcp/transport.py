@@ -199,7 +199,9 @@ class _Unanswered:
             self._forget(message.id)
 
     def _forget(self, rid: Any) -> None:
-        if rid in self.ids:
+        # a cancellation's ``requestId`` is the client's to spell: only a string or an integer can
+        # name a request (an array or object would not even hash; ``true`` would equal id 1)
+        if type(rid) in (str, int) and rid in self.ids:
             self.ids.discard(rid)
             self.changed.set()
 
