@@ -966,7 +966,8 @@ def test_a_parse_over_its_time_budget_falls_back_to_lines(monkeypatch):
 def test_a_file_ending_in_an_annotation_without_a_newline_is_chunked():
     # tree-sitter-kotlin 1.1's scanner loops for good inside one parse step, out of the time
     # budget's reach, when the last bytes are an annotation after a statement; every parse now
-    # ends with a newline (the unclosed body still falls back to lines, as it should). A child process, so that a regression fails instead of hanging the run.
+    # ends with a newline (the unclosed body still falls back to lines, as it should). A child
+    # process, so that a regression fails instead of hanging the run.
     script = (
         "from ragit.ingest.code import chunk_code\n"
         "for text in ('val x = 1\\n@InternalApi', 'fun f() {\\n  val x = 1\\n  @Foo', 'val x = 1\\n@Foo(1)'):\n"

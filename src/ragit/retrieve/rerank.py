@@ -217,14 +217,15 @@ def _roles_asked_by(words: "set[str] | frozenset[str]") -> frozenset[str]:
 
 
 def asked_roles(q: Question, paths: Iterable[str]) -> frozenset[str]:
-    """The roles ``q`` asks for, less those only asked by words that name a source directory of
-    the candidates ``paths``: in pytest's repository "pytest" names ``src/_pytest/``, the project,
-    not its tests (as "history" names a ``history/`` package and "bundle" a ``bundle/`` one)."""
+    """The roles ``q`` asks for, less those only asked by words that name a source directory or
+    module of the candidates ``paths`` (:func:`_source_names`): in pytest's repository "pytest"
+    names ``src/_pytest/``, the project, not its tests (as "history" names a ``history/`` package,
+    "bundle" a ``bundle/`` one and "fixture" pytest's ``fixtures.py``)."""
     if not q.asks:
         return q.asks
     named: set[str] = set()
     for p in paths:
-        found = _source_dirs(p)
+        found = _source_names(p)
         if found and not found.isdisjoint(q.ask_words):
             named |= found & q.ask_words
     return _roles_asked_by(q.ask_words - named) if named else q.asks
@@ -234,7 +235,7 @@ _TEST_WORDS = frozenset(_ASKS["test"])
 
 
 @lru_cache(maxsize=65536)
-def _source_dirs(path: str) -> frozenset[str]:
+def _source_names(path: str) -> frozenset[str]:
     """The directory names of a source file, lower-cased and without leading or trailing
     underscores (``_pytest`` names pytest), and its module name where that is a word asking for
     tests, a plural one also in the singular: test frameworks name their own modules so (pytest's
@@ -246,7 +247,7 @@ def _source_dirs(path: str) -> frozenset[str]:
     *dirs, name = path.lower().split("/")
     stem = name.split(".", 1)[0].strip("_")
     modules = {stem, stem[:-1] if stem.endswith("s") else stem} & _TEST_WORDS
-    return frozenset([d.strip("_") for d in dirs] + sorted(modules))
+    return frozenset({d.strip("_") for d in dirs} | modules)
 
 
 # ---------------------------------------------------------------- the candidates
