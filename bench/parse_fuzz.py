@@ -125,7 +125,7 @@ def main() -> None:
             print(f"HANG {key} {path} ({how}, {len(text)} chars) -> {saved}", flush=True)
 
     hung = Counter(h["language"] for h in hangs)
-    print(f"\n| language | seed files | tries | hangs |\n|---|---|---|---|")
+    print("\n| language | seed files | tries | hangs |\n|---|---|---|---|")
     for key in sorted(by_language):
         print(f"| {key} | {len(by_language[key])} | {tries[key]} | {hung[key]} |")
     print(f"| all | {sum(map(len, by_language.values()))} | {sum(tries.values())} | {len(hangs)} |")
