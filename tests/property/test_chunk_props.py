@@ -235,8 +235,9 @@ KOTLIN_ANNOTATED = st.tuples(
 KOTLIN = st.lists(st.one_of(KOTLIN_LINE, KOTLIN_ANNOTATED), max_size=30).map("\n".join)
 
 
-# (a run whose last line is an annotation made tree-sitter-kotlin 1.1 loop for good until every parse
-# ended with a newline, session 31: test_code_chunks_languages.py pins that case)
+# (a run whose last line is an annotation made tree-sitter-kotlin 1.1 loop for good until every parse,
+# this test's own call of ``_parsed`` too, ended with a newline: session 31; test_code_chunks_languages.py
+# pins that case)
 @settings(max_examples=150, deadline=None)
 @given(KOTLIN)
 def test_kotlin_respelling_keeps_every_line_and_only_comments_annotations(text):

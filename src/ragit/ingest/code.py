@@ -513,8 +513,6 @@ def _tree_sitter_defs(language: str, source: str) -> tuple[str, list[_Def]] | No
     """(chunker name, definitions) from one parse, or None for ``lines`` (no grammar, a parse
     over its time budget, or one that is mostly errors / recovers no definition)."""
     data = source.encode("utf-8")
-    if not data.endswith(b"\n"):
-        data += b"\n"  # a grammar's scanner can loop at the end of the bytes (module docstring)
     if language in _MACRO_LANGUAGES:
         data = _blank_macros(data)
     if language == "h":  # C++ syntax → C++; otherwise C, with C++ as the fallback
@@ -560,10 +558,14 @@ class _Parsed(NamedTuple):
 
 def _parsed(key: str, data: bytes, old: Any | None = None) -> _Parsed | None:
     """``data`` parsed with grammar ``key`` (reusing the edited tree ``old``, when given), or None
-    (no grammar, or over the parse's time budget)."""
+    (no grammar, or over the parse's time budget). The bytes parsed, kept as the parse's ``data``,
+    end with a newline: a grammar's scanner can loop for good at the end of the bytes (module
+    docstring), and every parse of a file, first or second, comes through here."""
     parser = _parser(key)
     if parser is None:
         return None
+    if not data.endswith(b"\n"):
+        data += b"\n"
     tree = _parse(parser, data, old)
     if tree is None:
         return None
