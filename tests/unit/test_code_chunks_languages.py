@@ -969,7 +969,8 @@ def test_a_file_ending_in_an_annotation_without_a_newline_is_chunked():
     # ends with a newline (the unclosed body still falls back to lines, as it should). A child
     # process, so that a regression fails instead of hanging the run.
     script = (
-        "from ragit.ingest.code import chunk_code\n"
+        "from ragit.ingest.code import _parsed, chunk_code\n"
+        "assert _parsed('kotlin', b'val x = 1\\n@Foo').data.endswith(b'@Foo\\n')  # any caller's parse\n"
         "for text in ('val x = 1\\n@InternalApi', 'fun f() {\\n  val x = 1\\n  @Foo', 'val x = 1\\n@Foo(1)'):\n"
         "    name, chunks = chunk_code('src/A.kt', text, text, '2')\n"
         "    assert chunks[-1].end_line == text.count('\\n') + 1, (name, chunks)\n"
