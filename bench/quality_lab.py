@@ -277,6 +277,13 @@ class Lab:
             hybrid=hybrid[pool], paths=[st.paths[r] for r in rows], titles=[st.titles[r] for r in rows],
             texts=[st.texts[r] for r in rows],
         )
+        try:  # (a source tree before session 32 has no __main__ block rule)
+            from ragit.retrieve.rerank import main_block
+        except ImportError:
+            main_block = None
+        if main_block is not None:  # every candidate's, as the engine reads it for the possible hits
+            inp = dataclasses.replace(inp, main_blocks=frozenset(
+                j for j, (p, t, x) in enumerate(zip(inp.paths, inp.titles, inp.texts)) if main_block(p, t, x)))
         if v.cochange is None and v.docsite is None:
             result = rerank(q, inp, weights, v.top)
             return pool[np.array(result.order, dtype=np.int64)], hybrid

@@ -23,6 +23,7 @@ from ragit.retrieve.rerank import (
     _title_names,
     asked_roles,
     defines,
+    main_block,
     pool_indices,
     read_question,
     rerank,
@@ -240,6 +241,35 @@ def test_roles_rank_tests_docs_and_examples_below_code_unless_asked_for():
     assert ranked_paths("login flow", inp)[0] == "src/auth.py"
     assert ranked_paths("tests for the login flow", inp)[0] == "tests/test_auth.py"
     assert ranked_paths("docs for the login flow", inp)[0] == "docs/auth.md"
+
+
+def test_a_main_block_is_told_from_its_title_and_first_code_line():
+    guard = 'if __name__ == "__main__":  # pragma: no cover\n    demo()\n'
+    assert main_block("rich/markup.py", "module", guard)
+    assert main_block("rich/live.py", "module (lines 271-330)", "# a tour\n# of it\nif __name__=='__main__' :\n    x()\n")
+    assert main_block("a.py", "module", "  \tif\t__name__ == '__main__':\n")
+    assert not main_block("a.pyi", "module", guard)  # Python modules only
+    assert not main_block("a.py", "function main", guard)  # a definition is never one
+    assert not main_block("a.py", "module", "import sys\n\n" + guard)  # the file's head: the script itself
+    assert not main_block("a.py", "module", "if __name__ == \"__main__\" and sys.argv:\n")
+    assert not main_block("a.py", "module", "if __name__ == '__main__\":\n")  # quotes must pair
+    assert not main_block("a.py", "module", "if TYPE_CHECKING:\n    import x\n")
+
+
+def test_a_main_block_named_by_the_caller_ranks_as_an_example_unless_asked_for():
+    inp = pool((0.9, "rich/markup.py", "module", "x"), (0.6, "rich/markup.py", "function render", "x"),
+               (0.5, "tests/test_markup.py", "module", "x"), (0.4, "rich/text.py", "module", "x"))
+    named = RerankInput(inp.hybrid, inp.paths, inp.titles, inp.texts, main_blocks=frozenset({0, 2}))
+    examples = NEUTRAL.__class__(**{**NEUTRAL.__dict__, "example": 0.5, "role": 0.5})
+    result = rerank("where is markup parsed", named, examples, 4)
+    assert result.order == [1, 0, 3, 2]
+    assert result.scores[0] == 0.45 and result.factors[0] == {"role": 0.5}
+    # a test file's block is demoted once, as a test; a block not named is left alone
+    assert result.scores[2] == 0.25 and result.factors[2] == {"role": 0.5} and 3 not in result.factors
+    # asked for an example, or with the example weight neutral, nothing changes
+    assert rerank("an example of parsed markup", named, examples, 4).order == [0, 1, 3, 2]
+    assert rerank("where is markup parsed", named, NEUTRAL, 4).order == [0, 1, 2, 3]
+    assert rerank("where is markup parsed", inp, examples, 4).order == [0, 1, 3, 2]
 
 
 def test_a_word_naming_a_source_directory_of_the_candidates_asks_for_no_role():

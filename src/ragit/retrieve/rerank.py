@@ -14,6 +14,8 @@ the candidate set and the question, every one of which ``--explain`` shows:
   implementation unless the question asks for them (:mod:`ragit.pathroles`); a word that names a
   source directory of the candidates asks for nothing ("pytest" in pytest's ``src/_pytest/``),
   nor does one written inside a qualified name ("mock" in ``vi.mock``, an API);
+  A Python module's ``if __name__ == "__main__":`` block, demo code at the foot of a library
+  module (:func:`main_block`), counts as an example wherever its file is implementation;
 * ``changelog`` (×): a changelog (``CHANGES``, ``HISTORY.rst``) ranks below other docs unless the
   question asks for it: it repeats every change's words, so it matches any question about one;
 * ``header`` (×): a C/C++ header ranks below its implementation file when both are candidates
@@ -105,6 +107,9 @@ class RerankInput:
     paths: Sequence[str]
     titles: Sequence[str]
     texts: Sequence[str]
+    # candidates known to be a Python ``__main__`` block (:func:`main_block`): the caller reads
+    # titles and texts only for the few rows that can be hits, so it names them
+    main_blocks: frozenset[int] = frozenset()
 
 
 @dataclass
@@ -232,6 +237,17 @@ def asked_roles(q: Question, paths: Iterable[str]) -> frozenset[str]:
 
 
 _TEST_WORDS = frozenset(_ASKS["test"])
+
+# A top-level ``if __name__ == "__main__":`` opening a chunk, after any comment lines.
+_MAIN_GUARD = re.compile(r"""[ \t]*(?:#[^\n]*\n[ \t]*)*if[ \t]+__name__[ \t]*==[ \t]*(['"])__main__\1[ \t]*:""")
+
+
+def main_block(path: str, title: str, text: str) -> bool:
+    """Whether a chunk is a Python module's ``if __name__ == "__main__":`` block: the code that
+    runs when the module is a script, which in a library is a demo of it (rich ends 47 of its 78
+    modules with one). The chunker titles such top-level code ``module``; only the first window of
+    a long block opens with the guard, so later windows are not recognised."""
+    return path.endswith(".py") and title.startswith("module") and _MAIN_GUARD.match(text) is not None
 
 
 @lru_cache(maxsize=65536)
@@ -653,6 +669,8 @@ class Ranking:
     definition: dict[int, float]  # candidate → its definition boost
     files: dict[str, _Facts]
     ranked: dict[str, list[int]]  # a file's candidates (two or more), best adjusted score first
+    demos: frozenset[int] = frozenset()  # candidates demoted as a ``__main__`` block (an example)
+    demote_main: bool = False  # a ``__main__`` block of an implementation file would be demoted
     _order: list[int] | None = None
 
     @property
@@ -668,6 +686,11 @@ class Ranking:
                 self._order = sorted(range(len(self.scores)), key=self.scores.__getitem__, reverse=True)
         return self._order
 
+    def demotes_main_block(self, i: int) -> bool:
+        """Whether candidate ``i``, were it a ``__main__`` block (:func:`main_block`), would be
+        demoted: the question asks for no example and its file is implementation."""
+        return self.demote_main and self.files[self.paths[i]][3] == 1.0
+
     def factors(self, i: int) -> dict[str, float]:
         """Candidate ``i``'s non-neutral factors, in the order the rules apply."""
         out: dict[str, float] = {}
@@ -682,6 +705,8 @@ class Ranking:
             out["file"] = file_boost
         if role != 1.0:
             out["role"] = role
+        elif i in self.demos:
+            out["role"] = self.weights.example
         if changelog:
             out["changelog"] = self.weights.changelog
         if vendored:
@@ -717,7 +742,7 @@ def rerank_pool(question: str, inp: RerankInput, weights: RerankWeights) -> Rank
     paths = inp.paths
     n = len(paths)
     if not n:
-        return Ranking([], paths, weights, {}, {}, {})
+        return Ranking([], paths, weights, {}, {}, {}, frozenset())
     hybrid = inp.hybrid.tolist() if hasattr(inp.hybrid, "tolist") else [float(h) for h in inp.hybrid]
     best = max(hybrid)
     unit = best if best > 0 else 1.0
@@ -832,6 +857,15 @@ def rerank_pool(question: str, inp: RerankInput, weights: RerankWeights) -> Rank
             for i in rows:
                 adjusted[i] *= weights.platform
 
+    # a __main__ block of an implementation file is an example (after the file's factors, as
+    # ``role`` would be)
+    demote_main = weights.example != 1.0 and "example" not in asks
+    demos = frozenset()
+    if inp.main_blocks and demote_main:
+        demos = frozenset(i for i in inp.main_blocks if files[paths[i]][3] == 1.0)
+        for i in demos:
+            adjusted[i] *= weights.example
+
     # diversity: in order of the adjusted score, a file's k-th chunk is multiplied by diversity^k
     final = adjusted
     ranked: dict[str, list[int]] = {}
@@ -851,4 +885,4 @@ def rerank_pool(question: str, inp: RerankInput, weights: RerankWeights) -> Rank
             for k in range(1, len(rows)):
                 i = rows[k]
                 final[i] = adjusted[i] * powers[k]
-    return Ranking(final, paths, weights, definition, files, ranked)
+    return Ranking(final, paths, weights, definition, files, ranked, demos, demote_main)

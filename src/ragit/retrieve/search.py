@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import weakref
 from collections import OrderedDict, abc
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from operator import attrgetter
 from typing import TYPE_CHECKING, Sequence
 
@@ -25,7 +25,8 @@ from .docsite import pool_site_raises
 from .hits import Hit
 from .keyword_bound import pool_raw
 from .precedent import file_evidence, precedent_raises
-from .rerank import RerankInput, RerankWeights, pool_indices, read_question, rerank_pool, weights_from_config
+from .rerank import (RerankInput, RerankWeights, main_block, pool_indices, read_question, rerank_pool,
+                     weights_from_config)
 from .scoring import AUTHORITY_WEIGHT, RECENCY_WEIGHT, RETRIEVAL_WEIGHT, breakdown, final_score, sort_key
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -1089,44 +1090,57 @@ def _reranked(question: str, pool: "np.ndarray", rows: "dict[int, ChunkRow] | No
         paths = list(map(_PATH, chunk))
         # titles and texts are read only for a question that names identifiers: listed on demand
         inp = RerankInput(hybrid=hybrid, paths=paths, titles=_Column(chunk, _TITLE), texts=_Column(chunk, _TEXT))
-    ranking = rerank_pool(question, inp, params.rerank_weights)
-    scores = ranking.scores
-    raised: dict[int, float] = {}
-    if cochange is not None and params.cochange and cochange.shared:  # (no pairs: nothing to raise)
-        from .cochange_boost import cochange_raises
+    # a Python ``__main__`` block is demoted as an example (rerank.main_block), which needs its
+    # title and text: only the rows that can be hits are read, so the stages run again while one
+    # of those is a ``__main__`` block not yet demoted (rarely: most pools hold none)
+    base = (pool, ids, hybrid, paths)
+    demos: set[int] = set()
+    while True:
+        pool, ids, hybrid, paths = base
+        ranking = rerank_pool(question, replace(inp, main_blocks=frozenset(demos)) if demos else inp,
+                              params.rerank_weights)
+        scores = ranking.scores
+        raised: dict[int, float] = {}
+        if cochange is not None and params.cochange and cochange.shared:  # (no pairs: nothing to raise)
+            from .cochange_boost import cochange_raises
 
-        raised = cochange_raises(ranking.order, scores, paths, cochange)[0]
-    adjusted = list(scores)
-    for j, value in raised.items():
-        adjusted[j] = value
-    site: dict[int, float] = {}
-    if params.docsite:  # docs-site configuration files next to the docs (ragit.retrieve.docsite)
-        added, added_paths, site = pool_site_raises(question, paths, adjusted, source.store, source.sha,
-                                                    snapshot.rowids, retrieval, kept=snapshot.site)
-        if added:  # rows from outside the pool, numbered after it
-            pool = np.concatenate([pool, np.array(added, dtype=pool.dtype)])
-            ids = ids + snapshot.rowids[added].tolist()
-            hybrid = retrieval[pool]
-            paths = list(paths) + added_paths
-            adjusted += retrieval[added].tolist()
-    site_base = {j: adjusted[j] for j in site}  # (what --explain's factor adds to)
-    for j, value in site.items():
-        adjusted[j] = value
-    precedent: dict[int, float] = {}
-    if cochange is not None and params.cochange and params.precedent and cochange.said:
-        evidence = file_evidence(query_terms(question), cochange)  # (distinct, remembered)
-        if evidence:  # each candidate file's best chunk after the stages so far
-            precedent = precedent_raises(adjusted, paths, evidence, float(hybrid.max()))
-    precedent_base = {j: adjusted[j] for j in precedent}
-    for j, value in precedent.items():
-        adjusted[j] = value
-    n = len(pool)
-    if n > top_k:
-        fused = hybrid  # alpha · vector + (1 − alpha) · keyword of each pool row, as final_score computes it
-        picks = _reaching(fused + (np.array(adjusted) - fused), top_k).tolist()  # final_score's re-ranked score
-    else:
-        picks = range(n)
-    whole = source.full([ids[j] for j in picks])
+            raised = cochange_raises(ranking.order, scores, paths, cochange)[0]
+        adjusted = list(scores)
+        for j, value in raised.items():
+            adjusted[j] = value
+        site: dict[int, float] = {}
+        if params.docsite:  # docs-site configuration files next to the docs (ragit.retrieve.docsite)
+            added, added_paths, site = pool_site_raises(question, paths, adjusted, source.store, source.sha,
+                                                        snapshot.rowids, retrieval, kept=snapshot.site)
+            if added:  # rows from outside the pool, numbered after it
+                pool = np.concatenate([pool, np.array(added, dtype=pool.dtype)])
+                ids = ids + snapshot.rowids[added].tolist()
+                hybrid = retrieval[pool]
+                paths = list(paths) + added_paths
+                adjusted += retrieval[added].tolist()
+        site_base = {j: adjusted[j] for j in site}  # (what --explain's factor adds to)
+        for j, value in site.items():
+            adjusted[j] = value
+        precedent: dict[int, float] = {}
+        if cochange is not None and params.cochange and params.precedent and cochange.said:
+            evidence = file_evidence(query_terms(question), cochange)  # (distinct, remembered)
+            if evidence:  # each candidate file's best chunk after the stages so far
+                precedent = precedent_raises(adjusted, paths, evidence, float(hybrid.max()))
+        precedent_base = {j: adjusted[j] for j in precedent}
+        for j, value in precedent.items():
+            adjusted[j] = value
+        n = len(pool)
+        if n > top_k:
+            fused = hybrid  # alpha · vector + (1 − alpha) · keyword of each pool row, as final_score computes it
+            picks = _reaching(fused + (np.array(adjusted) - fused), top_k).tolist()  # final_score's re-ranked score
+        else:
+            picks = range(n)
+        whole = source.full([ids[j] for j in picks])
+        found = [j for j in picks if j < len(scores) and j not in demos and ranking.demotes_main_block(j)
+                 and main_block(paths[j], whole[ids[j]].title, whole[ids[j]].text)]
+        if not found:
+            break
+        demos.update(found)
     at = pool.tolist()
     out = []
     for j in picks:
