@@ -336,6 +336,51 @@ def test_functions_assigned_to_a_path_are_units_of_their_own():
     assert chunks[4].text.endswith("handlers[name] = function () {}")
 
 
+JS_ASSIGNED_CLASS = """'use strict'
+
+const Emitter = require('events')
+
+/**
+ * Expose `Application` class.
+ */
+module.exports = class Application extends Emitter {
+  constructor (options) {
+    super()
+BODY  }
+
+  use (fn) {
+    this.middleware.push(fn)
+    return this
+  }
+}
+
+exports.Context = class {
+  get state () {
+    return this._state
+  }
+}
+
+module.exports.settings = {
+  proxy: false
+}
+"""
+
+
+def test_a_class_assigned_to_a_path_is_a_class_cut_at_its_methods():
+    # koa's application: ``module.exports = class Application extends Emitter {`` was the file's
+    # own code, cut in ``module`` windows with no method of its own (session 32)
+    small = JS_ASSIGNED_CLASS.replace("BODY", "")
+    name, chunks = chunk("lib/application.js", small)
+    assert name == "code:javascript/7"
+    assert summary(chunks) == [("module", 1, 3), ("class Application", 5, 17), ("class exports.Context", 19, 23),
+                               ("module", 25, 27)]
+    big = JS_ASSIGNED_CLASS.replace("BODY", padding("this.step{i} = {i}", 70, "    "))
+    _, chunks = chunk("lib/application.js", big)
+    assert [t for t, _, _ in summary(chunks)] == [
+        "module", "class Application", "method Application.constructor", "method Application.use",
+        "class exports.Context", "module"]
+
+
 def test_a_doc_comment_one_blank_line_above_opens_the_definitions_unit():
     # express writes its JSDoc, a blank line, then the definition: the comment documents what
     # follows, not the unit above (``res.format``'s doc, naming json and html, sat in
@@ -909,7 +954,7 @@ def test_typescript_call_signatures_with_type_parameters_keep_the_declarations_b
     # mobx's ``IObservableFactory``; over several lines, redux's ``StoreCreator``) ran into the
     # line above: the object below became ``lines``
     chunker, chunks = chunk("src/factory.ts", TS_FACTORY)
-    assert chunker == "code:typescript/6"
+    assert chunker == "code:typescript/7"
     assert summary(chunks) == [("module", 1, 1), ("interface BoxFactory", 3, 15), ("const boxFactories", 17, 24),
                                ("function createBox", 26, 28)]
     # effect's overloads of a ``dual`` API: the first one swallowed the rest of the file
@@ -921,7 +966,7 @@ def test_typescript_call_signatures_with_type_parameters_keep_the_declarations_b
 
 def test_typescript_variance_annotations_are_read():
     chunker, chunks = chunk("src/Ref.ts", TS_VARIANCE)
-    assert chunker == "code:typescript/6"
+    assert chunker == "code:typescript/7"
     assert summary(chunks) == [("module", 1, 1), ("interface Variance", 3, 5), ("class Ref", 7, 18),
                                ("function make", 20, 20)]
 
@@ -980,7 +1025,7 @@ def test_one_line_declarations_under_a_doc_comment_are_units():
     # a ``/**`` comment over several lines right above a one-line declaration: the documented API
     # (immer's ``produce``) is a unit titled for it; a one-line comment, or none, keeps the
     # declaration in the unit above, as before
-    for path, name in (("src/immer.js", "code:javascript/6"), ("src/immer.ts", "code:typescript/6")):
+    for path, name in (("src/immer.js", "code:javascript/7"), ("src/immer.ts", "code:typescript/7")):
         chunker, chunks = chunk(path, JS_API)
         assert chunker == name
         assert summary(chunks) == [("module", 1, 3), ("const produce", 5, 11), ("const produceWithPatches", 13, 21),

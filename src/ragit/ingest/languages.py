@@ -353,11 +353,13 @@ def _js_assigned_function(assignment: Node) -> Found | None:
     (express's ``response.js`` is 1,150 lines of them). A function assigned to a plain name or a
     dotted path (through a chain, ``res.set = res.header = function``) is a unit titled with the
     first path (``function res.send``; on a prototype, ``method Foo.bar``); other assignments stay
-    in the unit above."""
+    in the unit above. So is a class (``module.exports = class Application extends Emitter {``,
+    koa's application): ``class Application``, or the path for an anonymous one, cut at its
+    methods as a declared class is (session 32; it was ``module`` windows)."""
     value = assignment.child_by_field_name("right")
     while value is not None and value.type == "assignment_expression":  # res.set = res.header = function
         value = value.child_by_field_name("right")
-    if value is None or value.type not in _JS_FUNCTION_VALUES:
+    if value is None or (value.type not in _JS_FUNCTION_VALUES and value.type != "class"):
         return None
     path: list[str] = []
     target = assignment.child_by_field_name("left")
@@ -371,6 +373,10 @@ def _js_assigned_function(assignment: Node) -> Found | None:
         return None
     path.append(text(target))
     path.reverse()
+    if value.type == "class":
+        own = value.child_by_field_name("name")
+        name = text(own) if own is not None else ".".join(path)
+        return Found(f"class {name}", name, body=value.child_by_field_name("body"), split=True)
     if len(path) >= 3 and path[-2] == "prototype":
         return Found(f"method {'.'.join(path[:-2])}.{path[-1]}", path[-1], callable=True, member_word="method")
     name = ".".join(path)
@@ -1382,14 +1388,16 @@ _C_CONDITIONALS = re.compile(rb"[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|eli
 #: 3 for Zig (so is a ``const`` or ``var`` of any other value, ``_zig_variable``) and for Elixir (so
 #: is a module attribute of the module's own, ``_elixir_attribute``). Session 30: 4 for Kotlin
 #: (annotations the grammar read as an expression's are parsed again as comments, ``Language.respell``,
-#: ``_kotlin_annotated``)
+#: ``_kotlin_annotated``). Session 32: 7 for JavaScript / TypeScript (a class assigned to a path,
+#: ``module.exports = class Application extends Emitter {``, is a class cut at its methods,
+#: ``_js_assigned_function``)
 LANGUAGES: dict[str, Language] = {
     "javascript": _language("javascript", "tree_sitter_javascript", (".js", ".jsx", ".mjs", ".cjs"), _JS,
-                            doc_gap=True, revision=6),
+                            doc_gap=True, revision=7),
     "typescript": _language("typescript", "tree_sitter_typescript", (".ts", ".mts", ".cts"), _JS,
-                            function="language_typescript", doc_gap=True, retry_blank=typescript_syntax, revision=6),
+                            function="language_typescript", doc_gap=True, retry_blank=typescript_syntax, revision=7),
     "tsx": _language("typescript", "tree_sitter_typescript", (".tsx",), _JS, function="language_tsx",
-                     doc_gap=True, retry_blank=typescript_syntax, revision=6),
+                     doc_gap=True, retry_blank=typescript_syntax, revision=7),
     "go": _language("go", "tree_sitter_go", (".go",), _GO, revision=2),
     "java": _language("java", "tree_sitter_java", (".java",), _JAVA, transparent={"enum_body_declarations": _named},
                       revision=4),
