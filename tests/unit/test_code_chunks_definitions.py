@@ -381,6 +381,60 @@ def test_a_class_assigned_to_a_path_is_a_class_cut_at_its_methods():
         "class exports.Context", "module"]
 
 
+JS_METHODS_OBJECT = """'use strict'
+
+const util = require('util')
+
+const proto = module.exports = {
+  inspect () {
+    return this.toJSON()
+  },
+
+  get state () {
+BODY    return this._state
+  },
+
+  onerror: function (err) {
+    this.app.emit('error', err, this)
+  },
+
+  'quoted': async () => 1,
+
+  name: 'context'
+}
+
+module.exports.defaults = {
+  proxy: false,
+  subdomainOffset: 2
+}
+"""
+
+
+def test_an_object_holding_methods_is_cut_at_them_when_too_long_for_one_unit():
+    # koa's context, request and response are object literals of methods and accessors, declared
+    # (``const proto = module.exports = {``) or assigned (``module.exports = {``): too long for one
+    # unit they were windows of ``const proto`` / ``module``; now each method is a unit (session 32)
+    small = JS_METHODS_OBJECT.replace("BODY", "")
+    _, chunks = chunk("lib/context.js", small)
+    assert summary(chunks) == [("module", 1, 3), ("const proto", 5, 21), ("module", 23, 26)]
+    big = JS_METHODS_OBJECT.replace("BODY", padding("this.step{i} = {i}", 70, "    "))
+    _, chunks = chunk("lib/context.js", big)
+    # (the bare opening line opens the first method's chunk, as a class's does)
+    assert [t for t, _, _ in summary(chunks)] == [
+        "module", "method proto.inspect", "method proto.state", "method proto.onerror", "method proto.quoted",
+        "module"]
+    assert chunks[1].text.startswith("const proto = module.exports = {")
+    assigned = big.replace("const proto = module.exports = {", "module.exports = {")
+    _, chunks = chunk("lib/request.js", assigned)
+    assert [t for t, _, _ in summary(chunks)][1:5] == [
+        "method module.exports.inspect", "method module.exports.state", "method module.exports.onerror",
+        "method module.exports.quoted"]
+    # an object of data alone is cut in windows of its unit, as before
+    data = "const settings = {\n" + padding("key{i}: {i},", 90, "  ") + "}\n"
+    _, chunks = chunk("lib/settings.js", data)
+    assert summary(chunks) == [("const settings (lines 1-60)", 1, 60), ("const settings (lines 51-92)", 51, 92)]
+
+
 def test_a_doc_comment_one_blank_line_above_opens_the_definitions_unit():
     # express writes its JSDoc, a blank line, then the definition: the comment documents what
     # follows, not the unit above (``res.format``'s doc, naming json and html, sat in

@@ -248,9 +248,15 @@ def _js_variable(node: Node) -> Found | None:
     for declarator in node.named_children:
         if declarator.type == "variable_declarator" and spans_lines(declarator):
             name_node = declarator.child_by_field_name("name")
-            if name_node is not None and name_node.type == "identifier" \
-                    and declarator.child_by_field_name("value") is not None:
+            value = declarator.child_by_field_name("value")
+            if name_node is not None and name_node.type == "identifier" and value is not None:
                 name = text(name_node)
+                while value.type == "assignment_expression":  # ``const proto = module.exports = {``
+                    value = value.child_by_field_name("right") or value
+                    if value.type != "assignment_expression":
+                        break
+                if _js_methods_object(value):
+                    return Found(f"{word} {name}", name, body=value, split=True)
                 return _member(word, name)
     # a one-line declaration under a doc comment of its own (``/** … */`` over several lines:
     # immer's ``export const produce: IProduce = immer.produce``) is documented API, a unit too
@@ -270,6 +276,34 @@ def _documented(node: Node) -> bool:
     comment = holder.prev_sibling
     return comment is not None and comment.type == "comment" and spans_lines(comment) \
         and comment.end_point.row + 1 == holder.start_point.row and text(comment).startswith("/**")
+
+
+def _js_methods_object(value: Node) -> bool:
+    """Whether ``value`` is an object literal holding a method (``inspect() {…}``, ``get body()
+    {…}``, ``onerror: function (err) {…}``): such an object is a container cut at its methods when
+    it is too long for one unit (koa's ``const proto = module.exports = {`` context, its request and
+    response; session 32), as a class is; an object of data is not."""
+    if value.type != "object":
+        return False
+    for member in value.named_children:
+        if member.type == "method_definition":
+            return True
+        if member.type == "pair":
+            inner = member.child_by_field_name("value")
+            if inner is not None and inner.type in _JS_FUNCTION_VALUES:
+                return True
+    return False
+
+
+def _js_pair(node: Node) -> Found | None:
+    """A property of an object literal holding a function (``onerror: function (err) {…}``,
+    ``'quoted': async () => …``): a method of the object (``_js_methods_object``)."""
+    value = node.child_by_field_name("value")
+    key = node.child_by_field_name("key")
+    if value is None or key is None or value.type not in _JS_FUNCTION_VALUES:
+        return None
+    name = text(key).strip("'\"`")
+    return Found(f"{_function_word(value)} {name}", name, callable=True, member_word="method")
 
 
 def _js_field(node: Node) -> Found | None:
@@ -359,7 +393,8 @@ def _js_assigned_function(assignment: Node) -> Found | None:
     value = assignment.child_by_field_name("right")
     while value is not None and value.type == "assignment_expression":  # res.set = res.header = function
         value = value.child_by_field_name("right")
-    if value is None or (value.type not in _JS_FUNCTION_VALUES and value.type != "class"):
+    if value is None or (value.type not in _JS_FUNCTION_VALUES and value.type != "class"
+                         and not _js_methods_object(value)):
         return None
     path: list[str] = []
     target = assignment.child_by_field_name("left")
@@ -377,6 +412,9 @@ def _js_assigned_function(assignment: Node) -> Found | None:
         own = value.child_by_field_name("name")
         name = text(own) if own is not None else ".".join(path)
         return Found(f"class {name}", name, body=value.child_by_field_name("body"), split=True)
+    if value.type == "object":  # (holding methods: _js_methods_object)
+        name = ".".join(path)
+        return Found(f"object {name}", name, body=value, split=True)
     if len(path) >= 3 and path[-2] == "prototype":
         return Found(f"method {'.'.join(path[:-2])}.{path[-1]}", path[-1], callable=True, member_word="method")
     name = ".".join(path)
@@ -435,6 +473,7 @@ _JS: dict[str, Describe] = {
     "switch_statement": _js_code,
     # members
     "method_definition": _function("method"),
+    "pair": _js_pair,
     "field_definition": _js_field,
     "public_field_definition": _js_field,
     "abstract_method_signature": _js_overload("method"),
@@ -1390,7 +1429,7 @@ _C_CONDITIONALS = re.compile(rb"[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|eli
 #: (annotations the grammar read as an expression's are parsed again as comments, ``Language.respell``,
 #: ``_kotlin_annotated``). Session 32: 7 for JavaScript / TypeScript (a class assigned to a path,
 #: ``module.exports = class Application extends Emitter {``, is a class cut at its methods,
-#: ``_js_assigned_function``)
+#: ``_js_assigned_function``; so is an object literal holding methods, ``_js_methods_object``)
 LANGUAGES: dict[str, Language] = {
     "javascript": _language("javascript", "tree_sitter_javascript", (".js", ".jsx", ".mjs", ".cjs"), _JS,
                             doc_gap=True, revision=7),
