@@ -374,6 +374,9 @@ def test_a_class_assigned_to_a_path_is_a_class_cut_at_its_methods():
     assert name == "code:javascript/7"
     assert summary(chunks) == [("module", 1, 3), ("class Application", 5, 17), ("class exports.Context", 19, 23),
                                ("module", 25, 27)]
+    # through a chain of assignments too
+    _, chunks = chunk("lib/application.js", small.replace("module.exports = class", "const App = module.exports = class"))
+    assert summary(chunks)[1] == ("class App", 5, 17)
     big = JS_ASSIGNED_CLASS.replace("BODY", padding("this.step{i} = {i}", 70, "    "))
     _, chunks = chunk("lib/application.js", big)
     assert [t for t, _, _ in summary(chunks)] == [
@@ -429,6 +432,11 @@ def test_an_object_holding_methods_is_cut_at_them_when_too_long_for_one_unit():
     assert [t for t, _, _ in summary(chunks)][1:5] == [
         "method module.exports.inspect", "method module.exports.state", "method module.exports.onerror",
         "method module.exports.quoted"]
+    # so is a default export's (a Cloudflare worker's ``export default { async fetch(…) {…} }``)
+    worker = big.replace("const proto = module.exports = {", "export default {")
+    _, chunks = chunk("src/worker.ts", worker)
+    assert [t for t, _, _ in summary(chunks)][1:5] == [
+        "method default.inspect", "method default.state", "method default.onerror", "method default.quoted"]
     # an object of data alone is cut in windows of its unit, as before
     data = "const settings = {\n" + padding("key{i}: {i},", 90, "  ") + "}\n"
     _, chunks = chunk("lib/settings.js", data)
@@ -1246,10 +1254,13 @@ def test_default_export_over_several_lines_is_a_unit():
     for path in ("lib/adapters/http.js", "lib/adapters/http.ts"):
         assert summary(chunk(path, JS_ADAPTER)[1]) == [("module", 1, 1), ("const transport", 3, 7),
                                                        ("function httpAdapter", 9, 16)]
-    # any other value (vitest's environments: ``export default { name: 'jsdom', setup … }``) is the
-    # file's own code
+    # an object holding methods (vitest's environments: ``export default { name: 'jsdom', setup … }``)
+    # is ``object default`` (session 32: cut at its methods when long); any other value is the file's
+    # own code
     assert summary(chunk("src/env/jsdom.js", JS_ENVIRONMENT)[1]) == [("function catchErrors", 1, 3),
-                                                                     ("module", 5, 11)]
+                                                                     ("object default", 5, 11)]
+    data = JS_ENVIRONMENT.replace("  setup(global) {\n    catchErrors(global)\n    return { teardown() {} }\n  },\n", "  pool: 1,\n")
+    assert summary(chunk("src/env/jsdom.js", data)[1]) == [("function catchErrors", 1, 3), ("module", 5, 8)]
     # a one-line default export stays where it is
     _, chunks = chunk("src/index.js", "function make() {\n  return 1\n}\n\nexport default make\n")
     assert summary(chunks) == [("function make", 1, 5)]

@@ -228,9 +228,17 @@ def _js_overload(word: str) -> Describe:
 _JS_FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "generator_function"})
 
 
+def _js_value(value: Node | None) -> Node | None:
+    """The value a chain of assignments gives (``const proto = module.exports = {`` → the object;
+    ``res.set = res.header = function``), or None where a link has no right side."""
+    while value is not None and value.type == "assignment_expression":
+        value = value.child_by_field_name("right")
+    return value
+
+
 def _js_variable(node: Node) -> Found | None:
     for declarator in node.named_children:
-        value = declarator.child_by_field_name("value") if declarator.type == "variable_declarator" else None
+        value = _js_value(declarator.child_by_field_name("value")) if declarator.type == "variable_declarator" else None
         if value is None:
             continue
         if value.type in _JS_FUNCTION_VALUES:
@@ -251,12 +259,8 @@ def _js_variable(node: Node) -> Found | None:
             value = declarator.child_by_field_name("value")
             if name_node is not None and name_node.type == "identifier" and value is not None:
                 name = text(name_node)
-                while value.type == "assignment_expression":  # ``const proto = module.exports = {``
-                    value = value.child_by_field_name("right") or value
-                    if value.type != "assignment_expression":
-                        break
-                if _js_methods_object(value):
-                    return Found(f"{word} {name}", name, body=value, split=True)
+                if _js_methods_object(object_value := _js_value(value)):  # (``const proto = module.exports = {``)
+                    return Found(f"{word} {name}", name, body=object_value, split=True)
                 return _member(word, name)
     # a one-line declaration under a doc comment of its own (``/** … */`` over several lines:
     # immer's ``export const produce: IProduce = immer.produce``) is documented API, a unit too
@@ -278,12 +282,12 @@ def _documented(node: Node) -> bool:
         and comment.end_point.row + 1 == holder.start_point.row and text(comment).startswith("/**")
 
 
-def _js_methods_object(value: Node) -> bool:
+def _js_methods_object(value: Node | None) -> bool:
     """Whether ``value`` is an object literal holding a method (``inspect() {…}``, ``get body()
     {…}``, ``onerror: function (err) {…}``): such an object is a container cut at its methods when
     it is too long for one unit (koa's ``const proto = module.exports = {`` context, its request and
     response; session 32), as a class is; an object of data is not."""
-    if value.type != "object":
+    if value is None or value.type != "object":
         return False
     for member in value.named_children:
         if member.type == "method_definition":
@@ -346,6 +350,8 @@ def _js_export(node: Node) -> Found | None:
     if name_node is not None:
         name = text(name_node)
         return Found(f"{_function_word(value)} {name}", name, callable=True)
+    if _js_methods_object(value):  # ``export default { async fetch(request, env) {…} }``
+        return Found("object default", "default", body=value, split=True)
     return MODULE
 
 
@@ -390,9 +396,7 @@ def _js_assigned_function(assignment: Node) -> Found | None:
     in the unit above. So is a class (``module.exports = class Application extends Emitter {``,
     koa's application): ``class Application``, or the path for an anonymous one, cut at its
     methods as a declared class is (session 32; it was ``module`` windows)."""
-    value = assignment.child_by_field_name("right")
-    while value is not None and value.type == "assignment_expression":  # res.set = res.header = function
-        value = value.child_by_field_name("right")
+    value = _js_value(assignment.child_by_field_name("right"))  # (res.set = res.header = function)
     if value is None or (value.type not in _JS_FUNCTION_VALUES and value.type != "class"
                          and not _js_methods_object(value)):
         return None
