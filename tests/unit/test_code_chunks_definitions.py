@@ -437,6 +437,11 @@ def test_an_object_holding_methods_is_cut_at_them_when_too_long_for_one_unit():
     _, chunks = chunk("src/worker.ts", worker)
     assert [t for t, _, _ in summary(chunks)][1:5] == [
         "method default.inspect", "method default.state", "method default.onerror", "method default.quoted"]
+    # a plain name is no export: Flow's ``export type Props = {`` (read by the JavaScript grammar as
+    # an assignment to ``export``) stays the file's own code, as it was
+    flow = ("// @flow\nimport React from 'react'\n\nexport type Props = {\n  onClick: () => void,\n}\n\n"
+            "const Link = ({ onClick }: Props) => (\n  <a onClick={onClick}>x</a>\n)\n")
+    assert summary(chunk("src/Link.js", flow)[1]) == [("module", 1, 6), ("function Link", 8, 10)]
     # an object of data alone is cut in windows of its unit, as before
     data = "const settings = {\n" + padding("key{i}: {i},", 90, "  ") + "}\n"
     _, chunks = chunk("lib/settings.js", data)

@@ -416,7 +416,9 @@ def _js_assigned_function(assignment: Node) -> Found | None:
         own = value.child_by_field_name("name")
         name = text(own) if own is not None else ".".join(path)
         return Found(f"class {name}", name, body=value.child_by_field_name("body"), split=True)
-    if value.type == "object":  # (holding methods: _js_methods_object)
+    if value.type == "object":  # (holding methods: _js_methods_object) exported through a path;
+        if len(path) < 2:  # a plain name is no export (Flow's ``export type P = {`` misread as one)
+            return None
         name = ".".join(path)
         return Found(f"object {name}", name, body=value, split=True)
     if len(path) >= 3 and path[-2] == "prototype":
