@@ -308,6 +308,28 @@ def test_a_word_naming_a_source_directory_of_the_candidates_asks_for_no_role():
         "testing/test_assertrewrite.py"
 
 
+def test_a_word_naming_a_source_module_with_the_word_beside_it_asks_for_no_role():
+    # starlette's test client is its starlette/testclient.py: the question asks about that module,
+    # not for the tests that send requests through it
+    q = read_question("how does the test client send a request to the app")
+    assert q.asks == frozenset({"test"})
+    assert asked_roles(q, ["starlette/testclient.py", "tests/test_requests.py"]) == frozenset()
+    assert asked_roles(q, ["lib/test_client/__init__.py"]) == frozenset()  # a package, separators dropped
+    assert asked_roles(read_question("how do test clients send a request"), ["starlette/testclient.py"]) == frozenset()
+    # a test file of that name, or no such module, names nothing
+    assert asked_roles(q, ["tests/test_testclient.py", "starlette/requests.py"]) == {"test"}
+    assert asked_roles(q, ["starlette/client.py"]) == {"test"}
+    # the words must stand side by side, and another asking word still asks
+    assert asked_roles(read_question("the client used in a test sends a request"), ["starlette/testclient.py"]) == {"test"}
+    assert asked_roles(read_question("test client docs"), ["starlette/testclient.py"]) == {"doc"}
+    tests = pool((0.9, "tests/test_requests.py", "function test_request_send", "x"),
+                 (0.8, "starlette/testclient.py", "method _TestClientTransport.handle_request", "x"))
+    roles_only = NEUTRAL.__class__(**{**NEUTRAL.__dict__, "role": 0.5})
+    assert ranked_paths("how does the test client send a request to the app", tests, roles_only)[0] == \
+        "starlette/testclient.py"
+    assert ranked_paths("how do the tests send a request to the app", tests, roles_only)[0] == "tests/test_requests.py"
+
+
 def test_a_word_inside_a_qualified_name_asks_for_no_role():
     # ``vi.mock`` and ``mock.patch`` are APIs: the question is about their code, not about tests
     for question in ("how does vi.mock hoist calls to the top of the file", "how does mock.patch restore attributes",

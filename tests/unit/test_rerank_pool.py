@@ -39,7 +39,8 @@ PATHS = ["src/app.c", "src/app.h", "include/util.h", "src/util.c", "lib/json_rea
          "pkg/_vendor/six.py", "bench/bench_app.py", "config/settings.yaml", "lib/readers.py", "src/router.go",
          "src/router_test.go", "fixtures/data.json", "lib/reader.py", "src/tree.go", "CHANGES", "HISTORY.rst",
          "pkg/testsuite/helpers.py", "src/_pytest/rewrite.py", "testing/test_rewrite.py", "lib/history/log.py",
-         "src/win/tcp.c", "src/unix/tcp.c", "src/win/core.c", "os/file_windows.go", "os/file_unix.go"]
+         "src/win/tcp.c", "src/unix/tcp.c", "src/win/core.c", "os/file_windows.go", "os/file_unix.go",
+         "lib/testclient.py"]
 TITLES = ["class JsonReader", "function field_validator", "def readers", "module", "func (r *Router) Handle",
           "method Client.send", "struct Tree", ""]
 TEXTS = ["", "pub struct Engine {\n}\n", "def field_validator(x):\n    return x\n", "JsonReader reads json",
@@ -48,7 +49,8 @@ QUESTIONS = ["JsonReader", "how are routes matched", "field_validator in readers
              "add tests for the router", "docs for the reader", "Rails::Engine", "vendored six", "Tree insert",
              "fieldValidator util", "benchmark app", "reader changelog", "docs of the reader history",
              "where does pytest rewrite asserts", "pytest tests of rewrite", "history of the log",
-             "tcp connect on windows", "how are files opened", "win32 core loop"]
+             "tcp connect on windows", "how are files opened", "win32 core loop",
+             "how does the test client send a request"]
 
 
 # the helpers the re-rank as first written used
@@ -151,6 +153,10 @@ def reference_rerank(question: str, inp: RerankInput, weights: RerankWeights, to
 
     # a word that names a source directory of the candidates (pytest's ``src/_pytest/``) asks for no role
     named = {d.strip("_").lower() for p in paths if path_role(p) == "source" for d in p.split("/")[:-1]}
+    # ... nor does one that names a source module together with the word beside it ("test client")
+    joined = {n.replace("_", "").replace("-", "").lower() for p in paths if path_role(p) == "source"
+              for n in p.split("/")[:-1] + [p.rsplit("/", 1)[-1].split(".")[0]]}
+    named |= {w for w, c in q.ask_compounds if c in joined or c in {j[:-1] for j in joined if j.endswith("s")}}
     asks = frozenset(role for role, words in _ASKS.items() if (q.ask_words - named) & set(words))
 
     # roles

@@ -183,6 +183,8 @@ class Question:
     words: frozenset[str]  # stemmed content terms
     asks: frozenset[str]  # roles the question asks for
     ask_words: frozenset[str] = frozenset()  # the first line's words that ask for them
+    # (asking word, it joined with the word beside it): "test client" may name ``testclient.py``
+    ask_compounds: frozenset[tuple[str, str]] = frozenset()
 
 
 @lru_cache(maxsize=65536)
@@ -211,10 +213,13 @@ def read_question(question: str) -> Question:
     title = first.split()[:ASK_WORDS]
     # a word written inside a qualified name (``vi.mock``, ``mock.patch``) names code and asks
     # for no role; a file name (``conftest.py``) still does
-    lowered = {w.lower() for w in _LETTERS.findall(_without_api_names(" ".join(title)))}
+    ordered = [w.lower() for w in _LETTERS.findall(_without_api_names(" ".join(title)))]
+    lowered = set(ordered)
     asks = _roles_asked_by(lowered)
+    compounds = frozenset((w, c) for a, b in zip(ordered, ordered[1:]) for w in (a, b) if w in _ASK_WORDS
+                          for c in {a + b, (a + b).removesuffix("s")}) if asks else frozenset()
     return Question(tuple(dict.fromkeys(n for n in names if _norm(n))), symbol,
-                    frozenset(lexical_terms(q)), asks, frozenset(lowered & _ASK_WORDS))
+                    frozenset(lexical_terms(q)), asks, frozenset(lowered & _ASK_WORDS), compounds)
 
 
 def _roles_asked_by(words: "set[str] | frozenset[str]") -> frozenset[str]:
@@ -225,14 +230,20 @@ def asked_roles(q: Question, paths: Iterable[str]) -> frozenset[str]:
     """The roles ``q`` asks for, less those only asked by words that name a source directory or
     module of the candidates ``paths`` (:func:`_source_names`): in pytest's repository "pytest"
     names ``src/_pytest/``, the project, not its tests (as "history" names a ``history/`` package,
-    "bundle" a ``bundle/`` one and "fixture" pytest's ``fixtures.py``)."""
+    "bundle" a ``bundle/`` one and "fixture" pytest's ``fixtures.py``). A word that names one
+    together with the word beside it asks for nothing either: "the test client" is starlette's
+    ``testclient.py`` (:func:`_joined_names`)."""
     if not q.asks:
         return q.asks
     named: set[str] = set()
+    compounds = {c for _, c in q.ask_compounds}
     for p in paths:
         found = _source_names(p)
         if found and not found.isdisjoint(q.ask_words):
             named |= found & q.ask_words
+        if compounds and not compounds.isdisjoint(_joined_names(p)):
+            joined = _joined_names(p)
+            named.update(w for w, c in q.ask_compounds if c in joined)
     return _roles_asked_by(q.ask_words - named) if named else q.asks
 
 
@@ -264,6 +275,21 @@ def _source_names(path: str) -> frozenset[str]:
     stem = name.split(".", 1)[0].strip("_")
     modules = {stem, stem[:-1] if stem.endswith("s") else stem} & _TEST_WORDS
     return frozenset({d.strip("_") for d in dirs} | modules)
+
+
+@lru_cache(maxsize=65536)
+def _joined_names(path: str) -> frozenset[str]:
+    """The names of a source file's directories and module, lower-cased, without separators
+    (``test_utils/`` → ``testutils``), each also without a plural's ``s``: what two words of a
+    question name when joined. None for a file of any other role."""
+    if path_role(path) != "source":
+        return frozenset()
+    *dirs, name = path.lower().split("/")
+    found = {_JOINERS.sub("", n) for n in (*dirs, name.split(".", 1)[0])}
+    return frozenset(found | {n[:-1] for n in found if n.endswith("s")})
+
+
+_JOINERS = re.compile(r"[-_]")
 
 
 # ---------------------------------------------------------------- the candidates
