@@ -18,6 +18,7 @@ from .ids import chunk_id as make_chunk_id
 from .ids import chunker_key as make_chunker_key
 from .ids import citation_id as make_citation_id
 from .markdown import chunk_markdown
+from .markup import doc_chunker
 from .skips import content_skip
 from .text import decode_blob
 
@@ -62,7 +63,8 @@ class BlobChunker:
             fm_type = heading_type = None
         else:
             front = parse_front_matter(masked_text)  # one parse for chunks and type hints
-            chunker, chunks = "markdown", chunk_markdown(masked_text, front)
+            chunker = doc_chunker(c.path)
+            chunks = chunk_markdown(masked_text, front, chunker)
             hints = type_hints(masked_text, front)
             fm_type, heading_type = hints.front_matter_type, hints.heading_type
         ckey = make_chunker_key(chunker, params.chunker_version, params.masking_version)

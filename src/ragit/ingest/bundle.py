@@ -33,6 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .markup import DOC_CHUNKER_NAMES
+
 from ..errors import RagitError
 from .ids import chunk_id as make_chunk_id
 from .ids import citation_id as make_citation_id
@@ -111,8 +113,9 @@ class Bundle:
 
 
 def kind_of(chunker: str) -> str:
-    """The candidate kind a document's chunker comes from (markdown docs, everything else code)."""
-    return "markdown" if chunker == "markdown" else "code"
+    """The chunking profile's kind of a document's chunker: a doc's chunker itself (``markdown``,
+    ``rst``, ``asciidoc``: :func:`ragit.ingest.pipeline.profile_kind`), ``code`` for every other."""
+    return chunker if chunker in DOC_CHUNKER_NAMES else "code"
 
 
 # ------------------------------------------------------------------ errors

@@ -47,17 +47,34 @@ def _is_fence_close(line: str, marker: str) -> bool:
     )
 
 
-def split_sections(text: str, front: FrontMatter | None = None) -> list[Section]:
-    """Sections of an LF-normalised Markdown file; never empty for a non-blank body.
-    ``front`` is ``parse_front_matter(text)`` when the caller has it already."""
-    return [section for section, _ in _sections(text, front)]
+def split_sections(text: str, front: FrontMatter | None = None, syntax: str = "markdown") -> list[Section]:
+    """Sections of an LF-normalised Markdown file (or, by ``syntax``, a reStructuredText or
+    AsciiDoc one: :mod:`ragit.ingest.markup`); never empty for a non-blank body. ``front`` is
+    ``parse_front_matter(text)`` when the caller has it already."""
+    return [section for section, _ in _sections(text, front, syntax)]
 
 
-def _sections(text: str, front: FrontMatter | None) -> list[tuple[Section, str]]:
+def _sections(text: str, front: FrontMatter | None, syntax: str = "markdown") -> list[tuple[Section, str]]:
     """:func:`split_sections` with each section's ``content`` (the chunker needs it: made once)."""
     if front is None:
         front = parse_front_matter(text)
     body_lines = list(enumerate(front.body.split("\n"), start=front.body_start_line))
+    if syntax == "markdown":
+        sections = _markdown_sections(body_lines)
+    else:
+        from .markup import SECTIONS
+
+        sections = [Section(title, level, tuple(lines)) for title, level, lines in SECTIONS[syntax](body_lines)]
+    kept = [(section, content) for section in sections if (content := section.content)]
+    if kept:
+        return kept
+    body = Section("Body", 1, tuple(body_lines))
+    content = body.content
+    return [(body, content)] if content else []
+
+
+def _markdown_sections(body_lines: list[Line]) -> list[Section]:
+    """The sections ``#`` headings open outside fenced code blocks (§8.4)."""
     sections: list[Section] = []
     title, level, current = "Introduction", 1, []
     fence: str | None = None
@@ -79,12 +96,7 @@ def _sections(text: str, front: FrontMatter | None) -> list[tuple[Section, str]]
                         continue
         current.append((number, line))
     sections.append(Section(title, level, tuple(current)))
-    kept = [(section, content) for section in sections if (content := section.content)]
-    if kept:
-        return kept
-    body = Section("Body", 1, tuple(body_lines))
-    content = body.content
-    return [(body, content)] if content else []
+    return sections
 
 
 def _trim_blank(lines: list[Line]) -> list[Line]:
@@ -135,10 +147,12 @@ def _window_chunks(title: str, pieces: list[Line]) -> list[tuple[str, int, int, 
     return out
 
 
-def chunk_markdown(text: str, front: FrontMatter | None = None) -> list[Chunk]:
-    """Chunks of a masked, LF-normalised Markdown file; titles are the section titles."""
+def chunk_markdown(text: str, front: FrontMatter | None = None, syntax: str = "markdown") -> list[Chunk]:
+    """Chunks of a masked, LF-normalised Markdown file (or a reStructuredText or AsciiDoc one, by
+    ``syntax``: the chunker :func:`ragit.ingest.markup.doc_chunker` names); titles are the
+    section titles."""
     raw: list[tuple[str, int, int, str]] = []
-    for section, content in _sections(text, front):
+    for section, content in _sections(text, front, syntax):
         lines = _trim_blank(list(section.lines))
         if len(content) <= MAX_CHARS:
             raw.append((section.title, lines[0][0], lines[-1][0], content))

@@ -18,6 +18,7 @@ from ..clock import now_iso
 from ..errors import RagitError
 from .ids import chunker_key as make_chunker_key
 from .ids import document_id
+from .markup import doc_chunker
 from .manifest import (
     DocLines,
     LoadedManifest,
@@ -129,6 +130,13 @@ def current_params(config, embedder_id: str) -> ManifestParams:
 def profile_for(kind: str, params: ManifestParams) -> str:
     """Chunking profile known before the blob is read: the chunker key of the candidate's kind."""
     return make_chunker_key(kind, params.chunker_version, params.masking_version)
+
+
+def profile_kind(kind: str, path: str) -> str:
+    """The chunking profile's kind of a candidate: a doc's chunker, which its file name gives
+    (``markdown``, ``rst``, ``asciidoc``), or ``code``. A store whose ``.rst`` records were cut as
+    Markdown finds none under ``rst``, so ingest cuts those blobs again."""
+    return doc_chunker(path) if kind == "markdown" else kind
 
 
 def superseded(chunker: str) -> bool:
@@ -624,7 +632,7 @@ def _evaluate(candidates, config, params: ManifestParams, store: "Store | None",
 
     supported = set(config["ingest"]["supported_types"])
     max_bytes = config["ingest"]["max_file_bytes"]
-    keys = [(c.blob_id, profile_for(c.kind, params)) for c in candidates]
+    keys = [(c.blob_id, profile_for(profile_kind(c.kind, c.path), params)) for c in candidates]
     known = store.get_blobs(keys) if store is not None else {}
 
     evaluated: list[_Evaluated] = []

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import RagitError
+from ..ingest.markup import DOC_CHUNKER_NAMES
 
 
 def rebuild(root: Path, git, config, *, at: str | None = None, dry_run: bool = False) -> dict[str, Any]:
@@ -53,7 +54,7 @@ def rebuild(root: Path, git, config, *, at: str | None = None, dry_run: bool = F
                         and not store.missing_vectors([c for d in m.docs for c in m.chunk_ids(d)], mp.embedder_id)):
                     results.append({"sha": sha, "status": "skipped", "chunks": chunks})
                     continue
-                candidates = [Candidate(d.path, d.blob_id, None, "markdown" if d.chunker == "markdown" else "code")
+                candidates = [Candidate(d.path, d.blob_id, None, "markdown" if d.chunker in DOC_CHUNKER_NAMES else "code")
                               for d in m.docs]
                 try:
                     outcome = _evaluate(candidates, config, m.params, store, reader, None, None, dry_run=not writable)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import RagitError
+from ..ingest.markup import DOC_CHUNKER_NAMES
 
 
 def legacy_store_present(root: Path, config) -> bool:
@@ -106,7 +107,7 @@ def status_data(cwd: Path) -> tuple[Path, dict[str, Any]]:
     return base, data
 
 
-# Names of documents chunked as Markdown or in plain line windows, by extension.
+# Names of documents chunked as docs (Markdown, reStructuredText, AsciiDoc) or in plain line windows, by extension.
 _DOC_LANGUAGES = {".md": "markdown", ".mdx": "markdown", ".rst": "restructuredtext", ".adoc": "asciidoc",
                   ".txt": "text"}
 _LINE_LANGUAGES = {".json": "json", ".yaml": "yaml", ".yml": "yaml", ".toml": "toml", ".xml": "xml",
@@ -123,7 +124,7 @@ def language_of(path: str, chunker: str) -> str:
     name = path.rsplit("/", 1)[-1]
     dot = name.rfind(".")
     ext = name[dot:].lower() if dot > 0 else ""
-    if chunker == "markdown":
+    if chunker in DOC_CHUNKER_NAMES:
         return _DOC_LANGUAGES.get(ext, "markdown")
     from ..ingest.code import language_for
 
