@@ -398,6 +398,23 @@ def test_header_pairs_by_file_name_across_directories_and_cpp_extensions():
     assert 2 not in result.factors  # parser.py is not a C/C++ implementation of parser.h
 
 
+def test_a_python_stub_or_typescript_declaration_ranks_below_its_implementation_beside_it():
+    # attrs ships setters.pyi beside setters.py: "how does frozen prevent attribute assignment" gave
+    # the stub's ``def frozen`` a place of the top 10 beside the function itself
+    inp = pool((0.9, "src/attr/setters.pyi", "function frozen", "def frozen(inst, attr, value): ..."),
+               (0.8, "src/attr/setters.py", "function frozen", "def frozen(inst, attr, value):\n    raise"),
+               (0.85, "index.d.ts", "interface AxiosInterceptorOptions", "x"), (0.7, "index.js", "module", "x"),
+               (0.6, "lib/a.d.mts", "module", "x"), (0.5, "lib/a.mts", "module", "x"),
+               (0.95, "src/attr/__init__.pyi", "module", "x"),  # no __init__.py among the candidates
+               (0.4, "stubs/attr/setters.pyi", "module", "x"), (0.3, "src/b.d.ts", "module", "x"),
+               (0.2, "src/b.d.js", "module", "x"))  # not a declaration file: no pair
+    only_header = NEUTRAL.__class__(**{**NEUTRAL.__dict__, "header": 0.7})
+    result = rerank("zzz", inp, only_header, len(inp.paths))
+    assert {inp.paths[i] for i in result.factors} == {"src/attr/setters.pyi", "index.d.ts", "lib/a.d.mts"}
+    assert all(f == {"header": 0.7} for f in result.factors.values())
+    assert [inp.paths[i] for i in result.order][:3] == ["src/attr/__init__.pyi", "src/attr/setters.py", "index.js"]
+
+
 def test_windows_only_code_ranks_below_its_twin_for_other_systems_unless_windows_is_asked_for():
     inp = pool((0.9, "src/win/tcp.c", "function uv_tcp_connect", "x"),
                (0.8, "src/unix/tcp.c", "function uv_tcp_connect", "x"),

@@ -8,6 +8,7 @@ behaviour tests/integration/test_cochange.py pins)."""
 from __future__ import annotations
 
 import random
+import re
 from typing import Sequence
 
 import pytest
@@ -40,7 +41,7 @@ PATHS = ["src/app.c", "src/app.h", "include/util.h", "src/util.c", "lib/json_rea
          "src/router_test.go", "fixtures/data.json", "lib/reader.py", "src/tree.go", "CHANGES", "HISTORY.rst",
          "pkg/testsuite/helpers.py", "src/_pytest/rewrite.py", "testing/test_rewrite.py", "lib/history/log.py",
          "src/win/tcp.c", "src/unix/tcp.c", "src/win/core.c", "os/file_windows.go", "os/file_unix.go",
-         "lib/testclient.py"]
+         "lib/testclient.py", "lib/reader.pyi", "types/index.d.ts", "types/index.js", "types/util.d.mts"]
 TITLES = ["class JsonReader", "function field_validator", "def readers", "module", "func (r *Router) Handle",
           "method Client.send", "struct Tree", ""]
 TEXTS = ["", "pub struct Engine {\n}\n", "def field_validator(x):\n    return x\n", "JsonReader reads json",
@@ -74,15 +75,30 @@ def _name_matches_stem(file_stem: str, names: Sequence[str]) -> bool:
     return False
 
 
+_STUB = re.compile(r"\.pyi$|\.d\.[mc]?ts$")
+
+
 def _header_stem(path: str) -> str | None:
-    """The name a C/C++ header shares with its implementation file (``src/idna.h`` → ``idna``)."""
+    """The name a C/C++ header shares with its implementation file (``src/idna.h`` → ``idna``), or
+    a Python stub or TypeScript declaration file with the implementation beside it (the path)."""
     name, ext = _split_ext(path)
-    return name if ext in _HEADERS else None
+    if ext in _HEADERS:
+        return name
+    stub = _STUB.search(path)
+    return "\0" + path[:stub.start()] if stub else None
 
 
 def _source_stems(paths: Sequence[str]) -> frozenset[str]:
-    """Names of the C/C++/Objective-C source files among the candidates."""
-    return frozenset(name for name, ext in map(_split_ext, set(paths)) if ext in _SOURCES)
+    """Names of the C/C++/Objective-C source files among the candidates, and the paths (without
+    the extension) of their Python, TypeScript and JavaScript files."""
+    found = set()
+    for p in set(paths):
+        name, ext = _split_ext(p)
+        if ext in _SOURCES:
+            found.add(name)
+        elif ext in (".py", ".ts", ".mts", ".cts", ".js", ".mjs", ".cjs") and not _STUB.search(p):
+            found.add("\0" + p[:-len(ext)])
+    return frozenset(found)
 
 
 def _note(factors: list, i: int, name: str, value: float) -> None:

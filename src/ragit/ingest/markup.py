@@ -19,7 +19,7 @@ chunked exactly as Markdown sections are (§8.5's windows), and titled with the 
 from __future__ import annotations
 
 import re
-from typing import Callable
+from collections.abc import Callable
 
 Line = tuple[int, str]  # (1-based line number in the file, text)
 Found = tuple[str, int, list[Line]]  # (title, level, content lines)

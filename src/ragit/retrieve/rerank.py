@@ -19,7 +19,9 @@ the candidate set and the question, every one of which ``--explain`` shows:
 * ``changelog`` (×): a changelog (``CHANGES``, ``HISTORY.rst``) ranks below other docs unless the
   question asks for it: it repeats every change's words, so it matches any question about one;
 * ``header`` (×): a C/C++ header ranks below its implementation file when both are candidates
-  (``idna.h`` / ``idna.c``): the header declares, the source file holds the code;
+  (``idna.h`` / ``idna.c``): the header declares, the source file holds the code; so do a Python
+  stub and a TypeScript declaration file below the implementation beside them (``setters.pyi`` /
+  ``setters.py``, ``index.d.ts`` / ``index.js``);
 * ``platform`` (×): code for Windows alone (``src/win/tcp.c``, ``file_windows.go``) ranks below its
   twin for other systems (``src/unix/tcp.c``, ``file_unix.go``) when both are candidates, unless the
   question asks about Windows: most questions mean the code that runs everywhere else;
@@ -39,6 +41,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import pairwise
 from typing import Iterable, Sequence
 
 from ..lexical import identifier_parts, terms as lexical_terms, title_name
@@ -60,7 +63,7 @@ class RerankWeights:
     doc: float = 0.35  # × for docs (unless asked for)
     other: float = 0.6  # × for data and configuration files
     diversity: float = 0.5  # × per earlier chunk of the same file in the ranking
-    header: float = 0.7  # × for a C/C++ header whose implementation file (same name) is a candidate
+    header: float = 0.7  # × for a C/C++ header, a .pyi or .d.ts whose implementation file is a candidate
     platform: float = 0.6  # × for Windows-only code whose twin for other systems is a candidate (unless asked for)
     vendored: float = 0.5  # × for a bundled copy of another project (``_vendor/``), unless asked for
     changelog: float = 0.5  # × for a changelog (after ``doc``), unless asked for
@@ -216,7 +219,7 @@ def read_question(question: str) -> Question:
     ordered = [w.lower() for w in _LETTERS.findall(_without_api_names(" ".join(title)))]
     lowered = set(ordered)
     asks = _roles_asked_by(lowered)
-    compounds = frozenset((w, c) for a, b in zip(ordered, ordered[1:]) for w in (a, b) if w in _ASK_WORDS
+    compounds = frozenset((w, c) for a, b in pairwise(ordered) for w in (a, b) if w in _ASK_WORDS
                           for c in {a + b, (a + b).removesuffix("s")}) if asks else frozenset()
     return Question(tuple(dict.fromkeys(n for n in names if _norm(n))), symbol,
                     frozenset(lexical_terms(q)), asks, frozenset(lowered & _ASK_WORDS), compounds)
@@ -508,6 +511,12 @@ _HEADERS = (".h", ".hh", ".hpp", ".hxx", ".h++")
 _SOURCES = (".c", ".cc", ".cpp", ".cxx", ".c++", ".m", ".mm")
 
 
+# Python's type stubs (``.pyi``) and TypeScript's declaration files (``.d.ts``) declare what a
+# file of the same name beside them implements, as a C header does
+_STUBBED = frozenset((".py", ".pyi", ".ts", ".mts", ".cts", ".js", ".mjs", ".cjs"))
+_DECLARATION_FILE = re.compile(r"(?:\.pyi|\.d\.[mc]?ts)$")
+
+
 def _split_ext(path: str) -> tuple[str, str]:
     """(file name without its last extension, the extension with its dot, lower-cased)."""
     name = path.rpartition("/")[2]
@@ -521,11 +530,17 @@ _Path = tuple[str, frozenset[str], str, "str | None", str, str, bool, bool, str]
 def _path_facts(path: str) -> _Path:
     """Everything the re-rank reads from a path alone, once per path: (normalised file stem, its
     words, :func:`ragit.pathroles.path_role`, :func:`ragit.pathroles.bundled_project`, file name
-    without its extension, ``.c`` for a C/C++ source file, ``.h`` for a header, else "",
+    without its extension, ``.c`` for a C/C++ source file, ``.h`` for a header, else "" (a Python,
+    TypeScript or JavaScript file is ``.c`` and its stub or declaration file ``.h``, named by their
+    path without the extension: the pair must share a directory),
     :func:`ragit.pathroles.is_changelog`, and the two of :func:`ragit.pathroles.platform_twin`)."""
     file_stem, words = _path_parts(path)
     name, ext = _split_ext(path)
     kind = ".c" if ext in _SOURCES else ".h" if ext in _HEADERS else ""
+    if not kind and ext in _STUBBED:  # a stub or declaration file and its implementation: the same directory
+        declares = _DECLARATION_FILE.search(path)
+        kind = ".h" if declares else ".c"
+        name = "\0" + path[:declares.start() if declares else -len(ext)]
     # (bundled_project and is_changelog uncached: their answer is kept here, and a miss of a full
     # lru_cache costs an eviction in memory the question's other stages have evicted; path_role
     # stays cached, the docs-site stage asks it again)
