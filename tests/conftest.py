@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -117,6 +118,26 @@ def cli(capsys, monkeypatch):
         return CliResult(code, captured.out, captured.err)
 
     return run
+
+
+def manifest_docs(root: Path, sha: str) -> dict[str, dict]:
+    """The manifest's documents by path, each with the chunk ids its chunker key derives (§9)."""
+    from ragit.ingest.ids import chunk_id, chunker_key
+
+    manifest = json.loads((root / ".ragit" / "manifest" / f"{sha}.json").read_text(encoding="utf-8"))
+    params = manifest["params"]
+    docs = {}
+    for d in manifest["docs"]:
+        key = chunker_key(d["chunker"], params["chunkerVersion"], params["maskingVersion"])
+        docs[d["path"]] = dict(d, ids=[chunk_id(d["blobId"], key, i) for i in range(len(d["chunks"]))])
+    return docs
+
+
+def ingest_data(cli, root: Path, *args: str) -> dict:
+    """``ragit ingest <args>`` in ``root``: its JSON data, the command having succeeded."""
+    r = cli("ingest", *args, "--cwd", str(root), "--format", "json")
+    assert r.code == 0, r
+    return r.json["data"]
 
 
 def write_placeholder_config(root: Path) -> None:

@@ -9,15 +9,13 @@ carries either chunker across."""
 from __future__ import annotations
 
 import dataclasses
-import json
 import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import write_pg_config, write_placeholder_config
+from conftest import ingest_data, manifest_docs, write_pg_config, write_placeholder_config
 
 from ragit import Repo
-from ragit.ingest.ids import chunk_id, chunker_key
 from ragit.ingest.languages import LANGUAGES
 
 #: the current Swift chunker (revision 3 since session 23; the revision-1 store is simulated below)
@@ -48,24 +46,6 @@ FILES = {
 }
 
 
-def _docs(root: Path, sha: str) -> dict[str, dict]:
-    """The manifest's documents by path, each with the chunk ids its chunker key derives (§9)."""
-    manifest = json.loads((root / ".ragit" / "manifest" / f"{sha}.json").read_text(encoding="utf-8"))
-    params = manifest["params"]
-    docs = {}
-    for d in manifest["docs"]:
-        key = chunker_key(d["chunker"], params["chunkerVersion"], params["maskingVersion"])
-        docs[d["path"]] = dict(d, ids=[chunk_id(d["blobId"], key, i) for i in range(len(d["chunks"]))])
-    return docs
-
-
-
-def _ingest(cli, root: Path, *args: str) -> dict:
-    r = cli("ingest", *args, "--cwd", str(root), "--format", "json")
-    assert r.code == 0, r
-    return r.json["data"]
-
-
 def _languages(cli, root: Path) -> dict[str, tuple[int, int]]:
     rows = cli("status", "--cwd", str(root)).json["data"]["languages"]
     return {row["language"]: (row["documents"], row["chunks"]) for row in rows}
@@ -85,21 +65,21 @@ def old_store(git_repo, cli, monkeypatch):
     git_repo.commit("initial", FILES)
     with monkeypatch.context() as m:
         _swift_at_revision_one(m)
-        _ingest(cli, git_repo.root, "--all")
+        ingest_data(cli, git_repo.root, "--all")
     return git_repo
 
 
 def test_an_old_store_reuses_its_chunks_and_new_blobs_get_the_revised_chunker(old_store, cli, tmp_path):
     root, base = old_store.root, old_store.head()
-    old = _docs(root, base)
+    old = manifest_docs(root, base)
     assert old["Sources/Request.swift"]["chunker"] == "code:swift" and old["cmd/main.go"]["chunker"] == LANGUAGES["go"].chunker
     before = _languages(cli, root)
 
     changed = SWIFT.replace("Request", "Response").replace("init(method", "init(verb")
     old_store.commit("edit", {"Sources/Response.swift": changed})
-    data = _ingest(cli, root, "--since", base)
+    data = ingest_data(cli, root, "--since", base)
     assert data["plannedFiles"] == ["Sources/Response.swift"]
-    new = _docs(root, old_store.head())
+    new = manifest_docs(root, old_store.head())
     kept, edited = new["Sources/Request.swift"], new["Sources/Response.swift"]
     assert kept == old["Sources/Request.swift"]  # the unchanged blob: its record, its ids
     assert edited["chunker"] == REVISED
@@ -115,8 +95,8 @@ def test_an_old_store_reuses_its_chunks_and_new_blobs_get_the_revised_chunker(ol
     fresh = tmp_path / "fresh"
     subprocess.run(["git", "clone", "-q", str(root), str(fresh)], check=True)
     write_placeholder_config(fresh)
-    _ingest(cli, fresh, "--all")
-    mine = _docs(fresh, old_store.head())
+    ingest_data(cli, fresh, "--all")
+    mine = manifest_docs(fresh, old_store.head())
     assert mine["Sources/Request.swift"]["chunker"] == REVISED
     assert not set(mine["Sources/Request.swift"]["ids"]) & set(kept["ids"])
     assert mine["Sources/Response.swift"] == edited
@@ -126,11 +106,11 @@ def test_an_old_store_reuses_its_chunks_and_new_blobs_get_the_revised_chunker(ol
 
     # ``ingest --all`` evaluates every blob: the superseded record is cut again, exactly as the
     # fresh store cut it, and nothing else is; a second one reuses everything
-    data = _ingest(cli, root, "--all")
+    data = ingest_data(cli, root, "--all")
     assert data["chunked"] == 1 and data["reused"] == len(new) - 1
-    assert _docs(root, old_store.head()) == mine
+    assert manifest_docs(root, old_store.head()) == mine
     assert _languages(cli, root) == _languages(cli, fresh)
-    assert _ingest(cli, root, "--all")["chunked"] == 0
+    assert ingest_data(cli, root, "--all")["chunked"] == 0
     # the snapshot made before still answers from its own chunks
     old_hits = {h.chunk_id for h in Repo.open(root).query("HTTP method withLockedValue", at=base, top_k=20).hits}
     assert old_hits & set(old["Sources/Request.swift"]["ids"])
@@ -142,14 +122,14 @@ def test_a_bundle_carries_revised_chunkers_across(old_store, cli, tmp_path, sour
     if source == "mixed":  # one snapshot holding code:swift and the revised chunker
         base = old_store.head()
         old_store.commit("edit", {"Sources/Response.swift": SWIFT.replace("Request", "Reply")})
-        _ingest(cli, root, "--since", base)
+        ingest_data(cli, root, "--since", base)
     else:
         root = tmp_path / "origin"
         subprocess.run(["git", "clone", "-q", str(old_store.root), str(root)], check=True)
         write_placeholder_config(root)
-        _ingest(cli, root, "--all")
+        ingest_data(cli, root, "--all")
     head = old_store.head()
-    chunkers = {d["chunker"] for d in _docs(root, head).values()}
+    chunkers = {d["chunker"] for d in manifest_docs(root, head).values()}
     assert REVISED in chunkers and ("code:swift" in chunkers) == (source == "mixed")
 
     bundle = tmp_path / "snap.ragit"
@@ -166,7 +146,7 @@ def test_a_bundle_carries_revised_chunkers_across(old_store, cli, tmp_path, sour
     assert (cli(*question, "--cwd", str(target)).out.replace(str(target), "R")
             == cli(*question, "--cwd", str(root)).out.replace(str(root), "R"))
     # an ingest after the import reuses the imported records, cutting again only a superseded one
-    assert _ingest(cli, target, "--all")["chunked"] == (1 if source == "mixed" else 0)
+    assert ingest_data(cli, target, "--all")["chunked"] == (1 if source == "mixed" else 0)
 
 
 def test_a_snapshot_made_before_a_re_cut_still_exports_and_imports(old_store, cli, tmp_path):
@@ -175,10 +155,10 @@ def test_a_snapshot_made_before_a_re_cut_still_exports_and_imports(old_store, cl
     record is the revised one, that record stays and the older chunks are added beside it."""
     root, base = old_store.root, old_store.head()
     old_store.commit("edit", {"src/app.py": "def handle(request):\n    return request.url\n"})
-    _ingest(cli, root, "--all")
+    ingest_data(cli, root, "--all")
     head = old_store.head()
-    assert _docs(root, base)["Sources/Request.swift"]["chunker"] == "code:swift"
-    assert _docs(root, head)["Sources/Request.swift"]["chunker"] == REVISED
+    assert manifest_docs(root, base)["Sources/Request.swift"]["chunker"] == "code:swift"
+    assert manifest_docs(root, head)["Sources/Request.swift"]["chunker"] == REVISED
 
     bundle = tmp_path / "old.ragit"
     r = cli("snapshot", "export", base, "-o", str(bundle), "--cwd", str(root), "--format", "json")
@@ -186,7 +166,7 @@ def test_a_snapshot_made_before_a_re_cut_still_exports_and_imports(old_store, cl
     target = tmp_path / "target"
     subprocess.run(["git", "clone", "-q", str(root), str(target)], check=True)
     write_placeholder_config(target)
-    _ingest(cli, target, "--all")  # the target's own records: the revised cut
+    ingest_data(cli, target, "--all")  # the target's own records: the revised cut
     r = cli("snapshot", "import", str(bundle), "--cwd", str(target), "--format", "json")
     assert r.code == 0 and r.json["data"]["imported"] is True, r
     manifest = f".ragit/manifest/{base}.json"
@@ -194,7 +174,7 @@ def test_a_snapshot_made_before_a_re_cut_still_exports_and_imports(old_store, cl
     question = ["query", "Request HTTP method isSecure", "--at", base, "--format", "json", "--top-k", "10"]
     assert (cli(*question, "--cwd", str(target)).out.replace(str(target), "R")
             == cli(*question, "--cwd", str(root)).out.replace(str(root), "R"))
-    assert _ingest(cli, target, "--all")["chunked"] == 0  # the target's record was kept
+    assert ingest_data(cli, target, "--all")["chunked"] == 0  # the target's record was kept
 
 
 def test_a_postgres_store_re_cuts_superseded_records_and_keeps_the_older_snapshot(git_repo, cli, tmp_path, pg_dsn,
@@ -207,15 +187,15 @@ def test_a_postgres_store_re_cuts_superseded_records_and_keeps_the_older_snapsho
     git_repo.commit("initial", FILES)
     with monkeypatch.context() as m:
         _swift_at_revision_one(m)
-        _ingest(cli, root, "--all")
+        ingest_data(cli, root, "--all")
     base = git_repo.head()
-    old = _docs(root, base)
+    old = manifest_docs(root, base)
     git_repo.commit("edit", {"src/app.py": "def handle(request):\n    return request.url\n"})
-    data = _ingest(cli, root, "--all")
+    data = ingest_data(cli, root, "--all")
     assert data["chunked"] == 3 and data["reused"] == 1  # both Swift files and the edited one
-    new = _docs(root, git_repo.head())
+    new = manifest_docs(root, git_repo.head())
     assert {d["chunker"] for p, d in new.items() if p.endswith(".swift")} == {REVISED}
-    assert _ingest(cli, root, "--all")["chunked"] == 0
+    assert ingest_data(cli, root, "--all")["chunked"] == 0
     hits = {h.chunk_id for h in Repo.open(root).query("HTTP method withLockedValue", at=base, top_k=20).hits}
     assert hits & set(old["Sources/Request.swift"]["ids"]) and not hits & set(new["Sources/Request.swift"]["ids"])
     bundle = tmp_path / "old.ragit"

@@ -6,15 +6,13 @@ store does."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import write_placeholder_config
+from conftest import ingest_data, manifest_docs, write_placeholder_config
 
 from ragit import Repo
-from ragit.ingest.ids import chunk_id, chunker_key
 
 GUIDE = """\
 Nesting Schemas
@@ -42,23 +40,6 @@ FILES = {
 }
 
 
-def _docs(root: Path, sha: str) -> dict[str, dict]:
-    """The manifest's documents by path, each with the chunk ids its chunker key derives (§9)."""
-    manifest = json.loads((root / ".ragit" / "manifest" / f"{sha}.json").read_text(encoding="utf-8"))
-    params = manifest["params"]
-    docs = {}
-    for d in manifest["docs"]:
-        key = chunker_key(d["chunker"], params["chunkerVersion"], params["maskingVersion"])
-        docs[d["path"]] = dict(d, ids=[chunk_id(d["blobId"], key, i) for i in range(len(d["chunks"]))])
-    return docs
-
-
-def _ingest(cli, root: Path, *args: str) -> dict:
-    r = cli("ingest", *args, "--cwd", str(root), "--format", "json")
-    assert r.code == 0, r
-    return r.json["data"]
-
-
 def _titles(root: Path, question: str, path: str, at: str | None = None) -> list[str]:
     hits = Repo.open(root).query(question, top_k=10, paths=[path], at=at).hits
     return sorted({h.section_title for h in hits})
@@ -72,15 +53,15 @@ def old_store(git_repo, cli, monkeypatch):
     with monkeypatch.context() as m:
         for module in ("ragit.ingest.blobwork", "ragit.ingest.pipeline"):
             m.setattr(f"{module}.doc_chunker", lambda path: "markdown")
-        _ingest(cli, git_repo.root, "--all")
+        ingest_data(cli, git_repo.root, "--all")
     return git_repo
 
 
 def test_rst_and_asciidoc_sections_title_their_chunks(git_repo, cli):
     write_placeholder_config(git_repo.root)
     git_repo.commit("initial", FILES)
-    _ingest(cli, git_repo.root, "--all")
-    docs = _docs(git_repo.root, git_repo.head())
+    ingest_data(cli, git_repo.root, "--all")
+    docs = manifest_docs(git_repo.root, git_repo.head())
     assert {p: d["chunker"] for p, d in docs.items() if not p.endswith(".py")} == {
         "docs/nesting.rst": "rst", "docs/manual.adoc": "asciidoc", "README.md": "markdown"}
     assert docs["docs/nesting.rst"]["chunks"] == [[4, 4], [9, 9]]  # the title lines are no content
@@ -95,25 +76,25 @@ def test_rst_and_asciidoc_sections_title_their_chunks(git_repo, cli):
 
 def test_an_old_store_keeps_its_markdown_cut_until_ingest_all_cuts_the_docs_again(old_store, cli, tmp_path):
     root, base = old_store.root, old_store.head()
-    old = _docs(root, base)
+    old = manifest_docs(root, base)
     assert old["docs/nesting.rst"]["chunker"] == old["docs/manual.adoc"]["chunker"] == "markdown"
     assert _titles(root, "which fields of nested objects", "docs/*.rst") == ["Introduction"]
 
     # an incremental ingest evaluates the changed file only: the other docs keep their records
     old_store.commit("edit", {"src/app.py": "def nest(schema, only=None):\n    return schema\n"})
-    _ingest(cli, root, "--since", base)
-    assert _docs(root, old_store.head())["docs/nesting.rst"] == old["docs/nesting.rst"]
+    ingest_data(cli, root, "--since", base)
+    assert manifest_docs(root, old_store.head())["docs/nesting.rst"] == old["docs/nesting.rst"]
 
     # ``ingest --all`` evaluates every blob: the two docs are cut again, Markdown and code are reused
-    data = _ingest(cli, root, "--all")
+    data = ingest_data(cli, root, "--all")
     assert data["chunked"] == 2
-    new = _docs(root, old_store.head())
+    new = manifest_docs(root, old_store.head())
     assert (new["docs/nesting.rst"]["chunker"], new["docs/manual.adoc"]["chunker"]) == ("rst", "asciidoc")
     assert not set(new["docs/nesting.rst"]["ids"]) & set(old["docs/nesting.rst"]["ids"])
     assert new["README.md"] == old["README.md"]
     assert _titles(root, "which fields of nested objects", "docs/*.rst") == [
         "Nesting Schemas", "Specifying Which Fields to Nest"]
-    assert _ingest(cli, root, "--all")["chunked"] == 0
+    assert ingest_data(cli, root, "--all")["chunked"] == 0
     # the snapshot made before still answers from its own chunks
     assert _titles(root, "which fields of nested objects", "docs/*.rst", at=base) == ["Introduction"]
 
@@ -121,8 +102,8 @@ def test_an_old_store_keeps_its_markdown_cut_until_ingest_all_cuts_the_docs_agai
     fresh = tmp_path / "fresh"
     subprocess.run(["git", "clone", "-q", str(root), str(fresh)], check=True)
     write_placeholder_config(fresh)
-    _ingest(cli, fresh, "--all")
-    assert _docs(fresh, old_store.head()) == new
+    ingest_data(cli, fresh, "--all")
+    assert manifest_docs(fresh, old_store.head()) == new
 
     # and a bundle of the older snapshot carries its Markdown cut into that store
     bundle = tmp_path / "old.ragit"
@@ -131,4 +112,4 @@ def test_an_old_store_keeps_its_markdown_cut_until_ingest_all_cuts_the_docs_agai
     r = cli("snapshot", "import", str(bundle), "--cwd", str(fresh), "--format", "json")
     assert r.code == 0 and r.json["data"]["imported"] is True, r
     assert _titles(fresh, "which fields of nested objects", "docs/*.rst", at=base) == ["Introduction"]
-    assert _ingest(cli, fresh, "--all")["chunked"] == 0
+    assert ingest_data(cli, fresh, "--all")["chunked"] == 0
