@@ -23,6 +23,7 @@ from ragit.retrieve.rerank import (
     _title_names,
     asked_roles,
     defines,
+    import_block,
     main_block,
     pool_indices,
     read_question,
@@ -413,6 +414,57 @@ def test_a_python_stub_or_typescript_declaration_ranks_below_its_implementation_
     assert {inp.paths[i] for i in result.factors} == {"src/attr/setters.pyi", "index.d.ts", "lib/a.d.mts"}
     assert all(f == {"header": 0.7} for f in result.factors.values())
     assert [inp.paths[i] for i in result.order][:3] == ["src/attr/__init__.pyi", "src/attr/setters.py", "index.js"]
+
+
+def test_an_import_block_is_told_from_its_title_and_statements_in_every_language():
+    blocks = {
+        "typescript": '// types only!\nimport {\n\tImmerState,\n\tAnyMap\n} from "../internal"\nimport "./polyfill";',
+        "re-exports": 'export * from "./a"\nexport { b as c } from \'./b\'\n',
+        "commonjs": "'use strict'\n\nconst fs = require('fs')\nconst { join } = require(\"path\");\n",
+        "python": "import os\nimport sys as system, re\nfrom . import (\n    a,\n    b,\n)\nfrom x.y import *  # all\n",
+        "go": 'package gin\n\nimport (\n\t"fmt"\n\tnet "net/http"\n)\n',
+        "go single": 'package main\n\nimport "os"\n',
+        "java": "package org.acme;\n\nimport java.util.List;\nimport static org.junit.Assert.*;\n",
+        "rust": "use std::io;\npub use crate::{a, b};\nmod x;\nextern crate serde;\n",
+        "csharp": "using System;\nusing Json = Newtonsoft.Json;\n",
+        "c": "#pragma once\n/* the API */\n#include <stdio.h>\n#include \"uv.h\"\n",
+        "ruby": "require 'json'\nrequire_relative \"helper\"\n",
+        "php": "<?php\n\nuse App\\Models\\User;\n",
+    }
+    for language, text in blocks.items():
+        assert import_block("module", text), language
+        assert import_block("module (lines 1-60)", text), language
+        assert not import_block("function load", text), language  # only top-level code before a definition
+    # anything else at the top of the file is the file's own code: a docstring, a constant, a call
+    for text in ('"""Console markup."""\nimport re\n', "import os\nX = 1\n", 'import { a } from "a"\na()\n',
+                 "export const getPrototypeOf = Object.getPrototypeOf\n", "// only a comment\n", ""):
+        assert not import_block("module", text), text
+
+
+def test_an_import_block_trades_places_with_its_files_best_other_candidate():
+    # immer: "how does a draft proxy record changes to an object" showed four files by their import
+    # lists (``import { createProxy, markChanged, ... } from "../internal"``), not their code
+    inp = pool((0.9, "src/plugins/mapset.ts", "module", "import { a } from 'x'"),
+               (0.5, "src/plugins/mapset.ts", "function enableMapSet", "x"),
+               (0.6, "src/plugins/mapset.ts", "function other", "x"),
+               (0.8, "src/core/proxy.ts", "function createProxy", "x"),
+               (0.7, "src/utils/common.ts", "module", "import { b } from 'y'"),  # its only candidate
+               (0.95, "src/scope.ts", "function createScope", "x"),
+               (0.4, "src/scope.ts", "module", "import { c } from 'z'"))  # not the file's best: stays
+    inp.import_blocks = frozenset({0, 4, 6})
+    result = rerank("zzz", inp, NEUTRAL, len(inp.paths))
+    assert [(inp.paths[i], inp.titles[i]) for i in result.order] == [
+        ("src/scope.ts", "function createScope"), ("src/plugins/mapset.ts", "function other"),
+        ("src/core/proxy.ts", "function createProxy"), ("src/utils/common.ts", "module"),
+        ("src/plugins/mapset.ts", "module"), ("src/plugins/mapset.ts", "function enableMapSet"),
+        ("src/scope.ts", "module")]
+    assert result.scores[2] == 0.9 and result.scores[0] == 0.6  # every file keeps its best score
+    assert result.factors[2] == {"imports": 0.9 - 0.6} and result.factors[0] == {"imports": 0.6 - 0.9}
+    assert 4 not in result.factors and 6 not in result.factors
+    # unnamed, an import block ranks as any chunk (the default)
+    inp.import_blocks = frozenset()
+    assert rerank("zzz", inp, NEUTRAL, 1).order == [5]
+    assert ranked_paths("zzz", inp, NEUTRAL)[1] == "src/plugins/mapset.ts"
 
 
 def test_windows_only_code_ranks_below_its_twin_for_other_systems_unless_windows_is_asked_for():

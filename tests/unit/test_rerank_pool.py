@@ -224,6 +224,22 @@ def reference_rerank(question: str, inp: RerankInput, weights: RerankWeights, to
                 adjusted[i] *= weights.platform
                 _note(factors, i, "platform", weights.platform)
 
+    # import blocks: a file's import block, when it is the file's best candidate, trades scores
+    # with the file's best other candidate
+    for p in dict.fromkeys(paths):
+        rows = [i for i in range(n) if paths[i] == p]
+        if len(rows) < 2:
+            continue
+        first = max(rows, key=lambda i: adjusted[i])
+        others = [i for i in rows if i not in inp.import_blocks]
+        if first in inp.import_blocks and others:
+            other = max(others, key=lambda i: adjusted[i])
+            if adjusted[other] < adjusted[first]:
+                high, low = adjusted[first], adjusted[other]
+                adjusted[first], adjusted[other] = low, high
+                _note(factors, first, "imports", low - high)
+                _note(factors, other, "imports", high - low)
+
     # diversity: in order of the adjusted score, a file's k-th chunk is multiplied by diversity^k
     seen: dict[str, int] = {}
     final = adjusted
@@ -248,9 +264,11 @@ def _pools(seed: int, count: int):
         values = [round(rnd.uniform(-0.3, 1.0), rnd.choice([1, 2, 6, 17])) for _ in range(n)]
         if rnd.random() < 0.3:
             values = [rnd.choice([0.0, -0.0, 0.5, 0.25]) for _ in range(n)]
+        titles = [rnd.choice(TITLES) for _ in range(n)]
         yield rnd.choice(QUESTIONS), RerankInput(
-            hybrid=values, paths=[rnd.choice(PATHS) for _ in range(n)], titles=[rnd.choice(TITLES) for _ in range(n)],
-            texts=[rnd.choice(TEXTS) for _ in range(n)])
+            hybrid=values, paths=[rnd.choice(PATHS) for _ in range(n)], titles=titles,
+            texts=[rnd.choice(TEXTS) for _ in range(n)],
+            import_blocks=frozenset(i for i in range(n) if titles[i] == "module" and rnd.random() < 0.7))
 
 
 WEIGHTS = [RerankWeights(), RerankWeights(file=0.0, diversity=1.0), RerankWeights(definition=0.0, path_name=0.0),

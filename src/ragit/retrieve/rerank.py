@@ -28,6 +28,11 @@ the candidate set and the question, every one of which ``--explain`` shows:
 * ``vendored`` (×): a bundled copy of another project (``pip/_vendor/``, ``requests/packages/urllib3/``)
   ranks below the project's own code unless the question names that project or asks for vendored code
   (:func:`ragit.pathroles.bundled_project`);
+* ``imports`` (±): a file's import block (:func:`import_block`: the lines before its first
+  definition, nothing but import statements) never stands for its file: when it is the file's best
+  candidate it trades scores with the file's best other one, so the file keeps its place and shows
+  its code (immer's ``import { createProxy, markChanged } from "../internal"`` named what a question
+  asked about and implemented none of it);
 * ``diversity`` (×): a file's second and later chunks are demoted, so the top results span files.
 
 Boosts are fractions of the best fused score in the pool, so they mean the same for any question.
@@ -113,6 +118,8 @@ class RerankInput:
     # candidates known to be a Python ``__main__`` block (:func:`main_block`): the caller reads
     # titles and texts only for the few rows that can be hits, so it names them
     main_blocks: frozenset[int] = frozenset()
+    # candidates known to be a file's import block (:func:`import_block`), named the same way
+    import_blocks: frozenset[int] = frozenset()
 
 
 @dataclass
@@ -262,6 +269,44 @@ def main_block(path: str, title: str, text: str) -> bool:
     modules with one). The chunker titles such top-level code ``module``; only the first window of
     a long block opens with the guard, so later windows are not recognised."""
     return path.endswith(".py") and title.startswith("module") and _MAIN_GUARD.match(text) is not None
+
+
+# One statement that imports, includes or uses another file (or names the file's package), in
+# the languages the chunker cuts: JavaScript/TypeScript ``import``/``export … from``/``require``,
+# Python ``import``/``from … import``, Go's import block, Java/Kotlin/Swift ``import``, Rust
+# ``use``/``mod``, C# ``using``, C/C++ ``#include``, Ruby ``require``, PHP ``use``.
+_IMPORT_STATEMENT = re.compile(
+    r"""^[ \t]*(?:
+        (?:import|export)\b[^;'"`]*?\bfrom[ \t]*(['"])[^'"\n]*\1[ \t]*;?
+      | import[ \t]*(['"])[^'"\n]*\2[ \t]*;?
+      | (?:const|let|var)[ \t]+[^=;\n]+=[ \t]*require\([^)\n]*\)[ \t]*;?
+      | from[ \t]+[\w.]+[ \t]+import[ \t]+(?:\([^)]*\)|[^\n]*)
+      | import[ \t]+(?:static[ \t]+)?[\w.]+(?:\.\*)?(?:[ \t]+as[ \t]+\w+)?
+        (?:[ \t]*,[ \t]*[\w.]+(?:[ \t]+as[ \t]+\w+)?)*[ \t]*;?
+      | import[ \t]*\([^)]*\)
+      | import[ \t]+(?:[\w.]+[ \t]+)?"[^"\n]*"
+      | package[ \t]+[\w.]+[ \t]*;?
+      | (?:pub[ \t]+)?(?:use[ \t]+[^;]+|mod[ \t]+\w+|extern[ \t]+crate[ \t]+[^;]+);
+      | using[ \t]+(?:static[ \t]+)?[\w.]+(?:[ \t]*=[ \t]*[\w.<>]+)?[ \t]*;
+      | \#[ \t]*(?:include[ \t]*[<"][^>"\n]*[>"]|pragma[ \t]+once)
+      | require(?:_relative)?[ \t(]+['"][^'"\n]*['"]\)?
+      | ['"]use[ \t]+strict['"][ \t]*;?
+      | <\?php
+    )[ \t]*$""", re.MULTILINE | re.VERBOSE)
+# what may stand between them: blank lines and comments (``//``, ``#``, ``--``, ``/* */``)
+_BETWEEN_IMPORTS = re.compile(r"^[ \t]*(?://.*|\#.*|--.*)?$", re.MULTILINE)
+_BLOCK_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
+
+
+def import_block(title: str, text: str) -> bool:
+    """Whether a chunk is a file's import block: the top-level code before its first definition
+    (titled ``module``) holding nothing but import statements and comments. It names what a
+    question asks about (``import { createProxy, markChanged } from "./internal"``) and implements
+    none of it, so it never represents its file (:func:`rerank_pool`)."""
+    if not title.startswith("module"):
+        return False
+    rest = _IMPORT_STATEMENT.sub("", _BLOCK_COMMENT.sub("", text))
+    return rest != text and not _BETWEEN_IMPORTS.sub("", rest).strip()
 
 
 @lru_cache(maxsize=65536)
@@ -712,6 +757,9 @@ class Ranking:
     ranked: dict[str, list[int]]  # a file's candidates (two or more), best adjusted score first
     demos: frozenset[int] = frozenset()  # candidates demoted as a ``__main__`` block (an example)
     demote_main: bool = False  # a ``__main__`` block of an implementation file would be demoted
+    # the scores an import block and its file's best other candidate traded: what each gained
+    traded: dict[int, float] = field(default_factory=dict)
+    shared: "frozenset[str] | dict[str, tuple[float, int]]" = frozenset()  # the files of several candidates
     _order: list[int] | None = None
 
     @property
@@ -726,6 +774,11 @@ class Ranking:
             else:
                 self._order = sorted(range(len(self.scores)), key=self.scores.__getitem__, reverse=True)
         return self._order
+
+    def trades_import_block(self, i: int) -> bool:
+        """Whether candidate ``i``, were it its file's import block (:func:`import_block`), could
+        trade its score: its file has another candidate."""
+        return self.paths[i] in self.shared
 
     def demotes_main_block(self, i: int) -> bool:
         """Whether candidate ``i``, were it a ``__main__`` block (:func:`main_block`), would be
@@ -756,6 +809,9 @@ class Ranking:
             out["header"] = self.weights.header
         if platform:
             out["platform"] = self.weights.platform
+        gained = self.traded.get(i)
+        if gained is not None:
+            out["imports"] = gained
         ranked = self.ranked.get(p)
         if ranked is not None:
             k = ranked.index(i)
@@ -907,6 +963,22 @@ def rerank_pool(question: str, inp: RerankInput, weights: RerankWeights) -> Rank
         for i in demos:
             adjusted[i] *= weights.example
 
+    # an import block never represents its file: it trades scores with the file's best other
+    # candidate when that one scores lower, so every file keeps its place
+    traded: dict[int, float] = {}
+    if inp.import_blocks:
+        for p in several:
+            rows = groups[p]
+            top = max(rows, key=adjusted.__getitem__)
+            if top in inp.import_blocks:
+                others = [i for i in rows if i not in inp.import_blocks]
+                if others:
+                    other = max(others, key=adjusted.__getitem__)
+                    high, low = adjusted[top], adjusted[other]
+                    if low < high:
+                        adjusted[top], adjusted[other] = low, high
+                        traded[top], traded[other] = low - high, high - low
+
     # diversity: in order of the adjusted score, a file's k-th chunk is multiplied by diversity^k
     final = adjusted
     ranked: dict[str, list[int]] = {}
@@ -926,4 +998,4 @@ def rerank_pool(question: str, inp: RerankInput, weights: RerankWeights) -> Rank
             for k in range(1, len(rows)):
                 i = rows[k]
                 final[i] = adjusted[i] * powers[k]
-    return Ranking(final, paths, weights, definition, files, ranked, demos, demote_main)
+    return Ranking(final, paths, weights, definition, files, ranked, demos, demote_main, traded, several)

@@ -25,7 +25,7 @@ from .docsite import pool_site_raises
 from .hits import Hit
 from .keyword_bound import pool_raw
 from .precedent import file_evidence, precedent_raises
-from .rerank import (RerankInput, RerankWeights, main_block, pool_indices, read_question, rerank_pool,
+from .rerank import (RerankInput, RerankWeights, import_block, main_block, pool_indices, read_question, rerank_pool,
                      weights_from_config)
 from .scoring import AUTHORITY_WEIGHT, RECENCY_WEIGHT, RETRIEVAL_WEIGHT, breakdown, final_score, sort_key
 
@@ -1093,12 +1093,15 @@ def _reranked(question: str, pool: "np.ndarray", rows: "dict[int, ChunkRow] | No
     # a Python ``__main__`` block is demoted as an example (rerank.main_block), which needs its
     # title and text: only the rows that can be hits are read, so the stages run again while one
     # of those is a ``__main__`` block not yet demoted (rarely: most pools hold none)
+    # (and so is a file's import block, which trades places with the file's best other candidate:
+    # rerank.import_block)
     base = (pool, ids, hybrid, paths)
     demos: set[int] = set()
+    imports: set[int] = set()
     while True:
         pool, ids, hybrid, paths = base
-        ranking = rerank_pool(question, replace(inp, main_blocks=frozenset(demos)) if demos else inp,
-                              params.rerank_weights)
+        ranking = rerank_pool(question, replace(inp, main_blocks=frozenset(demos), import_blocks=frozenset(imports))
+                              if demos or imports else inp, params.rerank_weights)
         scores = ranking.scores
         raised: dict[int, float] = {}
         if cochange is not None and params.cochange and cochange.shared:  # (no pairs: nothing to raise)
@@ -1138,9 +1141,12 @@ def _reranked(question: str, pool: "np.ndarray", rows: "dict[int, ChunkRow] | No
         whole = source.full([ids[j] for j in picks])
         found = [j for j in picks if j < len(scores) and j not in demos and ranking.demotes_main_block(j)
                  and main_block(paths[j], whole[ids[j]].title, whole[ids[j]].text)]
-        if not found:
+        blocks = [j for j in picks if j < len(scores) and j not in imports and ranking.trades_import_block(j)
+                  and import_block(whole[ids[j]].title, whole[ids[j]].text)]
+        if not found and not blocks:
             break
         demos.update(found)
+        imports.update(blocks)
     at = pool.tolist()
     out = []
     for j in picks:
