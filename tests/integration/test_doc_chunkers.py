@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import ingest_data, manifest_docs, write_placeholder_config
+from conftest import ingest_data, manifest_docs, write_pg_config, write_placeholder_config
 
 from ragit import Repo
 
@@ -45,14 +45,19 @@ def _titles(root: Path, question: str, path: str, at: str | None = None) -> list
     return sorted({h.section_title for h in hits})
 
 
+def _as_markdown(m: pytest.MonkeyPatch) -> None:
+    """ragit before session 33: every doc cut as Markdown."""
+    for module in ("ragit.ingest.blobwork", "ragit.ingest.pipeline"):
+        m.setattr(f"{module}.doc_chunker", lambda path: "markdown")
+
+
 @pytest.fixture
 def old_store(git_repo, cli, monkeypatch):
     """The repository indexed by a ragit that cut every doc as Markdown."""
     write_placeholder_config(git_repo.root)
     git_repo.commit("initial", FILES)
     with monkeypatch.context() as m:
-        for module in ("ragit.ingest.blobwork", "ragit.ingest.pipeline"):
-            m.setattr(f"{module}.doc_chunker", lambda path: "markdown")
+        _as_markdown(m)
         ingest_data(cli, git_repo.root, "--all")
     return git_repo
 
@@ -113,3 +118,24 @@ def test_an_old_store_keeps_its_markdown_cut_until_ingest_all_cuts_the_docs_agai
     assert r.code == 0 and r.json["data"]["imported"] is True, r
     assert _titles(fresh, "which fields of nested objects", "docs/*.rst", at=base) == ["Introduction"]
     assert ingest_data(cli, fresh, "--all")["chunked"] == 0
+
+
+def test_a_postgres_store_cuts_the_docs_again_and_keeps_the_older_snapshot(git_repo, cli, pg_dsn, monkeypatch):
+    """The same on the PostgreSQL store: the docs' new records sit beside the Markdown ones
+    (another profile), and the older snapshot keeps its chunks."""
+    monkeypatch.setenv("RAGIT_DATABASE_URL", pg_dsn)
+    root = git_repo.root
+    write_pg_config(root)
+    git_repo.commit("initial", FILES)
+    with monkeypatch.context() as m:
+        _as_markdown(m)
+        ingest_data(cli, root, "--all")
+    base = git_repo.head()
+    git_repo.commit("edit", {"src/app.py": "def nest(schema, only=None):\n    return schema\n"})
+    assert ingest_data(cli, root, "--all")["chunked"] == 3  # both docs and the edited file
+    new = manifest_docs(root, git_repo.head())
+    assert (new["docs/nesting.rst"]["chunker"], new["docs/manual.adoc"]["chunker"]) == ("rst", "asciidoc")
+    assert ingest_data(cli, root, "--all")["chunked"] == 0
+    assert _titles(root, "which fields of nested objects", "docs/*.rst") == [
+        "Nesting Schemas", "Specifying Which Fields to Nest"]
+    assert _titles(root, "which fields of nested objects", "docs/*.rst", at=base) == ["Introduction"]
