@@ -140,6 +140,18 @@ def ingest_data(cli, root: Path, *args: str) -> dict:
     return r.json["data"]
 
 
+def older_store(git_repo, cli, monkeypatch, files: dict[str, str], older, config=None) -> object:
+    """``git_repo`` committed with ``files`` and indexed (``ingest --all``) while ``older(m)``
+    patches ragit as an earlier version was (``m`` a monkeypatch context): the store that version
+    left, for upgrade tests. ``config`` writes the repository's config (the placeholder one)."""
+    (config or write_placeholder_config)(git_repo.root)
+    git_repo.commit("initial", files)
+    with monkeypatch.context() as m:
+        older(m)
+        ingest_data(cli, git_repo.root, "--all")
+    return git_repo
+
+
 def write_placeholder_config(root: Path) -> None:
     """Use the test-only 64-d hash embedder: fast and deterministic."""
     target = root / ".ragit" / "config.toml"

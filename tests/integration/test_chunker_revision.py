@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import ingest_data, manifest_docs, write_pg_config, write_placeholder_config
+from conftest import ingest_data, manifest_docs, older_store, write_pg_config, write_placeholder_config
 
 from ragit import Repo
 from ragit.ingest.languages import LANGUAGES
@@ -61,12 +61,7 @@ def _swift_at_revision_one(m: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def old_store(git_repo, cli, monkeypatch):
     """The repository indexed by a ragit whose Swift table was revision 1 (its records say ``code:swift``)."""
-    write_placeholder_config(git_repo.root)
-    git_repo.commit("initial", FILES)
-    with monkeypatch.context() as m:
-        _swift_at_revision_one(m)
-        ingest_data(cli, git_repo.root, "--all")
-    return git_repo
+    return older_store(git_repo, cli, monkeypatch, FILES, _swift_at_revision_one)
 
 
 def test_an_old_store_reuses_its_chunks_and_new_blobs_get_the_revised_chunker(old_store, cli, tmp_path):
@@ -182,12 +177,7 @@ def test_a_postgres_store_re_cuts_superseded_records_and_keeps_the_older_snapsho
     """The same on the PostgreSQL store: its blob upsert replaces the superseded record, the older
     snapshot keeps its chunks, answers and exports."""
     monkeypatch.setenv("RAGIT_DATABASE_URL", pg_dsn)
-    root = git_repo.root
-    write_pg_config(root)
-    git_repo.commit("initial", FILES)
-    with monkeypatch.context() as m:
-        _swift_at_revision_one(m)
-        ingest_data(cli, root, "--all")
+    root = older_store(git_repo, cli, monkeypatch, FILES, _swift_at_revision_one, config=write_pg_config).root
     base = git_repo.head()
     old = manifest_docs(root, base)
     git_repo.commit("edit", {"src/app.py": "def handle(request):\n    return request.url\n"})

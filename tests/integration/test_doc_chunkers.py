@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import ingest_data, manifest_docs, write_pg_config, write_placeholder_config
+from conftest import ingest_data, manifest_docs, older_store, write_pg_config, write_placeholder_config
 
 from ragit import Repo
 
@@ -54,12 +54,7 @@ def _as_markdown(m: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def old_store(git_repo, cli, monkeypatch):
     """The repository indexed by a ragit that cut every doc as Markdown."""
-    write_placeholder_config(git_repo.root)
-    git_repo.commit("initial", FILES)
-    with monkeypatch.context() as m:
-        _as_markdown(m)
-        ingest_data(cli, git_repo.root, "--all")
-    return git_repo
+    return older_store(git_repo, cli, monkeypatch, FILES, _as_markdown)
 
 
 def test_rst_and_asciidoc_sections_title_their_chunks(git_repo, cli):
@@ -124,12 +119,7 @@ def test_a_postgres_store_cuts_the_docs_again_and_keeps_the_older_snapshot(git_r
     """The same on the PostgreSQL store: the docs' new records sit beside the Markdown ones
     (another profile), and the older snapshot keeps its chunks."""
     monkeypatch.setenv("RAGIT_DATABASE_URL", pg_dsn)
-    root = git_repo.root
-    write_pg_config(root)
-    git_repo.commit("initial", FILES)
-    with monkeypatch.context() as m:
-        _as_markdown(m)
-        ingest_data(cli, root, "--all")
+    root = older_store(git_repo, cli, monkeypatch, FILES, _as_markdown, config=write_pg_config).root
     base = git_repo.head()
     git_repo.commit("edit", {"src/app.py": "def nest(schema, only=None):\n    return schema\n"})
     assert ingest_data(cli, root, "--all")["chunked"] == 3  # both docs and the edited file
