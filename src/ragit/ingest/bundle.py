@@ -33,8 +33,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .markup import DOC_CHUNKER_NAMES
-
 from ..errors import RagitError
 from .ids import chunk_id as make_chunk_id
 from .ids import citation_id as make_citation_id
@@ -46,6 +44,7 @@ from .manifest import (
     parse_manifest,
     same_except_created,
 )
+from .markup import DOC_CHUNKER_NAMES
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..gitsnap.git import Git

@@ -47,7 +47,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import pairwise
-from typing import Iterable, Sequence
+from typing import Collection, Iterable, Sequence
 
 from ..lexical import identifier_parts, terms as lexical_terms, title_name
 from ..pathroles import KNOWN_EXTENSIONS, bundled_project, is_changelog, path_role, platform_twin
@@ -251,9 +251,10 @@ def asked_roles(q: Question, paths: Iterable[str]) -> frozenset[str]:
         found = _source_names(p)
         if found and not found.isdisjoint(q.ask_words):
             named |= found & q.ask_words
-        if compounds and not compounds.isdisjoint(_joined_names(p)):
+        if compounds:
             joined = _joined_names(p)
-            named.update(w for w, c in q.ask_compounds if c in joined)
+            if not compounds.isdisjoint(joined):
+                named.update(w for w, c in q.ask_compounds if c in joined)
     return _roles_asked_by(q.ask_words - named) if named else q.asks
 
 
@@ -759,7 +760,7 @@ class Ranking:
     demote_main: bool = False  # a ``__main__`` block of an implementation file would be demoted
     # the scores an import block and its file's best other candidate traded: what each gained
     traded: dict[int, float] = field(default_factory=dict)
-    shared: "frozenset[str] | dict[str, tuple[float, int]]" = frozenset()  # the files of several candidates
+    shared: Collection[str] = frozenset()  # the files of several candidates
     _order: list[int] | None = None
 
     @property
