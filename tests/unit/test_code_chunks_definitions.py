@@ -1654,10 +1654,11 @@ class Session:
 def test_python_values_and_module_code_over_several_lines_are_units():
     # requests' ``DEFAULT_ACCEPT_ENCODING`` and the ``if sys.platform == "win32":`` block after it
     # were the tail of ``function get_encoding``; a class's ``__attrs__`` list that of its header
+    # (since code:python/3 the block's definition is a unit, opened by the block's line)
     chunker, chunks = chunk("src/requests/utils.py", PYTHON_VALUES)
-    assert chunker == "code:python/2"
+    assert chunker == "code:python/3"
     assert summary(chunks) == [("module", 1, 1), ("function get_encoding", 4, 5),
-                               ("variable DEFAULT_ACCEPT_ENCODING", 8, 10), ("module", 12, 16),
+                               ("variable DEFAULT_ACCEPT_ENCODING", 8, 10), ("function proxy_bypass", 12, 16),
                                ("class Session", 19, 26)]
     # (the class fits one unit; cut at its members, the list is a member of its own)
     big = PYTHON_VALUES.replace("class Session:\n", "class Session:\n" + padding("field{i} = {i}", 150, "    "))

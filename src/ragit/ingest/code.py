@@ -149,7 +149,8 @@ def _python_start(node: ast.stmt, lines: list[str], floor: int) -> int:
 
 
 def _python_defs(source: str, lines: list[str]) -> list[_Def] | None:
-    """Top-level definitions of ``source`` (``lines``: its lines), and the methods of its classes."""
+    """Top-level definitions of ``source`` (``lines``: its lines), and the methods of its classes;
+    definitions inside a top-level ``if``/``try``/``with`` count as top-level ones."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # invalid escapes etc. must not reach the user
@@ -157,8 +158,14 @@ def _python_defs(source: str, lines: list[str]) -> list[_Def] | None:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     defs: list[_Def] = []
-    floor = 0
-    for node in tree.body:
+    _python_statements(tree.body, lines, 0, defs, 0)
+    return defs
+
+
+def _python_statements(nodes: list[ast.stmt], lines: list[str], floor: int, defs: list[_Def], depth: int) -> int:
+    """Append the units of the statements ``nodes`` to ``defs``; ``floor`` is the last line an
+    attached comment may not climb above. Returns the last line of ``nodes``."""
+    for node in nodes:
         if isinstance(node, ast.ClassDef):
             methods: list[_Def] = []
             inner_floor = node.lineno
@@ -176,6 +183,8 @@ def _python_defs(source: str, lines: list[str]) -> list[_Def] | None:
             defs.append(_Def(_python_start(node, lines, floor), f"async function {node.name}"))
         elif (name := _python_value(node)) is not None:
             defs.append(_Def(_python_start(node, lines, floor), f"variable {name}"))
+        elif depth < _MAX_DEPTH and (branches := _python_branches(node)):
+            _python_block(node, branches, lines, floor, defs, depth)
         elif isinstance(node, _PYTHON_CODE) and (node.end_lineno or node.lineno) > node.lineno \
                 and defs and defs[-1].title != "module":
             # the file's own code over several lines (``if sys.platform == "win32":`` …, ``try:`` …)
@@ -183,9 +192,70 @@ def _python_defs(source: str, lines: list[str]) -> list[_Def] | None:
             # JavaScript, ``languages._js_code``); before any, it is the file's head already
             defs.append(_Def(_python_start(node, lines, floor), "module"))
         floor = node.end_lineno or node.lineno
-    return defs
+    return floor
 
 
+def _python_block(node: ast.stmt, branches: list[tuple[int | None, list[ast.stmt]]], lines: list[str],
+                  floor: int, defs: list[_Def], depth: int) -> None:
+    """The units of a block whose branches define something (``if PYDANTIC_V2:`` over three
+    hundred lines of functions, ``try: … except ImportError: def …``): each definition is a unit,
+    as the definitions of a C ``#ifdef`` are. A branch's clause line (``if …:``, ``else:``,
+    ``except …:``) opens the unit of its first statement when that is a definition, and a ``module``
+    unit when it is other code."""
+    inner = floor
+    for k, (clause, branch) in enumerate(branches):
+        if k == 0:
+            start = _python_start(node, lines, floor)
+        else:
+            start = clause if clause is not None else _python_clause(lines, inner, branch[0].lineno, node.col_offset)
+        first = len(defs)
+        opens = isinstance(branch[0], _PYTHON_DEFS)
+        if not opens and not _python_defines(branch[0]) and defs and defs[-1].title != "module":
+            defs.append(_Def(start, "module"))
+        inner = _python_statements(branch, lines, start, defs, depth + 1)
+        if opens:
+            defs[first] = defs[first]._replace(start=start)
+
+
+def _python_clause(lines: list[str], low: int, high: int, column: int) -> int:
+    """Line of the ``else:`` or ``finally:`` between lines ``low`` and ``high`` (the end of the
+    branch before, the first statement of this one) at the block's ``column``; ``high`` when none."""
+    for number in range(high - 1, low, -1):
+        line = lines[number - 1]
+        stripped = line.lstrip()
+        if len(line) - len(stripped) == column and _CLAUSE.match(stripped):
+            return number
+    return high
+
+
+def _python_branches(node: ast.stmt) -> list[tuple[int | None, list[ast.stmt]]]:
+    """The branches of a ``if``/``try``/``with`` in line order, each as (its clause's line when the
+    syntax tree gives it, its statements), when one of them defines a function or class (directly
+    or in a block of its own); otherwise none."""
+    branches: list[tuple[int | None, list[ast.stmt]]]
+    if isinstance(node, ast.If):
+        elif_ = len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If) \
+            and node.orelse[0].col_offset == node.col_offset
+        branches = [(node.lineno, node.body), (node.orelse[0].lineno if elif_ else None, node.orelse)]
+    elif isinstance(node, _PYTHON_TRY):
+        branches = [(node.lineno, node.body)] + [(h.lineno, h.body) for h in node.handlers] \
+            + [(None, node.orelse), (None, node.finalbody)]
+    elif isinstance(node, (ast.With, ast.AsyncWith)):
+        branches = [(node.lineno, node.body)]
+    else:
+        return []
+    branches = [(line, body) for line, body in branches if body]
+    return branches if any(_python_defines(s) for _, body in branches for s in body) else []
+
+
+def _python_defines(node: ast.stmt) -> bool:
+    """Whether ``node`` is a function or class definition or a block holding one."""
+    return isinstance(node, _PYTHON_DEFS) or bool(_python_branches(node))
+
+
+_CLAUSE = re.compile(r"(?:else|finally)\s*:")
+_PYTHON_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_PYTHON_TRY = (ast.Try, ast.TryStar) if hasattr(ast, "TryStar") else (ast.Try,)
 _PYTHON_CODE = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.AsyncWith, ast.Expr,
                 ast.Match, ast.Assign, ast.AnnAssign, ast.AugAssign) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
 
@@ -848,7 +918,7 @@ def _structured(clean: list[str], defs: list[_Def], lim: CodeLimits, fold: bool 
 
 
 def chunk_code(path: str, raw_text: str, masked_text: str, version: str = "1") -> tuple[str, list[Chunk]]:
-    """(chunker name, chunks) of a code file: ``code:python/2``, ``code:<language>`` (with
+    """(chunker name, chunks) of a code file: ``code:python/3``, ``code:<language>`` (with
     ``/<revision>`` when the language's table was revised, :attr:`Language.revision`) or ``lines``.
 
     ``raw_text`` and ``masked_text`` are LF-normalised and must have the same number of lines;

@@ -1490,8 +1490,9 @@ EXTENSIONS: dict[str, str] = {
 FILENAMES: dict[str, str] = {filename: key for key, spec in LANGUAGES.items() for filename in spec.filenames}
 
 #: revision of the Python chunker (``ast``, in :mod:`ragit.ingest.code`): 2 since session 29, an
-#: assignment of one name whose value spans lines is a unit (``code._python_value``)
-PYTHON_REVISION = 2
+#: assignment of one name whose value spans lines is a unit (``code._python_value``); 3 since
+#: session 34, the definitions inside a top-level ``if``/``try``/``with`` are units (``code._python_block``)
+PYTHON_REVISION = 3
 PYTHON_CHUNKER = chunker_name("python", PYTHON_REVISION)
 
 #: chunker names of every earlier revision of a table: a store record chunked by one of them
