@@ -284,13 +284,22 @@ class Lab:
         if main_block is not None:  # every candidate's, as the engine reads it for the possible hits
             inp = dataclasses.replace(inp, main_blocks=frozenset(
                 j for j, (p, t, x) in enumerate(zip(inp.paths, inp.titles, inp.texts)) if main_block(p, t, x)))
-        try:  # (nor one before session 33 an import block rule)
-            from ragit.retrieve.rerank import import_block
+        try:  # (nor one before session 34 a stand-in rule; session 33 knew import blocks only)
+            from ragit.retrieve.rerank import read_question, stand_in
         except ImportError:
-            import_block = None
-        if import_block is not None:
-            inp = dataclasses.replace(inp, import_blocks=frozenset(
-                j for j, (t, x) in enumerate(zip(inp.titles, inp.texts)) if import_block(t, x)))
+            stand_in = None
+        if stand_in is not None:
+            asked = read_question(q)
+            inp = dataclasses.replace(inp, stand_ins=frozenset(
+                j for j, (t, x) in enumerate(zip(inp.titles, inp.texts)) if stand_in(t, x, asked)))
+        else:
+            try:
+                from ragit.retrieve.rerank import import_block
+            except ImportError:
+                import_block = None
+            if import_block is not None:
+                inp = dataclasses.replace(inp, import_blocks=frozenset(
+                    j for j, (t, x) in enumerate(zip(inp.titles, inp.texts)) if import_block(t, x)))
         if v.cochange is None and v.docsite is None:
             result = rerank(q, inp, weights, v.top)
             return pool[np.array(result.order, dtype=np.int64)], hybrid

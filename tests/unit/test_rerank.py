@@ -28,6 +28,7 @@ from ragit.retrieve.rerank import (
     pool_indices,
     read_question,
     rerank,
+    stand_in,
 )
 
 NEUTRAL = RerankWeights(definition=0.0, path_name=0.0, path_words=0.0, file=0.0, role=1.0, example=1.0, doc=1.0,
@@ -441,6 +442,25 @@ def test_an_import_block_is_told_from_its_title_and_statements_in_every_language
         assert not import_block("module", text), text
 
 
+def test_a_stand_in_is_an_import_block_an_export_list_or_a_display_method_not_asked_for():
+    asked = read_question("how does the connection pool pick an idle connection for a request")
+    block = "import os\nimport sys\n"
+    assert stand_in("module", block, asked) and stand_in("variable __all__", '__all__ = [\n    "a",\n]', asked)
+    for title in ("method ConnectionPool.__repr__", "method Pool.__str__ (lines 10-70)", "method Pool.toString",
+                  "method Pool.ToString", "method T.String", "method Pool.to_s", "impl Display for Pool",
+                  "impl fmt::Debug for Pool"):
+        assert stand_in(title, "x", asked), title
+    for title in ("method Pool.acquire", "function __repr__helper", "variable __all__s", "impl Drop for Pool",
+                  "class Repr", "method Pool.string"):
+        assert not stand_in(title, "x", asked), title
+    # a question that asks how something is shown, or names the method, keeps it
+    for question in ("how is a connection pool printed", "repr of the connection pool", "ConnectionPool.__repr__",
+                     "pool string representation", "what does toString return for a pool"):
+        assert not stand_in("method ConnectionPool.__repr__", "x", read_question(question)), question
+        assert not stand_in("method Pool.toString", "x", read_question(question)), question
+    assert stand_in("module", block, read_question("how is a connection pool printed"))
+
+
 def test_an_import_block_trades_places_with_its_files_best_other_candidate():
     # immer: "how does a draft proxy record changes to an object" showed four files by their import
     # lists (``import { createProxy, markChanged, ... } from "../internal"``), not their code
@@ -451,7 +471,7 @@ def test_an_import_block_trades_places_with_its_files_best_other_candidate():
                (0.7, "src/utils/common.ts", "module", "import { b } from 'y'"),  # its only candidate
                (0.95, "src/scope.ts", "function createScope", "x"),
                (0.4, "src/scope.ts", "module", "import { c } from 'z'"))  # not the file's best: stays
-    inp.import_blocks = frozenset({0, 4, 6})
+    inp.stand_ins = frozenset({0, 4, 6})
     result = rerank("zzz", inp, NEUTRAL, len(inp.paths))
     assert [(inp.paths[i], inp.titles[i]) for i in result.order] == [
         ("src/scope.ts", "function createScope"), ("src/plugins/mapset.ts", "function other"),
@@ -459,10 +479,10 @@ def test_an_import_block_trades_places_with_its_files_best_other_candidate():
         ("src/plugins/mapset.ts", "module"), ("src/plugins/mapset.ts", "function enableMapSet"),
         ("src/scope.ts", "module")]
     assert result.scores[2] == 0.9 and result.scores[0] == 0.6  # every file keeps its best score
-    assert result.factors[2] == {"imports": 0.9 - 0.6} and result.factors[0] == {"imports": 0.6 - 0.9}
+    assert result.factors[2] == {"stand-in": 0.9 - 0.6} and result.factors[0] == {"stand-in": 0.6 - 0.9}
     assert 4 not in result.factors and 6 not in result.factors
     # unnamed, an import block ranks as any chunk (the default)
-    inp.import_blocks = frozenset()
+    inp.stand_ins = frozenset()
     assert rerank("zzz", inp, NEUTRAL, 1).order == [5]
     assert ranked_paths("zzz", inp, NEUTRAL)[1] == "src/plugins/mapset.ts"
 

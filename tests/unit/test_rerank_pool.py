@@ -231,14 +231,14 @@ def reference_rerank(question: str, inp: RerankInput, weights: RerankWeights, to
         if len(rows) < 2:
             continue
         first = max(rows, key=lambda i: adjusted[i])
-        others = [i for i in rows if i not in inp.import_blocks]
-        if first in inp.import_blocks and others:
+        others = [i for i in rows if i not in inp.stand_ins]
+        if first in inp.stand_ins and others:
             other = max(others, key=lambda i: adjusted[i])
             if adjusted[other] < adjusted[first]:
                 high, low = adjusted[first], adjusted[other]
                 adjusted[first], adjusted[other] = low, high
-                _note(factors, first, "imports", low - high)
-                _note(factors, other, "imports", high - low)
+                _note(factors, first, "stand-in", low - high)
+                _note(factors, other, "stand-in", high - low)
 
     # diversity: in order of the adjusted score, a file's k-th chunk is multiplied by diversity^k
     seen: dict[str, int] = {}
@@ -268,7 +268,7 @@ def _pools(seed: int, count: int):
         yield rnd.choice(QUESTIONS), RerankInput(
             hybrid=values, paths=[rnd.choice(PATHS) for _ in range(n)], titles=titles,
             texts=[rnd.choice(TEXTS) for _ in range(n)],
-            import_blocks=frozenset(i for i in range(n) if titles[i] == "module" and rnd.random() < 0.7))
+            stand_ins=frozenset(i for i in range(n) if titles[i] == "module" and rnd.random() < 0.7))
 
 
 WEIGHTS = [RerankWeights(), RerankWeights(file=0.0, diversity=1.0), RerankWeights(definition=0.0, path_name=0.0),

@@ -28,11 +28,13 @@ the candidate set and the question, every one of which ``--explain`` shows:
 * ``vendored`` (×): a bundled copy of another project (``pip/_vendor/``, ``requests/packages/urllib3/``)
   ranks below the project's own code unless the question names that project or asks for vendored code
   (:func:`ragit.pathroles.bundled_project`);
-* ``imports`` (±): a file's import block (:func:`import_block`: the lines before its first
-  definition, nothing but import statements) never stands for its file: when it is the file's best
-  candidate it trades scores with the file's best other one, so the file keeps its place and shows
-  its code (immer's ``import { createProxy, markChanged } from "../internal"`` named what a question
-  asked about and implemented none of it);
+* ``stand-in`` (±): a chunk that names its file's code and holds none of it (:func:`stand_in`: the
+  import block before the first definition, a Python ``__all__`` list, a ``__repr__``/``toString``
+  method unless the question asks how something is shown) never stands for its file: when it is
+  the file's best candidate it trades scores with the file's best other one, so the file keeps its
+  place and shows its code (immer's ``import { createProxy, markChanged } from "../internal"`` named
+  what a question asked about and implemented none of it; httpcore's ``ConnectionPool.__repr__``
+  counts idle connections, ``_assign_requests_to_connections`` picks one);
 * ``diversity`` (×): a file's second and later chunks are demoted, so the top results span files.
 
 Boosts are fractions of the best fused score in the pool, so they mean the same for any question.
@@ -118,8 +120,8 @@ class RerankInput:
     # candidates known to be a Python ``__main__`` block (:func:`main_block`): the caller reads
     # titles and texts only for the few rows that can be hits, so it names them
     main_blocks: frozenset[int] = frozenset()
-    # candidates known to be a file's import block (:func:`import_block`), named the same way
-    import_blocks: frozenset[int] = frozenset()
+    # candidates known to stand in for their file's code (:func:`stand_in`), named the same way
+    stand_ins: frozenset[int] = frozenset()
 
 
 @dataclass
@@ -308,6 +310,33 @@ def import_block(title: str, text: str) -> bool:
         return False
     rest = _IMPORT_STATEMENT.sub("", _BLOCK_COMMENT.sub("", text))
     return rest != text and not _BETWEEN_IMPORTS.sub("", rest).strip()
+
+
+# the last name of a method that shows its object (Python, Java/Kotlin/JS/TS, C#, Go, Ruby) and the
+# Rust trait implementations that do; and the question words that ask how an object is shown
+_DISPLAY_METHODS = frozenset({"__repr__", "__str__", "__rich_repr__", "toString", "ToString", "String", "to_s"})
+_DISPLAY_IMPL = re.compile(r"impl (?:fmt::)?(?:Display|Debug) for ")
+_DISPLAY_WORDS = "repr representation str string tostring print display debug format show"
+
+
+@lru_cache(maxsize=1)
+def _display_terms() -> frozenset[str]:
+    return frozenset(lexical_terms(_DISPLAY_WORDS))
+
+
+def stand_in(title: str, text: str, question: Question) -> bool:
+    """Whether a chunk names its file's code without holding it, so it never represents its file
+    (:func:`rerank_pool`): the file's import block (:func:`import_block`), a Python ``__all__``
+    list, or a method that shows its object (``__repr__``, ``toString``, Go's ``String``, Rust's
+    ``impl Display``) unless the question asks how something is shown or names the method."""
+    if import_block(title, text) or title == "variable __all__":
+        return True
+    kind, _, name = title.partition(" ")
+    name = name.split(" (lines ", 1)[0]
+    if not ((kind == "method" and name.rsplit(".", 1)[-1] in _DISPLAY_METHODS) or _DISPLAY_IMPL.match(title)):
+        return False
+    last = name.rsplit(".", 1)[-1]
+    return not (question.words & _display_terms() or last in question.names)
 
 
 @lru_cache(maxsize=65536)
@@ -758,7 +787,7 @@ class Ranking:
     ranked: dict[str, list[int]]  # a file's candidates (two or more), best adjusted score first
     demos: frozenset[int] = frozenset()  # candidates demoted as a ``__main__`` block (an example)
     demote_main: bool = False  # a ``__main__`` block of an implementation file would be demoted
-    # the scores an import block and its file's best other candidate traded: what each gained
+    # the scores a stand-in (:func:`stand_in`) and its file's best other candidate traded: what each gained
     traded: dict[int, float] = field(default_factory=dict)
     shared: Collection[str] = frozenset()  # the files of several candidates
     _order: list[int] | None = None
@@ -776,8 +805,8 @@ class Ranking:
                 self._order = sorted(range(len(self.scores)), key=self.scores.__getitem__, reverse=True)
         return self._order
 
-    def trades_import_block(self, i: int) -> bool:
-        """Whether candidate ``i``, were it its file's import block (:func:`import_block`), could
+    def trades_stand_in(self, i: int) -> bool:
+        """Whether candidate ``i``, were it a stand-in for its file's code (:func:`stand_in`), could
         trade its score: its file has another candidate."""
         return self.paths[i] in self.shared
 
@@ -812,7 +841,7 @@ class Ranking:
             out["platform"] = self.weights.platform
         gained = self.traded.get(i)
         if gained is not None:
-            out["imports"] = gained
+            out["stand-in"] = gained
         ranked = self.ranked.get(p)
         if ranked is not None:
             k = ranked.index(i)
@@ -964,15 +993,15 @@ def rerank_pool(question: str, inp: RerankInput, weights: RerankWeights) -> Rank
         for i in demos:
             adjusted[i] *= weights.example
 
-    # an import block never represents its file: it trades scores with the file's best other
-    # candidate when that one scores lower, so every file keeps its place
+    # a stand-in never represents its file: it trades scores with the file's best other candidate
+    # when that one scores lower, so every file keeps its place
     traded: dict[int, float] = {}
-    if inp.import_blocks:
+    if inp.stand_ins:
         for p in several:
             rows = groups[p]
             top = max(rows, key=adjusted.__getitem__)
-            if top in inp.import_blocks:
-                others = [i for i in rows if i not in inp.import_blocks]
+            if top in inp.stand_ins:
+                others = [i for i in rows if i not in inp.stand_ins]
                 if others:
                     other = max(others, key=adjusted.__getitem__)
                     high, low = adjusted[top], adjusted[other]

@@ -25,7 +25,7 @@ from .docsite import pool_site_raises
 from .hits import Hit
 from .keyword_bound import pool_raw
 from .precedent import file_evidence, precedent_raises
-from .rerank import (RerankInput, RerankWeights, import_block, main_block, pool_indices, read_question, rerank_pool,
+from .rerank import (RerankInput, RerankWeights, main_block, pool_indices, read_question, rerank_pool, stand_in,
                      weights_from_config)
 from .scoring import AUTHORITY_WEIGHT, RECENCY_WEIGHT, RETRIEVAL_WEIGHT, breakdown, final_score, sort_key
 
@@ -1093,15 +1093,16 @@ def _reranked(question: str, pool: "np.ndarray", rows: "dict[int, ChunkRow] | No
     # a Python ``__main__`` block is demoted as an example (rerank.main_block), which needs its
     # title and text: only the rows that can be hits are read, so the stages run again while one
     # of those is a ``__main__`` block not yet demoted (rarely: most pools hold none)
-    # (and so is a file's import block, which trades places with the file's best other candidate:
-    # rerank.import_block)
+    # (and so is a chunk that stands in for its file's code, an import block or a ``__repr__``, which
+    # trades places with the file's best other candidate: rerank.stand_in)
     base = (pool, ids, hybrid, paths)
+    asked = read_question(question)
     demos: set[int] = set()
-    imports: set[int] = set()
+    stand_ins: set[int] = set()
     while True:
         pool, ids, hybrid, paths = base
-        ranking = rerank_pool(question, replace(inp, main_blocks=frozenset(demos), import_blocks=frozenset(imports))
-                              if demos or imports else inp, params.rerank_weights)
+        ranking = rerank_pool(question, replace(inp, main_blocks=frozenset(demos), stand_ins=frozenset(stand_ins))
+                              if demos or stand_ins else inp, params.rerank_weights)
         scores = ranking.scores
         raised: dict[int, float] = {}
         if cochange is not None and params.cochange and cochange.shared:  # (no pairs: nothing to raise)
@@ -1141,12 +1142,12 @@ def _reranked(question: str, pool: "np.ndarray", rows: "dict[int, ChunkRow] | No
         whole = source.full([ids[j] for j in picks])
         found = [j for j in picks if j < len(scores) and j not in demos and ranking.demotes_main_block(j)
                  and main_block(paths[j], whole[ids[j]].title, whole[ids[j]].text)]
-        blocks = [j for j in picks if j < len(scores) and j not in imports and ranking.trades_import_block(j)
-                  and import_block(whole[ids[j]].title, whole[ids[j]].text)]
-        if not found and not blocks:
+        standing = [j for j in picks if j < len(scores) and j not in stand_ins and ranking.trades_stand_in(j)
+                  and stand_in(whole[ids[j]].title, whole[ids[j]].text, asked)]
+        if not found and not standing:
             break
         demos.update(found)
-        imports.update(blocks)
+        stand_ins.update(standing)
     at = pool.tolist()
     out = []
     for j in picks:
