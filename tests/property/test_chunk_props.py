@@ -113,6 +113,47 @@ def test_structured_python_chunks_bounded_and_complete(text, version):
             assert number in covered
 
 
+def python_block(units: list[tuple[str, int]], wrapper: str, lead: bool, offset: int) -> list[str]:
+    """``units`` inside a top-level block: ``if``/``elif``/``else``, ``try``/``except``/``finally``
+    or ``with``, each branch given one unit (after an import when ``lead``)."""
+    heads = {"if": ["if X:", "elif Y:", "else:"], "try": ["try:", "except ImportError:", "finally:"],
+             "with": ["with open(p) as h:"]}[wrapper]
+    out: list[str] = []
+    for k, (kind, size) in enumerate(units[:len(heads)]):
+        out.append(heads[k])
+        if lead:
+            out.append("    import sys")
+        out += ["    " + line if line else "" for line in python_unit(f"b{offset + k}", kind, size)]
+    if wrapper == "try" and len(units) == 1:  # (a try needs a handler)
+        out += ["except ImportError:", "    pass"]
+    return out + ["", "LAST = 1"] if out else []
+
+
+PYTHON_BLOCKS = st.lists(
+    st.tuples(st.lists(st.tuples(st.sampled_from(["def", "class"]), st.integers(min_value=1, max_value=70)),
+                       min_size=1, max_size=3),
+              st.sampled_from(["if", "try", "with"]), st.booleans()), max_size=3,
+).map(lambda blocks: "\n".join(
+    ["import os", "", "def first():", "    return 0", ""]
+    + [line for i, (units, wrapper, lead) in enumerate(blocks) for line in python_block(units, wrapper, lead, 10 * i)]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(PYTHON_BLOCKS, st.sampled_from(["1", "2"]))
+def test_definitions_in_python_blocks_are_titled_units_and_no_line_is_lost(text, version):
+    # (code:python/3) a definition inside a top-level if/try/with is a unit as a top-level one is
+    check_code("m.py", text, version)
+    _, chunks = chunk_code("m.py", text, text, version)
+    covered = {n for c in chunks for n in range(c.start_line, c.end_line + 1)}
+    lines = split_lines(text)
+    for number, line in enumerate(lines, start=1):
+        if line.strip():
+            assert number in covered
+        name = line.strip().removeprefix("def ").removeprefix("class ").split("(")[0].split(":")[0]
+        if line.startswith(("    def b", "    class B")):  # every block's definition opens a chunk of its name
+            assert any(name in c.title and c.start_line <= number for c in chunks), (name, number)
+
+
 def csharp_class(name: str, methods: list[int]) -> list[str]:
     out = ["    /// <summary>doc</summary>", f"    public class {name}", "    {", "        private int _x;", ""]
     for k, size in enumerate(methods):
