@@ -446,10 +446,17 @@ def test_a_stand_in_is_an_import_block_an_export_list_or_a_display_method_not_as
     asked = read_question("how does the connection pool pick an idle connection for a request")
     block = "import os\nimport sys\n"
     assert stand_in("module", block, asked) and stand_in("variable __all__", '__all__ = [\n    "a",\n]', asked)
-    for title in ("method ConnectionPool.__repr__", "method Pool.__str__ (lines 10-70)", "method Pool.toString",
-                  "method Pool.ToString", "method T.String", "method Pool.to_s", "impl Display for Pool",
-                  "impl fmt::Debug for Pool"):
-        assert stand_in(title, "x", asked), title
+    for title, text in (("method ConnectionPool.__repr__", "x"), ("method Pool.__str__ (lines 10-70)", "x"),
+                        ("method Pool.toString", "  toString() {\n    return `Pool(${this.size})`\n  }"),
+                        ("method Pool.ToString", "public override string ToString()\n{"),
+                        ("method T.String", "func (t *T) String() string {"),
+                        ("method Pool.to_s", "  def to_s\n    name\n  end"), ("impl Display for Pool", "x"),
+                        ("impl fmt::Debug for Pool", "x")):
+        assert stand_in(title, text, asked), title
+    # a method of a display name that takes parameters is other code: gin's ``c.String(200, "ok")``
+    for title, text in (("method Context.String", "func (c *Context) String(code int, format string) {"),
+                        ("method Pool.toString", "  toString(radix) {"), ("method Pool.to_s", "def to_s(io)")):
+        assert not stand_in(title, text, asked), title
     for title in ("method Pool.acquire", "function __repr__helper", "variable __all__s", "impl Drop for Pool",
                   "class Repr", "method Pool.string"):
         assert not stand_in(title, "x", asked), title
@@ -457,7 +464,7 @@ def test_a_stand_in_is_an_import_block_an_export_list_or_a_display_method_not_as
     for question in ("how is a connection pool printed", "repr of the connection pool", "ConnectionPool.__repr__",
                      "pool string representation", "what does toString return for a pool"):
         assert not stand_in("method ConnectionPool.__repr__", "x", read_question(question)), question
-        assert not stand_in("method Pool.toString", "x", read_question(question)), question
+        assert not stand_in("method Pool.toString", "toString() {", read_question(question)), question
     assert stand_in("module", block, read_question("how is a connection pool printed"))
 
 

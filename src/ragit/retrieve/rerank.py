@@ -314,7 +314,11 @@ def import_block(title: str, text: str) -> bool:
 
 # the last name of a method that shows its object (Python, Java/Kotlin/JS/TS, C#, Go, Ruby) and the
 # Rust trait implementations that do; and the question words that ask how an object is shown
-_DISPLAY_METHODS = frozenset({"__repr__", "__str__", "__rich_repr__", "toString", "ToString", "String", "to_s"})
+_DISPLAY_METHODS = frozenset({"__repr__", "__str__", "__rich_repr__"})
+# names other code also uses (gin's ``Context.String(code, format, values...)`` writes a response):
+# a display method only when defined without parameters (``String() string``, ``toString()``, ``def to_s``)
+_DISPLAY_NAMED = frozenset({"toString", "ToString", "String", "to_s"})
+_DISPLAY_DEFINED = re.compile(r"\b(?:toString|ToString|String)\s*\(\s*\)|\bdef\s+(?:self\.)?to_s\b(?!\s*\(\s*\w)")
 _DISPLAY_IMPL = re.compile(r"impl (?:fmt::)?(?:Display|Debug) for ")
 _DISPLAY_WORDS = "repr representation str string tostring print display debug format show"
 
@@ -332,10 +336,12 @@ def stand_in(title: str, text: str, question: Question) -> bool:
     if import_block(title, text) or title == "variable __all__":
         return True
     kind, _, name = title.partition(" ")
-    name = name.split(" (lines ", 1)[0]
-    if not ((kind == "method" and name.rsplit(".", 1)[-1] in _DISPLAY_METHODS) or _DISPLAY_IMPL.match(title)):
+    last = name.split(" (lines ", 1)[0].rsplit(".", 1)[-1]
+    if kind == "method" and last in _DISPLAY_NAMED:
+        if not _DISPLAY_DEFINED.search(text):
+            return False
+    elif not ((kind == "method" and last in _DISPLAY_METHODS) or _DISPLAY_IMPL.match(title)):
         return False
-    last = name.rsplit(".", 1)[-1]
     return not (question.words & _display_terms() or last in question.names)
 
 
