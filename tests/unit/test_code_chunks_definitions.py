@@ -1021,7 +1021,7 @@ def test_typescript_call_signatures_with_type_parameters_keep_the_declarations_b
     # mobx's ``IObservableFactory``; over several lines, redux's ``StoreCreator``) ran into the
     # line above: the object below became ``lines``
     chunker, chunks = chunk("src/factory.ts", TS_FACTORY)
-    assert chunker == "code:typescript/7"
+    assert chunker == "code:typescript/8"
     assert summary(chunks) == [("module", 1, 1), ("interface BoxFactory", 3, 15), ("const boxFactories", 17, 24),
                                ("function createBox", 26, 28)]
     # effect's overloads of a ``dual`` API: the first one swallowed the rest of the file
@@ -1031,9 +1031,28 @@ def test_typescript_call_signatures_with_type_parameters_keep_the_declarations_b
     assert summary(chunk("src/Result.tsx", TS_DUAL)[1])[1:3] == [("const getOrElse", 3, 9), ("const clamp", 11, 22)]
 
 
+def test_typescript_declare_global_is_a_namespace_cut_at_its_members():
+    # preact's ``internal.d.ts`` declares its internal types inside ``declare global { … }``: they
+    # were ``module`` windows (code:typescript/8); ``declare module "x"`` and ``namespace`` already
+    # were containers
+    fields = "".join(f"    field{j}: number;\n" for j in range(40))
+    body = f"  export interface VNode {{\n{fields}  }}\n\n  export type Ref = () => void;\n\n" \
+        f"  export interface Component {{\n{fields}  }}\n"
+    text = f"import * as preact from './index';\n\ndeclare global {{\n{body}}}\n"
+    chunker, chunks = chunk("src/internal.d.ts", text)
+    assert chunker == "code:typescript/8"
+    assert summary(chunks) == [("module", 1, 1), ("interface VNode", 3, 45), ("type Ref", 47, 47),
+                               ("interface Component", 49, 91)]
+    # small, it is one unit; a ``declare module`` is cut as before
+    assert summary(chunk("src/env.d.ts", "declare global {\n  interface Window { x: number }\n}\n")[1]) == [
+        ("namespace global", 1, 3)]
+    module = text.replace("declare global {", 'declare module "preact" {')
+    assert [c.title for c in chunk("src/internal.d.ts", module)[1]] == [c.title for c in chunks]
+
+
 def test_typescript_variance_annotations_are_read():
     chunker, chunks = chunk("src/Ref.ts", TS_VARIANCE)
-    assert chunker == "code:typescript/7"
+    assert chunker == "code:typescript/8"
     assert summary(chunks) == [("module", 1, 1), ("interface Variance", 3, 5), ("class Ref", 7, 18),
                                ("function make", 20, 20)]
 
@@ -1092,7 +1111,7 @@ def test_one_line_declarations_under_a_doc_comment_are_units():
     # a ``/**`` comment over several lines right above a one-line declaration: the documented API
     # (immer's ``produce``) is a unit titled for it; a one-line comment, or none, keeps the
     # declaration in the unit above, as before
-    for path, name in (("src/immer.js", "code:javascript/7"), ("src/immer.ts", "code:typescript/7")):
+    for path, name in (("src/immer.js", "code:javascript/7"), ("src/immer.ts", "code:typescript/8")):
         chunker, chunks = chunk(path, JS_API)
         assert chunker == name
         assert summary(chunks) == [("module", 1, 3), ("const produce", 5, 11), ("const produceWithPatches", 13, 21),

@@ -363,7 +363,15 @@ _JS_DEFAULT_WRAPPERS = {"binary_expression": "right", "parenthesized_expression"
 
 
 def _js_ambient(node: Node) -> Found | None:
-    return _describe_js(node.named_children[0]) if node.named_children else None
+    """``declare function f()``, ``declare module "x" { … }``: what follows ``declare``; ``declare
+    global { … }`` is a namespace of the global scope, whose members are units as a namespace's are
+    (preact's ``internal.d.ts`` declares its internal interfaces so; they were ``module`` windows)."""
+    if not node.named_children:
+        return None
+    inner = node.named_children[0]
+    if inner.type == "statement_block":
+        return Found("namespace global", "global", body=inner, split=True, members_word="function")
+    return _describe_js(inner)
 
 
 #: what a handler returns for code that is the file's own, not a definition's: it ends the unit
@@ -1435,14 +1443,15 @@ _C_CONDITIONALS = re.compile(rb"[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|eli
 #: (annotations the grammar read as an expression's are parsed again as comments, ``Language.respell``,
 #: ``_kotlin_annotated``). Session 32: 7 for JavaScript / TypeScript (a class assigned to a path,
 #: ``module.exports = class Application extends Emitter {``, is a class cut at its methods,
-#: ``_js_assigned_function``; so is an object literal holding methods, ``_js_methods_object``)
+#: ``_js_assigned_function``; so is an object literal holding methods, ``_js_methods_object``).
+#: Session 34: 8 for TypeScript (``declare global { … }`` is a namespace cut at its members, ``_js_ambient``)
 LANGUAGES: dict[str, Language] = {
     "javascript": _language("javascript", "tree_sitter_javascript", (".js", ".jsx", ".mjs", ".cjs"), _JS,
                             doc_gap=True, revision=7),
     "typescript": _language("typescript", "tree_sitter_typescript", (".ts", ".mts", ".cts"), _JS,
-                            function="language_typescript", doc_gap=True, retry_blank=typescript_syntax, revision=7),
+                            function="language_typescript", doc_gap=True, retry_blank=typescript_syntax, revision=8),
     "tsx": _language("typescript", "tree_sitter_typescript", (".tsx",), _JS, function="language_tsx",
-                     doc_gap=True, retry_blank=typescript_syntax, revision=7),
+                     doc_gap=True, retry_blank=typescript_syntax, revision=8),
     "go": _language("go", "tree_sitter_go", (".go",), _GO, revision=2),
     "java": _language("java", "tree_sitter_java", (".java",), _JAVA, transparent={"enum_body_declarations": _named},
                       revision=4),
