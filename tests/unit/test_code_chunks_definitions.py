@@ -1577,9 +1577,95 @@ def test_values_spanning_lines_are_units_in_c_csharp_and_php():
     assert chunker == "code:csharp/4"
     assert [c.title for c in chunks][-2:] == ["field Table.Map", "method Table.Three"]
     chunker, chunks = chunk("src/Logger.php", PHP_VALUES.replace("{fields}", padding("public int $f{i} = {i};", 70, "    ")))
-    assert chunker == "code:php/3"
+    assert chunker == "code:php/4"
     assert [c.title for c in chunks][-3:] == ["const Logger.RFC_5424_LEVELS", "property Logger.levels",
                                               "method Logger.three"]
+
+
+PHP_GUARDED = """<?php
+
+use Illuminate\\Support\\Collection;
+
+if (! function_exists('collect')) {
+    /**
+     * Create a collection from the given value.
+     */
+    function collect($value = [])
+    {
+        return new Collection($value);
+    }
+}
+
+if (! function_exists('value')) {
+    function value($value, ...$args)
+    {
+        return $value instanceof Closure ? $value(...$args) : $value;
+    }
+}
+
+if (! class_exists('Fluent')) :
+class Fluent
+{
+    public function get($key)
+    {
+        return $this->attributes[$key] ?? null;
+    }
+}
+endif;
+
+if (PHP_VERSION_ID >= 80200) {
+    function modern() {}
+} else {
+    function modern() { return 1; }
+}
+
+if ($debug) {
+    error_reporting(E_ALL);
+}
+"""
+
+
+def test_php_guarded_definitions_are_units():
+    # Laravel's helpers.php defines every global helper behind ``if (! function_exists(...))``:
+    # they were ``module`` windows (code:php/4); a guard with an ``else`` or other code stays code
+    chunker, chunks = chunk("src/helpers.php", PHP_GUARDED)
+    assert chunker == "code:php/4"
+    # (the version-dependent pair and the ``if ($debug)`` block stay code: the tail of the unit
+    # above, as any PHP code after a definition is)
+    assert summary(chunks) == [("module", 1, 3), ("function collect", 5, 13), ("function value", 15, 20),
+                               ("class Fluent", 22, 40)]
+    assert chunks[1].text.startswith("if (! function_exists('collect')) {\n    /**")
+
+
+ELIXIR_GUARDED = """if Code.ensure_loaded?(Jason) do
+  defmodule Phoenix.JSON do
+    @moduledoc "JSON through Jason."
+
+    def encode(data) do
+      Jason.encode(data)
+    end
+  end
+end
+
+unless Code.ensure_loaded?(Plug.Cowboy) do
+  # no adapter
+  def cowboy?, do: false
+end
+"""
+
+
+def test_elixir_guarded_modules_are_units():
+    # ``if Code.ensure_loaded?(X) do defmodule … end end``: the module was the file's own code
+    # (code:elixir/4); a guard holding a one-line function stays code, the tail of the unit above
+    chunker, chunks = chunk("lib/phoenix/json.ex", ELIXIR_GUARDED)
+    assert chunker == "code:elixir/4"
+    assert summary(chunks) == [("module Phoenix.JSON", 1, 14)]
+    lines = "      x\n" * 30
+    big = ELIXIR_GUARDED.replace("    def encode", "".join(f"    def f{i}(x) do\n{lines}    end\n\n"
+                                                          for i in range(3)) + "    def encode")
+    assert [c.title for c in chunk("lib/phoenix/json.ex", big)[1]] == [
+        "function Phoenix.JSON.f0", "function Phoenix.JSON.f1", "function Phoenix.JSON.f2",
+        "function Phoenix.JSON.encode"]
 
 
 ZIG_VALUES = """const std = @import("std");
@@ -1635,7 +1721,7 @@ def test_elixir_module_attributes_whose_value_spans_lines_are_members():
     # attributes Elixir gives a meaning (``@moduledoc``, ``@doc``) stay where they are
     text = ELIXIR_ATTRIBUTES.replace("{functions}", padding("def f{i}(x), do: x + {i}", 150, "  "))
     chunker, chunks = chunk("lib/mix/tasks/gen.context.ex", text)
-    assert chunker == "code:elixir/3"
+    assert chunker == "code:elixir/4"
     titles = [c.title for c in chunks]
     assert titles[-2:] == ["attribute Mix.Tasks.Gen.Context.switches", "function Mix.Tasks.Gen.Context.parse"]
     assert not any("moduledoc" in t or "attribute Mix.Tasks.Gen.Context.doc" == t for t in titles)

@@ -1171,7 +1171,26 @@ def _one_value(node: Node, word: str, element: str, value_of: Callable[[Node], N
     return _member(word, name)
 
 
+_PHP_GUARDED = ("function_definition", "class_declaration", "interface_declaration", "trait_declaration",
+                "enum_declaration")
+
+
+def _php_guarded(node: Node) -> Found | None:
+    """``if (! function_exists('collect')) { function collect($value) { … } }``: the one definition
+    a guard holds is the guard's unit, titled for it (Laravel's ``helpers.php`` defines its global
+    helpers so, WordPress plugins their classes behind ``class_exists``); they were ``module``
+    windows. A guard with an ``else``, or holding other statements, stays code."""
+    body = node.child_by_field_name("body")
+    if body is None or node.child_by_field_name("alternative") is not None:
+        return None
+    inside = [child for child in body.named_children if child.type not in COMMENTS]
+    if len(inside) != 1 or inside[0].type not in _PHP_GUARDED:
+        return None
+    return _PHP[inside[0].type](inside[0])
+
+
 _PHP: dict[str, Describe] = {
+    "if_statement": _php_guarded,
     "const_declaration": lambda node: _one_value(node, "const", "const_element", lambda e: e.named_children[-1]),
     "property_declaration": lambda node: _one_value(node, "property", "property_element",
                                                     lambda e: e.child_by_field_name("default_value")),
@@ -1223,6 +1242,16 @@ def _elixir_call(node: Node) -> Found | None:
         name = _elixir_function_name(_elixir_head(node))
         word = _ELIXIR_FUNCTIONS[keyword]
         return Found(f"{word} {name}", name, callable=True, body=body, member_word="macro" if word == "macro" else "")
+    if keyword in ("if", "unless") and body is not None:
+        # ``if Code.ensure_loaded?(Jason) do defmodule Phoenix.JSON do … end end``: the one module or
+        # function a guard holds is the guard's unit, titled for it (as PHP's ``_php_guarded``); a
+        # guard with an ``else`` or other code stays code
+        inside = [child for child in body.named_children if child.type not in COMMENTS]
+        if len(inside) == 1 and inside[0].type == "call":
+            found = _elixir_call(inside[0])
+            if found is not None and found.body is not None and not found.title.startswith(("describe ", "test ")):
+                return found
+        return None
     if keyword in ("describe", "test") and body is not None:  # ExUnit
         label = one_line(text(_elixir_head(node), '""'))
         if keyword == "describe":
@@ -1445,6 +1474,8 @@ _C_CONDITIONALS = re.compile(rb"[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|eli
 #: ``module.exports = class Application extends Emitter {``, is a class cut at its methods,
 #: ``_js_assigned_function``; so is an object literal holding methods, ``_js_methods_object``).
 #: Session 34: 8 for TypeScript (``declare global { … }`` is a namespace cut at its members, ``_js_ambient``)
+#: and 4 for PHP and Elixir (a guarded definition, ``if (! function_exists('x')) { function x() … }``,
+#: ``if Code.ensure_loaded?(Jason) do defmodule … end end``, is a unit: ``_php_guarded``, ``_elixir_call``)
 LANGUAGES: dict[str, Language] = {
     "javascript": _language("javascript", "tree_sitter_javascript", (".js", ".jsx", ".mjs", ".cjs"), _JS,
                             doc_gap=True, revision=7),
@@ -1473,10 +1504,10 @@ LANGUAGES: dict[str, Language] = {
                         retry_blank=directive_lines(_CSHARP_CONDITIONALS), revision=4),
     "ruby": _language("ruby", "tree_sitter_ruby", (".rb", ".rake", ".gemspec"), _RUBY, is_attached=_ruby_attached,
                       filenames=("Rakefile", "Gemfile"), revision=4),
-    "php": _language("php", "tree_sitter_php", (".php",), _PHP, function="language_php", revision=3),
+    "php": _language("php", "tree_sitter_php", (".php",), _PHP, function="language_php", revision=4),
     "elixir": _language("elixir", "tree_sitter_elixir", (".ex", ".exs"),
                         {"call": _elixir_call, "unary_operator": _elixir_attribute},
-                        is_attached=_elixir_attached, merge_clauses=True, revision=3),
+                        is_attached=_elixir_attached, merge_clauses=True, revision=4),
     # ``.lhs`` (literate Haskell) is left to ``lines``: the grammar does not read bird tracks
     "haskell": _language("haskell", "tree_sitter_haskell", (".hs",), _HASKELL, ATTACHED | {"haddock", "pragma"},
                          transparent={"declarations": _named, "imports": _named}, merge_clauses=True, revision=3),
