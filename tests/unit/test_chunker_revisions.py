@@ -25,7 +25,7 @@ from ragit.maintenance.status import language_of
 #: a Swift property whose value spans lines is a member; 4 for Java (an enum constant with a body is a
 #: member); session 32: 7 for JavaScript and TypeScript (a class assigned to a path is a class, an
 #: object literal holding methods is cut at them)
-REVISION = {"javascript": 7, "typescript": 8, "swift": 4, "ruby": 4, "haskell": 3, "java": 4, "rust": 4,
+REVISION = {"javascript": 8, "typescript": 9, "swift": 4, "ruby": 4, "haskell": 3, "java": 4, "rust": 4,
             "kotlin": 4, "scala": 3, "c": 6, "cpp": 6, "csharp": 4, "php": 4, "elixir": 4, "zig": 3,
             "go": 2, "lua": 3, "bash": 1}
 

@@ -353,7 +353,7 @@ export const fe = function () {};
 
 def test_javascript_structure():
     chunker, chunks = chunk("web/app.mjs", JS)
-    assert chunker == "code:javascript/7"
+    assert chunker == "code:javascript/8"
     assert summary(chunks) == [
         ("module", 1, 1), ("function foo", 2, 3), ("async function bar", 4, 4), ("class Baz", 5, 8),
         ("function arrow", 9, 9), ("function fe", 10, 10),
@@ -378,7 +378,7 @@ namespace NS { export const a = 1; }
 
 def test_typescript_structure_and_method_split():
     chunker, chunks = chunk("src/foo.ts", TS)
-    assert chunker == "code:typescript/8"
+    assert chunker == "code:typescript/9"
     assert summary(chunks) == [
         ("module", 1, 1), ("class Foo", 2, 9), ("interface Bar", 10, 10), ("type T", 11, 11),
         ("enum E", 12, 12), ("namespace NS", 13, 13),
@@ -394,7 +394,7 @@ def test_typescript_structure_and_method_split():
 def test_tsx_uses_the_tsx_grammar():
     text = "export function App() {\n  return <div>hi</div>;\n}\n"
     chunker, chunks = chunk("src/App.tsx", text)
-    assert chunker == "code:typescript/8"
+    assert chunker == "code:typescript/9"
     assert summary(chunks) == [("function App", 1, 3)]
 
 

@@ -371,7 +371,7 @@ def test_a_class_assigned_to_a_path_is_a_class_cut_at_its_methods():
     # own code, cut in ``module`` windows with no method of its own (session 32)
     small = JS_ASSIGNED_CLASS.replace("BODY", "")
     name, chunks = chunk("lib/application.js", small)
-    assert name == "code:javascript/7"
+    assert name == "code:javascript/8"
     assert summary(chunks) == [("module", 1, 3), ("class Application", 5, 17), ("class exports.Context", 19, 23),
                                ("module", 25, 27)]
     # through a chain of assignments too
@@ -1021,7 +1021,7 @@ def test_typescript_call_signatures_with_type_parameters_keep_the_declarations_b
     # mobx's ``IObservableFactory``; over several lines, redux's ``StoreCreator``) ran into the
     # line above: the object below became ``lines``
     chunker, chunks = chunk("src/factory.ts", TS_FACTORY)
-    assert chunker == "code:typescript/8"
+    assert chunker == "code:typescript/9"
     assert summary(chunks) == [("module", 1, 1), ("interface BoxFactory", 3, 15), ("const boxFactories", 17, 24),
                                ("function createBox", 26, 28)]
     # effect's overloads of a ``dual`` API: the first one swallowed the rest of the file
@@ -1033,14 +1033,14 @@ def test_typescript_call_signatures_with_type_parameters_keep_the_declarations_b
 
 def test_typescript_declare_global_is_a_namespace_cut_at_its_members():
     # preact's ``internal.d.ts`` declares its internal types inside ``declare global { … }``: they
-    # were ``module`` windows (code:typescript/8); ``declare module "x"`` and ``namespace`` already
+    # were ``module`` windows (code:typescript/9); ``declare module "x"`` and ``namespace`` already
     # were containers
     fields = "".join(f"    field{j}: number;\n" for j in range(40))
     body = f"  export interface VNode {{\n{fields}  }}\n\n  export type Ref = () => void;\n\n" \
         f"  export interface Component {{\n{fields}  }}\n"
     text = f"import * as preact from './index';\n\ndeclare global {{\n{body}}}\n"
     chunker, chunks = chunk("src/internal.d.ts", text)
-    assert chunker == "code:typescript/8"
+    assert chunker == "code:typescript/9"
     assert summary(chunks) == [("module", 1, 1), ("interface VNode", 3, 45), ("type Ref", 47, 47),
                                ("interface Component", 49, 91)]
     # small, it is one unit; a ``declare module`` is cut as before
@@ -1050,9 +1050,76 @@ def test_typescript_declare_global_is_a_namespace_cut_at_its_members():
     assert [c.title for c in chunk("src/internal.d.ts", module)[1]] == [c.title for c in chunks]
 
 
+def _js_body(n: int) -> str:
+    return "".join(f"    var v{i} = {i};\n" for i in range(n))
+
+
+JS_WRAPPED = {
+    "iife": "(function () {{\n  'use strict';\n\n{defs}  window.lib = {{ first: first }};\n}})();\n",
+    "umd": (";(function (root, factory) {{\n  if (typeof define === 'function' && define.amd) {{ define([], factory); }}\n"
+            "  else {{ root.Lib = factory(); }}\n}}(this, function () {{\n{defs}  return {{ first: first }};\n}}));\n"),
+    "amd": "define(['jquery', './core'], function ($, core) {{\n{defs}  return $;\n}});\n",
+    "bang": "!function () {{\n{defs}}}();\n",
+}
+
+
+def test_javascript_libraries_wrapped_in_a_call_keep_their_definitions():
+    # jQuery's src/*.js are AMD modules, Backbone a UMD factory, older browser code
+    # an IIFE: the whole file was the call's ``module`` windows (code:javascript/8)
+    defs = "".join(f"  function {name}(a) {{\n{_js_body(30)}    return a;\n  }}\n\n" for name in ("first", "second"))
+    for kind, template in JS_WRAPPED.items():
+        chunker, chunks = chunk("src/lib.js", template.format(defs=defs))
+        assert chunker == "code:javascript/8", kind
+        assert [c.title for c in chunks] == ["module", "function first", "function second"], kind
+    assert chunk("src/lib.ts", JS_WRAPPED["iife"].format(defs=defs))[0] == "code:typescript/9"
+    # a call whose functions define nothing stays code, and so does a test runner's block
+    assert [c.title for c in chunk("src/run.js", "(function () {\n" + _js_body(90) + "})();\n")[1]][0] \
+        .startswith("module")
+    titles = [c.title for c in chunk("test/lib.test.js", "describe('lib', function () {\n" + defs + "});\n")[1]]
+    assert all(t.startswith("module") for t in titles)
+
+
+JS_EXTEND = """(function () {{
+  var Model = function (attributes) {{ this.attributes = attributes; }};
+
+  _.extend(Model.prototype, Events, {{
+    get: function (attr) {{
+{body}      return this.attributes[attr];
+    }},
+    set: function (key, val) {{
+{body}      return this;
+    }}
+  }});
+
+  jQuery.fn.extend({{
+    css: function (name, value) {{
+{body}      return this;
+    }}
+  }});
+
+  Object.assign(Store.prototype, {{ dispatch(action) {{
+{body}    return action;
+  }} }});
+}})();
+"""
+
+
+def test_javascript_objects_extended_with_methods_are_cut_at_them():
+    # Backbone's ``_.extend(Model.prototype, Events, {…})``, jQuery's ``jQuery.extend({ ajax: … })``:
+    # the methods of the object literal are the extended object's (code:javascript/8)
+    chunker, chunks = chunk("backbone.js", JS_EXTEND.format(body=_js_body(40)))
+    assert chunker == "code:javascript/8"
+    assert [c.title for c in chunks] == ["module", "function Model", "method Model.get", "method Model.set",
+                                         "object jQuery.fn", "object Store"]  # (one method each: one unit)
+    # small, an extended object is one unit, titled for its owner
+    small = chunk("backbone.js", JS_EXTEND.format(body=""))[1]
+    assert [c.title for c in small] == ["module", "function Model", "object Model", "object jQuery.fn",
+                                        "object Store"]
+
+
 def test_typescript_variance_annotations_are_read():
     chunker, chunks = chunk("src/Ref.ts", TS_VARIANCE)
-    assert chunker == "code:typescript/8"
+    assert chunker == "code:typescript/9"
     assert summary(chunks) == [("module", 1, 1), ("interface Variance", 3, 5), ("class Ref", 7, 18),
                                ("function make", 20, 20)]
 
@@ -1111,7 +1178,7 @@ def test_one_line_declarations_under_a_doc_comment_are_units():
     # a ``/**`` comment over several lines right above a one-line declaration: the documented API
     # (immer's ``produce``) is a unit titled for it; a one-line comment, or none, keeps the
     # declaration in the unit above, as before
-    for path, name in (("src/immer.js", "code:javascript/7"), ("src/immer.ts", "code:typescript/8")):
+    for path, name in (("src/immer.js", "code:javascript/8"), ("src/immer.ts", "code:typescript/9")):
         chunker, chunks = chunk(path, JS_API)
         assert chunker == name
         assert summary(chunks) == [("module", 1, 3), ("const produce", 5, 11), ("const produceWithPatches", 13, 21),
@@ -1363,9 +1430,10 @@ init()
 def test_top_level_code_over_several_lines_is_module_code():
     # vitest's ``page.extend({ … })``, in-source tests, ``export type { … }`` lists and axios's
     # ``utils.forEach([…], function (method) {…})`` joined the definition above and were titled for it
+    # (since code:javascript/8 an object extended with methods is the extended object's: ``object page``)
     for path in ("src/locators.ts", "src/locators.js"):
         text = JS_TOP_LEVEL_CODE if path.endswith(".ts") else JS_TOP_LEVEL_CODE.replace("export type", "export")
-        assert summary(chunk(path, text)[1]) == [("class Locator", 1, 5), ("module", 7, 23)]
+        assert summary(chunk(path, text)[1]) == [("class Locator", 1, 5), ("object page", 7, 11), ("module", 13, 23)]
 
 
 LUA_DO_BLOCK = """local M = {}

@@ -355,8 +355,8 @@ def _flatten(spec: Language, nodes: list[Any], out: list[Any], junk: set[int], d
                     out.append(child)
                 else:
                     _flatten(spec, [child], out, junk, depth + 1)
-        elif kind in transparent and depth < _MAX_DEPTH:
-            _flatten(spec, transparent[kind](node), out, junk, depth + 1)
+        elif kind in transparent and depth < _MAX_DEPTH and (inner := transparent[kind](node)) is not None:
+            _flatten(spec, inner, out, junk, depth + 1)
         else:
             out.append(node)
 

@@ -68,7 +68,9 @@ class Language:
     extensions: tuple[str, ...]  # file name endings, dot included
     handlers: dict[str, Describe]  # node type -> description (None: not a definition after all)
     attached: frozenset[str] = frozenset()  # node types that attach to the definition below
-    transparent: dict[str, Callable[[Node], list[Node]]] = field(default_factory=dict)
+    #: node types whose children count as siblings (preprocessor blocks); a function returning None
+    #: leaves that node as it is (JavaScript: only a call that wraps a library, ``_js_wrapped``)
+    transparent: dict[str, Callable[[Node], list[Node] | None]] = field(default_factory=dict)
     is_attached: Callable[[Node], bool] | None = None  # extra attachment test (Elixir ``@doc``)
     merge_clauses: bool = False  # consecutive definitions with one title form one unit (Haskell)
     #: a ``/**`` doc comment one blank line above a definition still opens its unit (JSDoc as
@@ -395,6 +397,43 @@ def _js_test_call(call: Node) -> bool:
         and named[-1].type in _JS_FUNCTION_VALUES
 
 
+def _js_defines(body: Node) -> bool:
+    """Whether a function body holds a statement the table reads as a definition (a function,
+    class or value declared, a function assigned to a path, an object extended with methods)."""
+    for statement in body.named_children:
+        handler = _JS.get(statement.type)
+        found = handler(statement) if handler is not None else None
+        if found is not None and found is not MODULE:
+            return True
+    return False
+
+
+def _js_wrapped(statement: Node) -> list[Node] | None:
+    """The statements of the functions a top-level call wraps a library in, when they define
+    something: an IIFE (``(function () { function a() {…} … })();``, ``!function () {…}()``), a
+    UMD factory (``(function (root, factory) {…}(this, function () {…}))``), an AMD module
+    (``define(['jquery'], function ($) {…})``). Its definitions count as the file's own, as a C
+    ``#ifdef``'s do; they were ``module`` windows. None for any other statement (a test runner's
+    ``describe(…)`` is the file's own code, ``_js_test_call``)."""
+    expression = statement.named_children[0] if statement.named_children else None
+    while expression is not None and expression.type in ("parenthesized_expression", "unary_expression"):
+        expression = expression.named_children[-1] if expression.named_children else None
+    if expression is None or expression.type != "call_expression" or _js_test_call(expression):
+        return None
+    functions = []
+    callee = expression.child_by_field_name("function")
+    while callee is not None and callee.type == "parenthesized_expression" and callee.named_children:
+        callee = callee.named_children[0]
+    if callee is not None and callee.type in _JS_FUNCTION_VALUES:
+        functions.append(callee)
+    arguments = expression.child_by_field_name("arguments")
+    if arguments is not None:
+        functions += [a for a in arguments.named_children if a.type in _JS_FUNCTION_VALUES]
+    bodies = [body for body in (f.child_by_field_name("body") for f in functions)
+              if body is not None and body.type == "statement_block" and _js_defines(body)]
+    return [child for body in bodies for child in body.named_children] or None
+
+
 def _js_assigned_function(assignment: Node) -> Found | None:
     """``res.send = function send(body) {…}``, ``Foo.prototype.bar = async () => {…}``,
     ``exports.parse = function (s) {…}``: CommonJS code defines its functions by assignment
@@ -435,6 +474,46 @@ def _js_assigned_function(assignment: Node) -> Found | None:
     return Found(f"{_function_word(value)} {name}", name, callable=True)
 
 
+_JS_EXTENDS = frozenset({"extend", "assign", "mixin"})
+
+
+def _js_path(node: Node | None) -> str | None:
+    """``a.b.c`` of an identifier or a chain of plain property names; None for anything else."""
+    parts: list[str] = []
+    while node is not None and node.type == "member_expression":
+        prop = node.child_by_field_name("property")
+        if prop is None or prop.type != "property_identifier":
+            return None
+        parts.append(text(prop))
+        node = node.child_by_field_name("object")
+    if node is None or node.type not in ("identifier", "this"):
+        return None
+    parts.append(text(node))
+    return ".".join(reversed(parts))
+
+
+def _js_extend_call(call: Node) -> Found | None:
+    """``jQuery.extend({ ajax: function (url, options) {…}, … })``, ``_.extend(Model.prototype,
+    Events, { get: function (attr) {…}, … })``, ``Object.assign(Foo.prototype, {…})``: before
+    classes, libraries defined their methods by extending an object with an object literal; it is
+    a container cut at its methods as ``Foo.prototype = {…}`` is (``_js_assigned_function``),
+    owned by the extended object (the callee's own for one argument, the first argument's
+    otherwise; ``.prototype`` dropped). It was ``module`` windows (jQuery's ``ajax.js``, Backbone)."""
+    callee = call.child_by_field_name("function")
+    arguments = call.child_by_field_name("arguments")
+    if callee is None or callee.type != "member_expression" or arguments is None:
+        return None
+    prop = callee.child_by_field_name("property")
+    named = [a for a in arguments.named_children if a.type not in COMMENTS]
+    if prop is None or text(prop) not in _JS_EXTENDS or not named or not _js_methods_object(named[-1]):
+        return None
+    owner = _js_path(callee.child_by_field_name("object") if len(named) == 1 else named[0])
+    if owner is None or (owner == "Object" and len(named) == 1):
+        return None
+    owner = owner.removesuffix(".prototype")
+    return Found(f"object {owner}", owner, body=named[-1], split=True)
+
+
 def _js_statement(node: Node) -> Found | None:
     inner = node.named_children[0] if node.named_children else None
     if inner is None:
@@ -444,6 +523,10 @@ def _js_statement(node: Node) -> Found | None:
     if inner.type == "call_expression" and _js_test_call(inner):
         # a test file's tests are its own code: not titled for the helper or fixture above them
         return MODULE
+    if inner.type == "call_expression":
+        found = _js_extend_call(inner)
+        if found is not None:
+            return found
     if inner.type == "assignment_expression":
         found = _js_assigned_function(inner)
         if found is not None:
@@ -1427,6 +1510,8 @@ def _language(name: str, module: str, extensions: tuple[str, ...], handlers: dic
 
 
 _PREPROC = {"preproc_if": _named, "preproc_elif": _named, "preproc_else": _named}
+# a library wrapped in a call (IIFE, UMD, AMD): ``_js_wrapped``, None for any other statement
+_JS_TRANSPARENT = {"expression_statement": _js_wrapped}
 
 # Conditional compilation where the grammar cannot place it: inside an expression or an initializer
 # (C: libuv's ``static int mib[][2] = {`` with ``# ifdef HW_NCPUONLINE`` around one row), between a
@@ -1473,16 +1558,19 @@ _C_CONDITIONALS = re.compile(rb"[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|eli
 #: ``_kotlin_annotated``). Session 32: 7 for JavaScript / TypeScript (a class assigned to a path,
 #: ``module.exports = class Application extends Emitter {``, is a class cut at its methods,
 #: ``_js_assigned_function``; so is an object literal holding methods, ``_js_methods_object``).
-#: Session 34: 8 for TypeScript (``declare global { … }`` is a namespace cut at its members, ``_js_ambient``)
+#: Session 34: 8 for JavaScript and 9 for TypeScript (the definitions of a library wrapped in an IIFE,
+#: a UMD factory or an AMD ``define`` are the file's own, ``_js_wrapped``; before it, 8 for TypeScript:
+#: ``declare global { … }`` is a namespace cut at its members, ``_js_ambient``)
 #: and 4 for PHP and Elixir (a guarded definition, ``if (! function_exists('x')) { function x() … }``,
 #: ``if Code.ensure_loaded?(Jason) do defmodule … end end``, is a unit: ``_php_guarded``, ``_elixir_call``)
 LANGUAGES: dict[str, Language] = {
     "javascript": _language("javascript", "tree_sitter_javascript", (".js", ".jsx", ".mjs", ".cjs"), _JS,
-                            doc_gap=True, revision=7),
+                            transparent=_JS_TRANSPARENT, doc_gap=True, revision=8),
     "typescript": _language("typescript", "tree_sitter_typescript", (".ts", ".mts", ".cts"), _JS,
-                            function="language_typescript", doc_gap=True, retry_blank=typescript_syntax, revision=8),
+                            function="language_typescript", transparent=_JS_TRANSPARENT, doc_gap=True,
+                            retry_blank=typescript_syntax, revision=9),
     "tsx": _language("typescript", "tree_sitter_typescript", (".tsx",), _JS, function="language_tsx",
-                     doc_gap=True, retry_blank=typescript_syntax, revision=8),
+                     transparent=_JS_TRANSPARENT, doc_gap=True, retry_blank=typescript_syntax, revision=9),
     "go": _language("go", "tree_sitter_go", (".go",), _GO, revision=2),
     "java": _language("java", "tree_sitter_java", (".java",), _JAVA, transparent={"enum_body_declarations": _named},
                       revision=4),
