@@ -397,18 +397,25 @@ def _js_test_call(call: Node) -> bool:
         and named[-1].type in _JS_FUNCTION_VALUES
 
 
-def _js_defines(body: Node) -> bool:
+def _js_defines(body: Node, depth: int) -> bool:
     """Whether a function body holds a statement the table reads as a definition (a function,
-    class or value declared, a function assigned to a path, an object extended with methods)."""
+    class or value declared, a function assigned to a path, an object extended with methods), or
+    a wrapper that does (jQuery's ``selector.js``: an IIFE inside its AMD ``define``)."""
     for statement in body.named_children:
         handler = _JS.get(statement.type)
         found = handler(statement) if handler is not None else None
         if found is not None and found is not MODULE:
             return True
+        if statement.type == "expression_statement" and depth < _JS_WRAP_DEPTH and \
+                _js_wrapped(statement, depth + 1) is not None:
+            return True
     return False
 
 
-def _js_wrapped(statement: Node) -> list[Node] | None:
+_JS_WRAP_DEPTH = 4  # wrappers inside wrappers looked into (UMD → AMD → IIFE is three)
+
+
+def _js_wrapped(statement: Node, depth: int = 0) -> list[Node] | None:
     """The statements of the functions a top-level call wraps a library in, when they define
     something: an IIFE (``(function () { function a() {…} … })();``, ``!function () {…}()``), a
     UMD factory (``(function (root, factory) {…}(this, function () {…}))``), an AMD module
@@ -430,7 +437,7 @@ def _js_wrapped(statement: Node) -> list[Node] | None:
     if arguments is not None:
         functions += [a for a in arguments.named_children if a.type in _JS_FUNCTION_VALUES]
     bodies = [body for body in (f.child_by_field_name("body") for f in functions)
-              if body is not None and body.type == "statement_block" and _js_defines(body)]
+              if body is not None and body.type == "statement_block" and _js_defines(body, depth)]
     return [child for body in bodies for child in body.named_children] or None
 
 
