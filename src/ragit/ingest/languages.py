@@ -434,8 +434,11 @@ def _js_wrapped(statement: Node, depth: int = 0) -> list[Node] | None:
     if callee is not None and callee.type in _JS_FUNCTION_VALUES:
         functions.append(callee)
     arguments = expression.child_by_field_name("arguments")
-    if arguments is not None:
-        functions += [a for a in arguments.named_children if a.type in _JS_FUNCTION_VALUES]
+    for argument in arguments.named_children if arguments is not None else ():
+        while argument.type == "parenthesized_expression" and argument.named_children:
+            argument = argument.named_children[0]  # ``}(this, (function () {…})))``: Rollup's UMD
+        if argument.type in _JS_FUNCTION_VALUES:
+            functions.append(argument)
     bodies = [body for body in (f.child_by_field_name("body") for f in functions)
               if body is not None and body.type == "statement_block" and _js_defines(body, depth)]
     return [child for body in bodies for child in body.named_children] or None
