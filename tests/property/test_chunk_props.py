@@ -105,12 +105,18 @@ def test_code_chunks_bounded_ordered_deterministic(text, path, version):
 @settings(max_examples=40, deadline=None)
 @given(PYTHON, st.sampled_from(["1", "2"]))
 def test_structured_python_chunks_bounded_and_complete(text, version):
+    complete_python_chunks(text, version)
+
+
+def complete_python_chunks(text: str, version: str) -> list:
+    """The chunks of ``text`` as ``m.py``, checked bounded and ordered, with every non-blank line in one."""
     check_code("m.py", text, version)
     _, chunks = chunk_code("m.py", text, text, version)
     covered = {n for c in chunks for n in range(c.start_line, c.end_line + 1)}
     for number, line in enumerate(split_lines(text), start=1):
         if line.strip():
             assert number in covered
+    return chunks
 
 
 def python_block(units: list[tuple[str, int]], wrapper: str, lead: bool, offset: int) -> list[str]:
@@ -142,13 +148,8 @@ PYTHON_BLOCKS = st.lists(
 @given(PYTHON_BLOCKS, st.sampled_from(["1", "2"]))
 def test_definitions_in_python_blocks_are_titled_units_and_no_line_is_lost(text, version):
     # (code:python/3) a definition inside a top-level if/try/with is a unit as a top-level one is
-    check_code("m.py", text, version)
-    _, chunks = chunk_code("m.py", text, text, version)
-    covered = {n for c in chunks for n in range(c.start_line, c.end_line + 1)}
-    lines = split_lines(text)
-    for number, line in enumerate(lines, start=1):
-        if line.strip():
-            assert number in covered
+    chunks = complete_python_chunks(text, version)
+    for number, line in enumerate(split_lines(text), start=1):
         name = line.strip().removeprefix("def ").removeprefix("class ").split("(")[0].split(":")[0]
         if line.startswith(("    def b", "    class B")):  # every block's definition opens a chunk of its name
             assert any(name in c.title and c.start_line <= number for c in chunks), (name, number)

@@ -444,6 +444,23 @@ def _js_wrapped(statement: Node, depth: int = 0) -> list[Node] | None:
     return [child for body in bodies for child in body.named_children] or None
 
 
+def _js_path(node: Node | None) -> list[str] | None:
+    """``["a", "b", "c"]`` of ``a.b.c`` (an identifier or ``this`` and a chain of property names,
+    ``#private`` ones included); None for anything else (a call, an index, a computed name)."""
+    parts: list[str] = []
+    while node is not None and node.type == "member_expression":
+        prop = node.child_by_field_name("property")
+        if prop is None or prop.type not in ("property_identifier", "private_property_identifier"):
+            return None
+        parts.append(text(prop))
+        node = node.child_by_field_name("object")
+    if node is None or node.type not in ("identifier", "this"):
+        return None
+    parts.append(text(node))
+    parts.reverse()
+    return parts
+
+
 def _js_assigned_function(assignment: Node) -> Found | None:
     """``res.send = function send(body) {…}``, ``Foo.prototype.bar = async () => {…}``,
     ``exports.parse = function (s) {…}``: CommonJS code defines its functions by assignment
@@ -457,18 +474,9 @@ def _js_assigned_function(assignment: Node) -> Found | None:
     if value is None or (value.type not in _JS_FUNCTION_VALUES and value.type != "class"
                          and not _js_methods_object(value)):
         return None
-    path: list[str] = []
-    target = assignment.child_by_field_name("left")
-    while target is not None and target.type == "member_expression":
-        prop = target.child_by_field_name("property")
-        if prop is None or prop.type not in ("property_identifier", "private_property_identifier"):
-            return None
-        path.append(text(prop))
-        target = target.child_by_field_name("object")
-    if target is None or target.type not in ("identifier", "this"):
+    path = _js_path(assignment.child_by_field_name("left"))
+    if path is None:
         return None
-    path.append(text(target))
-    path.reverse()
     if value.type == "class":
         own = value.child_by_field_name("name")
         name = text(own) if own is not None else ".".join(path)
@@ -487,19 +495,6 @@ def _js_assigned_function(assignment: Node) -> Found | None:
 _JS_EXTENDS = frozenset({"extend", "assign", "mixin"})
 
 
-def _js_path(node: Node | None) -> str | None:
-    """``a.b.c`` of an identifier or a chain of plain property names; None for anything else."""
-    parts: list[str] = []
-    while node is not None and node.type == "member_expression":
-        prop = node.child_by_field_name("property")
-        if prop is None or prop.type != "property_identifier":
-            return None
-        parts.append(text(prop))
-        node = node.child_by_field_name("object")
-    if node is None or node.type not in ("identifier", "this"):
-        return None
-    parts.append(text(node))
-    return ".".join(reversed(parts))
 
 
 def _js_extend_call(call: Node) -> Found | None:
@@ -517,10 +512,10 @@ def _js_extend_call(call: Node) -> Found | None:
     named = [a for a in arguments.named_children if a.type not in COMMENTS]
     if prop is None or text(prop) not in _JS_EXTENDS or not named or not _js_methods_object(named[-1]):
         return None
-    owner = _js_path(callee.child_by_field_name("object") if len(named) == 1 else named[0])
-    if owner is None or (owner == "Object" and len(named) == 1):
+    path = _js_path(callee.child_by_field_name("object") if len(named) == 1 else named[0])
+    if path is None or (path == ["Object"] and len(named) == 1):
         return None
-    owner = owner.removesuffix(".prototype")
+    owner = ".".join(path).removesuffix(".prototype")
     return Found(f"object {owner}", owner, body=named[-1], split=True)
 
 
