@@ -222,6 +222,24 @@ def test_definition_lifts_the_chunk_that_defines_the_named_symbol():
         "tests/test_reader.py"
 
 
+def test_a_name_many_files_define_earns_no_definition_boost_in_a_sentence():
+    # Newtonsoft.Json: every file's ``namespace Newtonsoft.Json`` defined "Json" for "date handling
+    # and ISO 8601 parsing in Newtonsoft.Json"; jQuery's ``jQuery.extend({…})`` in most of its files
+    weights = RerankWeights(path_name=0.0, path_words=0.0, file=0.0, diversity=1.0)
+    rows = [(0.4, f"src/part{k}.js", "object jQuery", "jQuery.extend({ x: 1 })") for k in range(5)]
+    answer = (0.45, "src/ready.js", "function completed", "document ready: DOMContentLoaded")
+    question = "how does jQuery detect when the document is ready"
+    assert ranked_paths(question, pool(*rows, answer), weights)[0] == "src/ready.js"
+    # four files defining it still tell them apart from the rest; a question that is the name alone
+    # asks for its definitions, however many
+    assert ranked_paths(question, pool(*rows[:4], answer), weights)[0] == "src/part0.js"
+    assert ranked_paths("jQuery", pool(*rows, answer), weights)[0] == "src/part0.js"
+    # the boost of a name few files define is kept beside a common one
+    rare = (0.3, "src/deferred.js", "function readyWait", "function readyWait() {}")
+    lifted = ranked_paths("how do jQuery and readyWait wait for the document", pool(*rows, answer, rare), weights)
+    assert lifted[0] == "src/deferred.js"
+
+
 def test_path_words_lift_a_file_named_for_the_question():
     inp = pool((0.8, "src/client.py", "function send", "send"), (0.7, "src/redirects.py", "function follow", "x"))
     assert ranked_paths("where are redirects followed", inp, RerankWeights(file=0.0))[0] == "src/redirects.py"

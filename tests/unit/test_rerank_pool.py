@@ -43,7 +43,7 @@ PATHS = ["src/app.c", "src/app.h", "include/util.h", "src/util.c", "lib/json_rea
          "src/win/tcp.c", "src/unix/tcp.c", "src/win/core.c", "os/file_windows.go", "os/file_unix.go",
          "lib/testclient.py", "lib/reader.pyi", "types/index.d.ts", "types/index.js", "types/util.d.mts"]
 TITLES = ["class JsonReader", "function field_validator", "def readers", "module", "func (r *Router) Handle",
-          "method Client.send", "struct Tree", ""]
+          "method Client.send", "struct Tree", "", "class JsonReader", "namespace Tree"]
 TEXTS = ["", "pub struct Engine {\n}\n", "def field_validator(x):\n    return x\n", "JsonReader reads json",
          "class JsonReader:\n    pass\n", "func addRoute() {}\n", "// class Engine is an example\nuse Engine;\n"]
 QUESTIONS = ["JsonReader", "how are routes matched", "field_validator in readers", "retry urllib3", "app header",
@@ -126,8 +126,16 @@ def reference_rerank(question: str, inp: RerankInput, weights: RerankWeights, to
     path_boost: dict[str, float] = {}
     if weights.definition and names:
         titles, texts = inp.titles, inp.texts
+        sureness = [defines(titles[i], texts[i], names) for i in range(n)]
+        # (session 35) in a sentence, a name that definers in five or more files define tells none apart
+        title_name = [_norm(_title_names(t)[0]) for t in titles]
+        common = set()
+        if not q.symbol:
+            for name in {title_name[i] for i in range(n) if sureness[i] and title_name[i]}:
+                if len({paths[i] for i in range(n) if sureness[i] and title_name[i] == name}) >= 5:
+                    common.add(name)
         for i in range(n):
-            sure = defines(titles[i], texts[i], names)
+            sure = sureness[i] if title_name[i] not in common else 0.0
             if sure:
                 boost = weights.definition * sure * unit
                 adjusted[i] += boost

@@ -5,7 +5,9 @@ re-rank adjusts each candidate's retrieval score (the fused hybrid) with factors
 the candidate set and the question, every one of which ``--explain`` shows:
 
 * ``definition`` (+): the chunk defines an identifier the question names (its title is
-  ``class JsonReader`` for "JsonReader", or its text declares it);
+  ``class JsonReader`` for "JsonReader", or its text declares it), unless the question is a
+  sentence and chunks of five or more files define that name (a project's namespace or an
+  overloaded name tells no file apart);
 * ``path`` (+): the file's name matches a named identifier (``JsonReader.java``), or its name and
   directory share words with the question ("redirects" → ``redirects.py``);
 * ``file`` (+): file aggregation: the best chunk of a file gains with the total evidence of the
@@ -869,6 +871,28 @@ def rerank(question: str, inp: RerankInput, weights: RerankWeights, top: int) ->
     return RerankResult(ranked, {i: scores[i] for i in ranked}, factors)
 
 
+# A name that chunks of this many files of the pool define tells none of them apart: in a sentence
+# ("date handling and ISO 8601 parsing in Newtonsoft.Json", every file's ``namespace
+# Newtonsoft.Json``; jQuery's ``jQuery.extend({…})`` in most of its files; fmt's ``format_to``
+# overloads in seven headers) it earns no definition boost. A question that is the name alone keeps it.
+# Measured at 3 to 8 files (docs/evaluation.md, session 35): 3 and 4 lose tasks, 5 and 6 only gain.
+_COMMON_FILES = 5
+
+
+def _telling(found: dict[int, float], titles: Sequence[str], paths: Sequence[str]) -> dict[int, float]:
+    """``found`` (candidate → definition sureness) without the chunks whose title defines a name that
+    chunks of :data:`_COMMON_FILES` or more files of the pool define too."""
+    files: dict[str, set[str]] = {}
+    named = {}
+    for i in found:
+        name = _norm(_title_names(titles[i])[0])
+        named[i] = name
+        if name:
+            files.setdefault(name, set()).add(paths[i])
+    common = {n for n, fs in files.items() if len(fs) >= _COMMON_FILES}
+    return {i: v for i, v in found.items() if named[i] not in common} if common else found
+
+
 def rerank_pool(question: str, inp: RerankInput, weights: RerankWeights) -> Ranking:
     """The re-rank of every candidate (:func:`rerank` without the cut, factors on demand)."""
     q = read_question(question)
@@ -886,7 +910,10 @@ def rerank_pool(question: str, inp: RerankInput, weights: RerankWeights) -> Rank
     # definitions: the chunk defines a name the question asks for
     definition: dict[int, float] = {}
     if weights.definition and names:
-        for i, sure in _definitions(inp.titles, inp.texts, names).items():
+        found = _definitions(inp.titles, inp.texts, names)
+        if not q.symbol and len(found) >= _COMMON_FILES:
+            found = _telling(found, inp.titles, paths)
+        for i, sure in found.items():
             boost = weights.definition * sure * unit
             adjusted[i] += boost
             definition[i] = boost
