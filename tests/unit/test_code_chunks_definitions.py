@@ -1083,6 +1083,20 @@ def test_javascript_libraries_wrapped_in_a_call_keep_their_definitions():
         .startswith("module")
     titles = [c.title for c in chunk("test/lib.test.js", "describe('lib', function () {\n" + defs + "});\n")[1]]
     assert all(t.startswith("module") for t in titles)
+    # a callback handed to any other function is that call's code, its locals no definitions
+    handler = ("app.get('/users', function (req, res) {\n  var user = req.query.id\n    ? load(req.query.id)\n    : null;\n"
+               + _js_body(40) + "  res.send(user);\n});\n")
+    assert [c.title for c in chunk("app.js", handler)[1]] == ["module"]
+
+
+def test_javascript_a_named_function_handed_to_a_top_level_call_is_that_function():
+    # express's request.js defines its getters so (code:javascript/8); an anonymous one stays code
+    getter = ("defineGetter(req, 'protocol', function protocol() {{\n  var proto = this.connection.encrypted;\n"
+              "{body}  return proto;\n}});\n")
+    chunks = chunk("lib/request.js", "var req = {};\n\n" + getter.format(body=_js_body(20)))[1]
+    assert [(c.title, c.start_line) for c in chunks] == [("module", 1), ("function protocol", 3)]
+    anonymous = getter.replace("function protocol()", "function ()").format(body=_js_body(20))
+    assert [c.title for c in chunk("lib/request.js", "var req = {};\n\n" + anonymous)[1]] == ["module"]
 
 
 JS_EXTEND = """(function () {{

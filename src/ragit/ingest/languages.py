@@ -413,6 +413,7 @@ def _js_defines(body: Node, depth: int) -> bool:
 
 
 _JS_WRAP_DEPTH = 4  # wrappers inside wrappers looked into (UMD → AMD → IIFE is three)
+_JS_LOADERS = frozenset({"define", "require"})  # AMD: ``define([…], function (…) {…})``, ``sap.ui.define``
 
 
 def _js_wrapped(statement: Node, depth: int = 0) -> list[Node] | None:
@@ -420,8 +421,10 @@ def _js_wrapped(statement: Node, depth: int = 0) -> list[Node] | None:
     something: an IIFE (``(function () { function a() {…} … })();``, ``!function () {…}()``), a
     UMD factory (``(function (root, factory) {…}(this, function () {…}))``), an AMD module
     (``define(['jquery'], function ($) {…})``). Its definitions count as the file's own, as a C
-    ``#ifdef``'s do; they were ``module`` windows. None for any other statement (a test runner's
-    ``describe(…)`` is the file's own code, ``_js_test_call``)."""
+    ``#ifdef``'s do; they were ``module`` windows. None for any other statement: a callback handed
+    to any other function is that call's code, however many locals it declares (express's
+    ``defineGetter(req, 'protocol', function protocol() { var proto = …``, ``app.get('/', (req, res)
+    => {…})``, a test runner's ``describe(…)``)."""
     expression = statement.named_children[0] if statement.named_children else None
     while expression is not None and expression.type in ("parenthesized_expression", "unary_expression"):
         expression = expression.named_children[-1] if expression.named_children else None
@@ -433,6 +436,10 @@ def _js_wrapped(statement: Node, depth: int = 0) -> list[Node] | None:
         callee = callee.named_children[0]
     if callee is not None and callee.type in _JS_FUNCTION_VALUES:
         functions.append(callee)
+    else:  # only AMD's loader calls a library's factory; any other callback is code (``_js_code``)
+        path = _js_path(callee)
+        if path is None or path[-1] not in _JS_LOADERS:
+            return None
     arguments = expression.child_by_field_name("arguments")
     for argument in arguments.named_children if arguments is not None else ():
         while argument.type == "parenthesized_expression" and argument.named_children:
@@ -519,6 +526,23 @@ def _js_extend_call(call: Node) -> Found | None:
     return Found(f"object {owner}", owner, body=named[-1], split=True)
 
 
+def _js_named_callback(call: Node) -> Found | None:
+    """``defineGetter(req, 'protocol', function protocol() {…})``, ``app.use(function errorHandler(err,
+    req, res, next) {…})``: a top-level call whose last argument is a function expression with a
+    name of its own defines that function (express's ``request.js`` defines its getters so); an
+    anonymous callback stays the file's code (``_js_code``)."""
+    arguments = call.child_by_field_name("arguments")
+    named = [a for a in arguments.named_children if a.type not in COMMENTS] if arguments is not None else []
+    last = named[-1] if named else None
+    if last is None or last.type not in ("function_expression", "generator_function"):
+        return None
+    own = last.child_by_field_name("name")
+    if own is None:
+        return None
+    name = text(own)
+    return Found(f"{_function_word(last)} {name}", name, callable=True)
+
+
 def _js_statement(node: Node) -> Found | None:
     inner = node.named_children[0] if node.named_children else None
     if inner is None:
@@ -529,7 +553,7 @@ def _js_statement(node: Node) -> Found | None:
         # a test file's tests are its own code: not titled for the helper or fixture above them
         return MODULE
     if inner.type == "call_expression":
-        found = _js_extend_call(inner)
+        found = _js_extend_call(inner) or _js_named_callback(inner)
         if found is not None:
             return found
     if inner.type == "assignment_expression":
