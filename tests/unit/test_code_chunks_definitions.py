@@ -1060,6 +1060,8 @@ JS_WRAPPED = {
             "  else {{ root.Lib = factory(); }}\n}}(this, function () {{\n{defs}  return {{ first: first }};\n}}));\n"),
     "amd": "define(['jquery', './core'], function ($, core) {{\n{defs}  return $;\n}});\n",
     "bang": "!function () {{\n{defs}}}();\n",
+    # lodash.js and CoffeeScript's output: the function called with ``this``
+    "call": ";(function () {{\n{defs}}}.call(this));\n",
     # Rollup's UMD bundle (underscore-umd.js, zod's index.umd.js): the factory in parentheses
     "rollup": ("(function (global, factory) {{\n  typeof exports === 'object' ? factory(exports) : factory(global.Lib = {{}});\n"
                "}})(this, (function (exports) {{ 'use strict';\n{defs}  exports.first = first;\n}}));\n"),

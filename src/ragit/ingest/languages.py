@@ -418,7 +418,8 @@ _JS_LOADERS = frozenset({"define", "require"})  # AMD: ``define([…], function 
 
 def _js_wrapped(statement: Node, depth: int = 0) -> list[Node] | None:
     """The statements of the functions a top-level call wraps a library in, when they define
-    something: an IIFE (``(function () { function a() {…} … })();``, ``!function () {…}()``), a
+    something: an IIFE (``(function () { function a() {…} … })();``, ``!function () {…}()``,
+    ``(function () {…}.call(this))``), a
     UMD factory (``(function (root, factory) {…}(this, function () {…}))``), an AMD module
     (``define(['jquery'], function ($) {…})``). Its definitions count as the file's own, as a C
     ``#ifdef``'s do; they were ``module`` windows. None for any other statement: a callback handed
@@ -434,6 +435,13 @@ def _js_wrapped(statement: Node, depth: int = 0) -> list[Node] | None:
     callee = expression.child_by_field_name("function")
     while callee is not None and callee.type == "parenthesized_expression" and callee.named_children:
         callee = callee.named_children[0]
+    if callee is not None and callee.type == "member_expression":  # ``(function () {…}.call(this))``: lodash
+        prop, target = callee.child_by_field_name("property"), callee.child_by_field_name("object")
+        while target is not None and target.type == "parenthesized_expression" and target.named_children:
+            target = target.named_children[0]
+        if prop is not None and text(prop) in ("call", "apply") and target is not None \
+                and target.type in _JS_FUNCTION_VALUES:
+            callee = target
     if callee is not None and callee.type in _JS_FUNCTION_VALUES:
         functions.append(callee)
     else:  # only AMD's loader calls a library's factory; any other callback is code (``_js_code``)
