@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib
 import json
 import math
 import sys
@@ -277,29 +278,21 @@ class Lab:
             hybrid=hybrid[pool], paths=[st.paths[r] for r in rows], titles=[st.titles[r] for r in rows],
             texts=[st.texts[r] for r in rows],
         )
-        try:  # (a source tree before session 32 has no __main__ block rule)
-            from ragit.retrieve.rerank import main_block
-        except ImportError:
-            main_block = None
+        # a source tree before session 32 has no __main__ block rule, one before session 34 no
+        # stand-in rule (session 33 knew import blocks only)
+        engine = importlib.import_module("ragit.retrieve.rerank")
+        main_block = getattr(engine, "main_block", None)
         if main_block is not None:  # every candidate's, as the engine reads it for the possible hits
             inp = dataclasses.replace(inp, main_blocks=frozenset(
                 j for j, (p, t, x) in enumerate(zip(inp.paths, inp.titles, inp.texts)) if main_block(p, t, x)))
-        try:  # (nor one before session 34 a stand-in rule; session 33 knew import blocks only)
-            from ragit.retrieve.rerank import read_question, stand_in
-        except ImportError:
-            stand_in = None
+        stand_in, import_block = getattr(engine, "stand_in", None), getattr(engine, "import_block", None)
         if stand_in is not None:
-            asked = read_question(q)
+            asked = engine.read_question(q)
             inp = dataclasses.replace(inp, stand_ins=frozenset(
                 j for j, (t, x) in enumerate(zip(inp.titles, inp.texts)) if stand_in(t, x, asked)))
-        else:
-            try:
-                from ragit.retrieve.rerank import import_block
-            except ImportError:
-                import_block = None
-            if import_block is not None:
-                inp = dataclasses.replace(inp, import_blocks=frozenset(
-                    j for j, (t, x) in enumerate(zip(inp.titles, inp.texts)) if import_block(t, x)))
+        elif import_block is not None:
+            inp = dataclasses.replace(inp, import_blocks=frozenset(
+                j for j, (t, x) in enumerate(zip(inp.titles, inp.texts)) if import_block(t, x)))
         if v.cochange is None and v.docsite is None:
             result = rerank(q, inp, weights, v.top)
             return pool[np.array(result.order, dtype=np.int64)], hybrid

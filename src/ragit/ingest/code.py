@@ -256,8 +256,8 @@ def _python_defines(node: ast.stmt) -> bool:
 _CLAUSE = re.compile(r"(?:else|finally)\s*:")
 _PYTHON_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _PYTHON_TRY = (ast.Try, ast.TryStar) if hasattr(ast, "TryStar") else (ast.Try,)
-_PYTHON_CODE = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.AsyncWith, ast.Expr,
-                ast.Match, ast.Assign, ast.AnnAssign, ast.AugAssign) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
+_PYTHON_CODE = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Expr,
+                ast.Match, ast.Assign, ast.AnnAssign, ast.AugAssign) + _PYTHON_TRY
 
 
 def _python_value(node: ast.stmt) -> str | None:

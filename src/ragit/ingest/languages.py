@@ -419,8 +419,8 @@ _JS_LOADERS = frozenset({"define", "require"})  # AMD: ``define([…], function 
 def _js_wrapped(statement: Node, depth: int = 0) -> list[Node] | None:
     """The statements of the functions a top-level call wraps a library in, when they define
     something: an IIFE (``(function () { function a() {…} … })();``, ``!function () {…}()``,
-    ``(function () {…}.call(this))``), a
-    UMD factory (``(function (root, factory) {…}(this, function () {…}))``), an AMD module
+    ``(function () {…}.call(this))``), a UMD factory (``(function (root, factory) {…}(this,
+    function () {…}))``), an AMD module
     (``define(['jquery'], function ($) {…})``). Its definitions count as the file's own, as a C
     ``#ifdef``'s do; they were ``module`` windows. None for any other statement: a callback handed
     to any other function is that call's code, however many locals it declares (express's
@@ -432,13 +432,9 @@ def _js_wrapped(statement: Node, depth: int = 0) -> list[Node] | None:
     if expression is None or expression.type != "call_expression" or _js_test_call(expression):
         return None
     functions = []
-    callee = expression.child_by_field_name("function")
-    while callee is not None and callee.type == "parenthesized_expression" and callee.named_children:
-        callee = callee.named_children[0]
+    callee = _js_unparenthesized(expression.child_by_field_name("function"))
     if callee is not None and callee.type == "member_expression":  # ``(function () {…}.call(this))``: lodash
-        prop, target = callee.child_by_field_name("property"), callee.child_by_field_name("object")
-        while target is not None and target.type == "parenthesized_expression" and target.named_children:
-            target = target.named_children[0]
+        prop, target = callee.child_by_field_name("property"), _js_unparenthesized(callee.child_by_field_name("object"))
         if prop is not None and text(prop) in ("call", "apply") and target is not None \
                 and target.type in _JS_FUNCTION_VALUES:
             callee = target
@@ -450,13 +446,25 @@ def _js_wrapped(statement: Node, depth: int = 0) -> list[Node] | None:
             return None
     arguments = expression.child_by_field_name("arguments")
     for argument in arguments.named_children if arguments is not None else ():
-        while argument.type == "parenthesized_expression" and argument.named_children:
-            argument = argument.named_children[0]  # ``}(this, (function () {…})))``: Rollup's UMD
-        if argument.type in _JS_FUNCTION_VALUES:
+        argument = _js_unparenthesized(argument)  # ``}(this, (function () {…})))``: Rollup's UMD
+        if argument is not None and argument.type in _JS_FUNCTION_VALUES:
             functions.append(argument)
     bodies = [body for body in (f.child_by_field_name("body") for f in functions)
               if body is not None and body.type == "statement_block" and _js_defines(body, depth)]
     return [child for body in bodies for child in body.named_children] or None
+
+
+def _js_unparenthesized(node: Node | None) -> Node | None:
+    """``node`` without the parentheses around it (``(function () {…})`` → the function)."""
+    while node is not None and node.type == "parenthesized_expression" and node.named_children:
+        node = node.named_children[0]
+    return node
+
+
+def _js_arguments(call: Node) -> list[Node]:
+    """The arguments of ``call``, comments left out."""
+    arguments = call.child_by_field_name("arguments")
+    return [a for a in arguments.named_children if a.type not in COMMENTS] if arguments is not None else []
 
 
 def _js_path(node: Node | None) -> list[str] | None:
@@ -510,8 +518,6 @@ def _js_assigned_function(assignment: Node) -> Found | None:
 _JS_EXTENDS = frozenset({"extend", "assign", "mixin"})
 
 
-
-
 def _js_extend_call(call: Node) -> Found | None:
     """``jQuery.extend({ ajax: function (url, options) {…}, … })``, ``_.extend(Model.prototype,
     Events, { get: function (attr) {…}, … })``, ``Object.assign(Foo.prototype, {…})``: before
@@ -520,11 +526,10 @@ def _js_extend_call(call: Node) -> Found | None:
     owned by the extended object (the callee's own for one argument, the first argument's
     otherwise; ``.prototype`` dropped). It was ``module`` windows (jQuery's ``ajax.js``, Backbone)."""
     callee = call.child_by_field_name("function")
-    arguments = call.child_by_field_name("arguments")
-    if callee is None or callee.type != "member_expression" or arguments is None:
+    if callee is None or callee.type != "member_expression":
         return None
     prop = callee.child_by_field_name("property")
-    named = [a for a in arguments.named_children if a.type not in COMMENTS]
+    named = _js_arguments(call)
     if prop is None or text(prop) not in _JS_EXTENDS or not named or not _js_methods_object(named[-1]):
         return None
     path = _js_path(callee.child_by_field_name("object") if len(named) == 1 else named[0])
@@ -539,8 +544,7 @@ def _js_named_callback(call: Node) -> Found | None:
     req, res, next) {…})``: a top-level call whose last argument is a function expression with a
     name of its own defines that function (express's ``request.js`` defines its getters so); an
     anonymous callback stays the file's code (``_js_code``)."""
-    arguments = call.child_by_field_name("arguments")
-    named = [a for a in arguments.named_children if a.type not in COMMENTS] if arguments is not None else []
+    named = _js_arguments(call)
     last = named[-1] if named else None
     if last is None or last.type not in ("function_expression", "generator_function"):
         return None

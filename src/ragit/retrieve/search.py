@@ -1143,7 +1143,7 @@ def _reranked(question: str, pool: "np.ndarray", rows: "dict[int, ChunkRow] | No
         found = [j for j in picks if j < len(scores) and j not in demos and ranking.demotes_main_block(j)
                  and main_block(paths[j], whole[ids[j]].title, whole[ids[j]].text)]
         standing = [j for j in picks if j < len(scores) and j not in stand_ins and ranking.trades_stand_in(j)
-                  and stand_in(whole[ids[j]].title, whole[ids[j]].text, asked)]
+                    and stand_in(whole[ids[j]].title, whole[ids[j]].text, asked)]
         if not found and not standing:
             break
         demos.update(found)
