@@ -75,6 +75,10 @@ def instrument(spent: dict[str, int]) -> None:
                 spent[_label] += time.thread_time_ns() - started
 
         setattr(owner, attr, timed)
+        if not owner_name:  # and every module that imported the function by name (``from .x import f``)
+            for other in list(sys.modules.values()):
+                if getattr(other, "__name__", "").startswith("ragit.") and other.__dict__.get(attr) is inner:
+                    setattr(other, attr, timed)
 
 
 def main() -> None:

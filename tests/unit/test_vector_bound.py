@@ -151,14 +151,15 @@ def test_blended_upper_falls_back_where_files_are_no_runs_or_the_question_has_pa
 def test_leaders_select_what_a_pass_over_every_bound_selects(n):
     """_Leaders' selections (the k best bounds with ties, the bounds at least a level) are those
     of a pass over every row, above and below its sampled floor."""
-    from ragit.retrieve.vector_bound import _kth, _Leaders
+    from ragit.arrays import kth_best
+    from ragit.retrieve.vector_bound import _Leaders
 
     rng = np.random.default_rng(n)
     upper = np.round(rng.random(n), 3).astype(np.float32)  # many ties
     for first in (1, 100, 200, n + 1):
         leaders = _Leaders(upper, first)
         for k in {1, first, max(first // 2, 1)}:
-            want = np.flatnonzero(upper >= _kth(upper, k))
+            want = np.flatnonzero(upper >= kth_best(upper, k))
             assert leaders.best(k).tolist() == want.tolist()
         for level in (0.999, 0.9, 0.5, float(leaders.floor), 0.0, -1.0):
             assert leaders.at_least(level).tolist() == np.flatnonzero(upper >= level).tolist()

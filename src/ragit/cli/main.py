@@ -26,8 +26,9 @@ def main(args: list[str] | None = None) -> None:
     """
     raw = list(sys.argv[1:] if args is None else args)
     if args is None:
-        # ragit's vector math is einsum (no BLAS), and on small matrices BLAS threads only add
-        # contention: one thread spares OpenBLAS its thread pool (≈ 17 % of numpy's import CPU)
+        # ragit's vector math is one dot product a row (no BLAS matrix product), and on small
+        # matrices BLAS threads only add contention: one thread spares OpenBLAS its thread pool
+        # (≈ 17 % of numpy's import CPU)
         import os
 
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")

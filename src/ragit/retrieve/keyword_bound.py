@@ -55,6 +55,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable
 
+from ..arrays import kth_best
 from .scoring import AUTHORITY_WEIGHT, RECENCY_WEIGHT, RETRIEVAL_WEIGHT
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -66,13 +67,6 @@ if TYPE_CHECKING:  # pragma: no cover
 # Below this many snapshot rows every row is scored: full scoring then costs less than the
 # bookkeeping of the bound (gin, 1.9k chunks: warm CPU p95 2.0 ms full vs 2.6 ms bounded).
 BOUNDED_MIN_ROWS = 20_000
-
-
-def _kth(values: "np.ndarray", k: int) -> float:
-    """The k-th largest of ``values`` (k ≤ len)."""
-    import numpy as np
-
-    return float(np.partition(values, len(values) - k)[len(values) - k])
 
 
 def pool_raw(keyword: "SnapshotKeyword", vector: "np.ndarray", eligible: "np.ndarray | None", alpha: float,
@@ -102,7 +96,7 @@ def pool_raw(keyword: "SnapshotKeyword", vector: "np.ndarray", eligible: "np.nda
     known[rows] = True
     # the vector pool and the start of the fused one: the max(keyword_k, fused_k) best vectors
     vec = vector if eligible is None else np.where(eligible, vector, -np.inf)
-    cut = _kth(vec, max(k, fused_k))
+    cut = kth_best(vec, max(k, fused_k))
     add = np.flatnonzero((vec >= cut) & ~known)
     raw[add] = keyword.exact(add)
     known[add] = True
@@ -119,7 +113,7 @@ def pool_raw(keyword: "SnapshotKeyword", vector: "np.ndarray", eligible: "np.nda
 
     if bound > 0:
         at = np.flatnonzero(known if eligible is None else known & eligible)
-        level = _kth(space(vector[at], raw[at]), fused_k)
+        level = kth_best(space(vector[at], raw[at]), fused_k)
         if alpha > 0:  # only rows with a high enough vector score can reach: test those alone
             fused_level = (level - AUTHORITY_WEIGHT - RECENCY_WEIGHT) / RETRIEVAL_WEIGHT if final_space else level
             slack = 1e-9 * (1.0 + abs(fused_level) + bound / best) / alpha  # ≫ the rounding of these steps
@@ -135,6 +129,6 @@ def pool_raw(keyword: "SnapshotKeyword", vector: "np.ndarray", eligible: "np.nda
         at = np.flatnonzero(known if eligible is None else known & eligible)
         matched = raw[at]
         matched = matched[matched > 0] / best
-        if len(matched) < k or not _kth(matched, k) > bound / best:
+        if len(matched) < k or not kth_best(matched, k) > bound / best:
             return keyword.full()
     return raw

@@ -55,7 +55,7 @@ from typing import Collection, Iterable, Sequence
 
 from ..lexical import identifier_parts, terms as lexical_terms, title_name
 from ..pathroles import KNOWN_EXTENSIONS, bundled_project, is_changelog, path_role, platform_twin
-from ..arrays import unique_sorted
+from ..arrays import kth_largest, unique_sorted
 
 
 @dataclass(frozen=True)
@@ -543,7 +543,7 @@ def _top_of(values, idx, k: int, tie_order=None):
 
     if len(values) <= k:
         return np.arange(len(values)) if idx is None else idx
-    kth = np.partition(values, len(values) - k)[len(values) - k]
+    kth = kth_largest(values, k)
     # the rows at or above the threshold (about k), then which of them are above it and tied:
     # one pass over the candidates instead of two
     reach = np.flatnonzero(values >= kth)

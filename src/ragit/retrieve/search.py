@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from operator import attrgetter
 from typing import TYPE_CHECKING, Sequence
 
-from ..arrays import members, unique_sorted
+from ..arrays import kth_best, members, unique_sorted
 from ..ingest.ids import masking_of
 from ..lexical import terms as lexical_terms
 from ..security.labels import flags_for
@@ -513,11 +513,13 @@ def question_cosines(matrix: "np.ndarray", embedder: "Embedder", masked_question
     """float64 cosine of each row of ``matrix`` with the question: with its best passage when
     the question is split into passages, else with the question's one vector.
 
-    ``einsum``, not BLAS: a BLAS matrix product rounds a row's float32 dot product differently
-    depending on where the row sits in the matrix (its blocking and SIMD tails), and a snapshot
-    built incrementally orders its rows differently from a clean build of the same commit. Each
-    row's product computed on its own gives the same bits wherever it sits, so the same question
-    at the same commit scores the same whatever the store holds (cli-contract §9).
+    One dot product a row (``numpy.vecdot``), not a BLAS matrix product: a matrix product rounds
+    a row's float32 dot product differently depending on where the row sits in the matrix (its
+    blocking, SIMD tails and thread split), and a snapshot built incrementally orders its rows
+    differently from a clean build of the same commit. Each row's product computed on its own
+    gives the same bits wherever it sits, so the same question at the same commit scores the
+    same whatever the store holds (cli-contract §9), and a subset of the rows (the bounded and
+    approximate paths) gets the very floats the whole matrix would.
     """
     import numpy as np
 
@@ -525,13 +527,20 @@ def question_cosines(matrix: "np.ndarray", embedder: "Embedder", masked_question
 
 
 def _cosines32(matrix: "np.ndarray", qvecs: "np.ndarray") -> "np.ndarray":
-    """:func:`question_cosines` before its widening to float64: the einsum's own float32 result
-    (of the best passage)."""
+    """:func:`question_cosines` before its widening to float64: each row's float32 dot product
+    with the best passage.
+
+    ``vecdot`` reduces each row on its own (numpy's dot loop, BLAS ``sdot`` where numpy has it),
+    about twice as fast as the ``einsum`` it replaced (session 36: 6,000 × 256 rows 228 → 126 µs)
+    with the same property; one passage at a time keeps the matrix streaming through the cache
+    once a passage rather than once a row.
+    """
     import numpy as np
 
-    if len(qvecs) == 1:
-        return np.einsum("ij,j->i", matrix, qvecs[0])
-    return np.einsum("ij,kj->ik", matrix, qvecs).max(axis=1)
+    best = np.vecdot(matrix, qvecs[0])
+    for qvec in qvecs[1:]:
+        np.maximum(best, np.vecdot(matrix, qvec), out=best)
+    return best
 
 
 # Weight of the file cosine in the vector score under ``vector_normalization = "file_blend"``
@@ -775,14 +784,6 @@ def _file_positions(files: "np.ndarray") -> "tuple[np.ndarray, np.ndarray]":
     return distinct, np.searchsorted(distinct, files)
 
 
-def _kth_best(values: "np.ndarray", k: int) -> float:
-    """The ``k``-th largest of ``values``; −inf when there are fewer (everything may reach)."""
-    import numpy as np
-
-    if k <= 0 or len(values) < k:
-        return -np.inf
-    return float(np.partition(values, len(values) - k)[len(values) - k])
-
 
 def approximate_scores(snap: SnapshotMatrix, embedder: "Embedder", masked_question: str, file_blend: float,
                        passage_words: int, scorer: "SnapshotKeyword | None",
@@ -824,7 +825,7 @@ def approximate_scores(snap: SnapshotMatrix, embedder: "Embedder", masked_questi
     if scorer is not None:
         kw_rows, kw_raw = keyword_candidates(scorer, KEYWORD_CANDIDATES)
         if staged:  # the keyword pool (every row tied at its cut) now, the other candidates later
-            first = kw_raw >= _kth_best(kw_raw, max(cut.pool_k, 1))
+            first = kw_raw >= kth_best(kw_raw, max(cut.pool_k, 1))
             rest_rows, rest_raw = kw_rows[~first], kw_raw[~first]
             seeds.append(kw_rows[first])
         else:
@@ -851,7 +852,7 @@ def _with_reaching(snap: SnapshotMatrix, picked: "np.ndarray", vector: "np.ndarr
 
     alpha = cut.alpha
     raw = scorer.exact(picked)
-    level = _kth_best(alpha * vector + (1.0 - alpha) * np.where(raw > 0, raw / best, 0.0), cut.fused_k)
+    level = kth_best(alpha * vector + (1.0 - alpha) * np.where(raw > 0, raw / best, 0.0), cut.fused_k)
     fresh = ~members(rest_rows, picked)[0]
     rest_rows, rest_keyword = rest_rows[fresh], rest_raw[fresh] / best
     if not len(rest_rows):
@@ -861,7 +862,7 @@ def _with_reaching(snap: SnapshotMatrix, picked: "np.ndarray", vector: "np.ndarr
     vector_reach = (1.0 - file_blend) * cosine + file_blend * file_best
     joins = alpha * vector_reach + (1.0 - alpha) * rest_keyword >= level - REACH_SLACK
     if cut.pool_k:  # the vector pool (the re-rank's) takes the pool_k best vector scores
-        joins |= vector_reach >= _kth_best(vector, cut.pool_k) - REACH_SLACK
+        joins |= vector_reach >= kth_best(vector, cut.pool_k) - REACH_SLACK
     late = rest_rows[joins]
     if not len(late):
         return picked, vector, raw

@@ -20,7 +20,7 @@ Write ``μ`` for the mean row. For a row ``x`` (float32) let ``y = x − μ``, w
 Cauchy-Schwarz ``|q·x − q·μ − s·σ·(ζ·ξ)| ≤ ‖ε‖·(s‖ξ‖) + ‖q‖·‖e‖``. ``ζ·ξ`` is an exact integer
 (int32 sums of int8 products), ``‖ε‖`` negligible, and the rows of an embedding share a large
 common direction (``‖μ‖ ≈ 0.7`` on the bench corpus) that the codes need not carry: ``‖e‖`` is
-~2.6× smaller for ``y`` than it would be for ``x``. The float32 ``einsum`` the score uses differs
+~2.6× smaller for ``y`` than it would be for ``x``. The float32 dot product the score uses (``vecdot``) differs
 from ``q·x`` by at most ``γ·‖q‖·‖x‖`` (``γ = (d + 2)·2⁻²⁴``, any order of summation), which the
 per-row term adds, with a relative pad far above the float64 rounding of the bound's own few
 operations. So :meth:`Sketch.upper` is at least every row's computed cosine (the best passage's:
@@ -66,6 +66,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, Sequence
+
+from ..arrays import kth_best
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
@@ -311,10 +313,10 @@ class _Leaders:
 
         self.upper = upper
         sample = upper[:: self.SAMPLE_STRIDE]
-        floor = _kth(sample, min(self.SAMPLE_RANK, len(sample)))
+        floor = kth_best(sample, min(self.SAMPLE_RANK, len(sample)))
         rows = np.flatnonzero(upper >= floor) if floor == floor else np.zeros(0, dtype=np.int64)
         if len(rows) < first:  # (−inf when there are fewer than ``first`` rows: every row)
-            floor = _kth(upper, first)
+            floor = kth_best(upper, first)
             rows = np.flatnonzero(upper >= floor)
         self.floor, self.rows, self.values = floor, rows, upper[rows]
 
@@ -332,17 +334,9 @@ class _Leaders:
         import numpy as np
 
         if len(self.rows) >= k:
-            return self.rows[self.values >= _kth(self.values, k)]
-        return np.flatnonzero(self.upper >= _kth(self.upper, k))
+            return self.rows[self.values >= kth_best(self.values, k)]
+        return np.flatnonzero(self.upper >= kth_best(self.upper, k))
 
-
-def _kth(values: "np.ndarray", k: int) -> float:
-    """The k-th largest of ``values``; −inf when there are fewer."""
-    import numpy as np
-
-    if k <= 0 or len(values) < k:
-        return -np.inf
-    return float(np.partition(values, len(values) - k)[len(values) - k])
 
 
 def bounded_scores(snap: SnapshotRows, sketch: Sketch, qvecs: "np.ndarray", file_blend: float,
@@ -387,13 +381,13 @@ def bounded_scores(snap: SnapshotRows, sketch: Sketch, qvecs: "np.ndarray", file
         return alpha * vector + (1.0 - alpha) * keyword
 
     first = max(k, fused_k)
-    pool_kw = kw_rows[kw_raw >= _kth(kw_raw, k)] if len(kw_raw) > k else kw_rows  # the keyword pool, ties kept
+    pool_kw = kw_rows[kw_raw >= kth_best(kw_raw, k)] if len(kw_raw) > k else kw_rows  # the keyword pool, ties kept
     leaders = _Leaders(upper, first)
     seed = unique_sorted(np.concatenate([pool_kw, leaders.best(first),
                                          *(() if always is None else (always,))]).astype(np.int64))
     rows = snap.file_rows(seed) if file_blend else seed
     vector, raw = exact(rows)
-    level_v, level_f = _kth(vector, k), _kth(hybrid(vector, raw), fused_k)
+    level_v, level_f = kth_best(vector, k), kth_best(hybrid(vector, raw), fused_k)
     if level_v == -np.inf or level_f == -np.inf:
         return None
     slack = 1e-9 * (1.0 + abs(level_v) + abs(level_f) + outside / alpha)
@@ -431,6 +425,6 @@ def bounded_scores(snap: SnapshotRows, sketch: Sketch, qvecs: "np.ndarray", file
         raw = np.concatenate([raw, more_raw])[order]
     if bound > 0:  # keyword_bound's step 2: the keyword pool's cut above every row left out
         matched = raw[raw > 0] / best
-        if len(matched) < k or not _kth(matched, k) > outside:
+        if len(matched) < k or not kth_best(matched, k) > outside:
             return None
     return rows, vector, raw
