@@ -51,6 +51,11 @@ STAGES = (
     ("ragit.retrieve.rerank", "rerank_pool", "rerank_pool"),
     ("ragit.retrieve.rerank", "_definitions", "rerank definitions"),
     ("ragit.retrieve.cochange_boost", "cochange_raises", "cochange_raises"),
+    ("ragit.retrieve.docsite", "pool_site_raises", "pool_site_raises (docs-site stage)"),
+    ("ragit.retrieve.precedent", "file_evidence", "file_evidence (precedent)"),
+    ("ragit.retrieve.precedent", "precedent_raises", "precedent_raises"),
+    ("ragit.retrieve.rerank", "stand_in", "stand_in test"),
+    ("ragit.retrieve.rerank", "main_block", "main_block test"),
     ("ragit.retrieve.query", "remask_hits", "remask_hits"),
     ("ragit.retrieve.query", "label_hits", "label_hits"),
 )

@@ -460,6 +460,35 @@ def test_an_import_block_is_told_from_its_title_and_statements_in_every_language
         assert not import_block("module", text), text
 
 
+def _import_block_as_first_written(title: str, text: str) -> bool:
+    """Session 35's test, whole: every statement removed, then nothing but comments left."""
+    from ragit.retrieve.rerank import _BETWEEN_IMPORTS, _BLOCK_COMMENT, _IMPORT_STATEMENT
+
+    if not title.startswith("module"):
+        return False
+    rest = _IMPORT_STATEMENT.sub("", _BLOCK_COMMENT.sub("", text))
+    return rest != text and not _BETWEEN_IMPORTS.sub("", rest).strip()
+
+
+_IMPORT_LINES = st.sampled_from([
+    "import os", "import sys as system, re", "from . import (", "    a,", ")", "from x.y import *  # all",
+    'import { a } from "a"', 'import {', "} from '../internal'", 'export * from "./a"', "import \"./p\";",
+    "const fs = require('fs')", "'use strict'", "package gin", "import (", '\t"fmt"', "use std::io;",
+    "pub use crate::{a, b};", "mod x;", "using System;", "#include <stdio.h>", "#pragma once", "# a comment",
+    "// a comment", "-- a comment", "", "   ", "/* block", "comment */", "/* one */", "<?php",
+    "require 'json'", "module Text.Pandoc.X where", "import qualified Data.Map as M", "{-# LANGUAGE CPP #-}",
+    "X = 1", "a()", '"""doc"""', "export const x = 1", "#include \"uv.h\" // why",
+])
+
+
+@settings(max_examples=400, deadline=None)
+@given(lines=st.lists(_IMPORT_LINES, max_size=12), title=st.sampled_from(["module", "module (lines 3-9)", "function f"]))
+def test_the_import_block_shortcut_answers_as_the_whole_test(lines, title):
+    """The first-line shortcut (and the memo) never changes the answer of removing every statement."""
+    text = "\n".join(lines)
+    assert import_block(title, text) == _import_block_as_first_written(title, text)
+
+
 def test_a_stand_in_is_an_import_block_an_export_list_or_a_display_method_not_asked_for():
     asked = read_question("how does the connection pool pick an idle connection for a request")
     block = "import os\nimport sys\n"
