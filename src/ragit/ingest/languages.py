@@ -444,8 +444,7 @@ def _js_wrapped(statement: Node, depth: int = 0) -> list[Node] | None:
         path = _js_path(callee)
         if path is None or path[-1] not in _JS_LOADERS:
             return None
-    arguments = expression.child_by_field_name("arguments")
-    for argument in arguments.named_children if arguments is not None else ():
+    for argument in _js_arguments(expression):
         argument = _js_unparenthesized(argument)  # ``}(this, (function () {…})))``: Rollup's UMD
         if argument is not None and argument.type in _JS_FUNCTION_VALUES:
             functions.append(argument)

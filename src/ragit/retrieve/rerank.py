@@ -308,18 +308,16 @@ def import_block(title: str, text: str) -> bool:
     (titled ``module``) holding nothing but import statements and comments. It names what a
     question asks about (``import { createProxy, markChanged } from "./internal"``) and implements
     none of it, so it never represents its file (:func:`rerank_pool`)."""
-    if not title.startswith("module"):
-        return False
-    bare = _BLOCK_COMMENT.sub("", text) if "/*" in text else text
-    if not _opens_with_statement(bare):
-        return False
-    return _import_block(bare, text)
+    return title.startswith("module") and _import_block(text)
 
 
 @lru_cache(maxsize=4096)
-def _import_block(bare: str, text: str) -> bool:
-    """:func:`import_block`'s test proper, of ``text`` without its block comments (``bare``);
-    remembered: a warm process meets the same module chunks question after question."""
+def _import_block(text: str) -> bool:
+    """:func:`import_block`'s test of a ``module`` chunk's text; remembered: a warm process meets
+    the same module chunks question after question."""
+    bare = _BLOCK_COMMENT.sub("", text) if "/*" in text else text
+    if not _opens_with_statement(bare):
+        return False
     rest = _IMPORT_STATEMENT.sub("", bare)
     return rest != text and not _BETWEEN_IMPORTS.sub("", rest).strip()
 

@@ -784,7 +784,6 @@ def _file_positions(files: "np.ndarray") -> "tuple[np.ndarray, np.ndarray]":
     return distinct, np.searchsorted(distinct, files)
 
 
-
 def approximate_scores(snap: SnapshotMatrix, embedder: "Embedder", masked_question: str, file_blend: float,
                        passage_words: int, scorer: "SnapshotKeyword | None",
                        cut: FusedCut | None = None) -> "tuple[np.ndarray, np.ndarray, np.ndarray | None] | None":

@@ -338,7 +338,6 @@ class _Leaders:
         return np.flatnonzero(self.upper >= kth_best(self.upper, k))
 
 
-
 def bounded_scores(snap: SnapshotRows, sketch: Sketch, qvecs: "np.ndarray", file_blend: float,
                    vector_of: "Callable[[np.ndarray], np.ndarray]", scorer: "SnapshotKeyword | None",
                    cut: PoolCut, always: "np.ndarray | None" = None,
