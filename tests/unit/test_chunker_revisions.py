@@ -53,7 +53,7 @@ def test_revised_languages_have_a_new_chunker_name_the_others_their_old_one(key)
 def test_python_is_at_its_revision_and_lines_unchanged():
     # (Python's ``ast`` chunker: revision 2 in session 29, an assignment whose value spans lines;
     # revision 3 in session 34, the definitions inside a top-level ``if``/``try``/``with``)
-    assert chunk_code("app.py", "def f():\n    return 1\n", "def f():\n    return 1\n")[0] == "code:python/3"
+    assert chunk_code("app.py", "def f():\n    return 1\n", "def f():\n    return 1\n")[0] == "code:python/4"
     assert chunk_code("notes.txt", "hello\n", "hello\n")[0] == "lines"
 
 
@@ -75,7 +75,7 @@ def test_a_revision_changes_the_chunk_ids_and_keeps_the_masking_readable():
     ("App.swift", "code:swift", "swift"), ("App.swift", "code:swift/2", "swift"),
     ("app.tsx", "code:typescript/2", "typescript"), ("lib.rs", "code:rust", "rust"),
     ("app.py", "code:python", "python"), ("app.py", "code:python/2", "python"),
-    ("app.py", "code:python/3", "python"), ("App.swift", "lines", "swift"),
+    ("app.py", "code:python/4", "python"), ("App.swift", "lines", "swift"),
 ])
 def test_status_counts_a_language_under_one_name_whatever_its_revision(path, chunker, language):
     assert language_of(path, chunker) == language
@@ -86,12 +86,12 @@ def test_superseded_names_are_every_earlier_revision_and_never_a_current_one():
     from ragit.ingest.pipeline import superseded
 
     earlier = {f"code:{name}" if r == 1 else f"code:{name}/{r}"
-               for name, revision in {**REVISION, "python": 3}.items() for r in range(1, revision)}
+               for name, revision in {**REVISION, "python": 4}.items() for r in range(1, revision)}
     assert SUPERSEDED == earlier
-    assert superseded("code:python") and superseded("code:python/2") and not superseded("code:python/3")
+    assert superseded("code:python") and superseded("code:python/2") and superseded("code:python/3") and not superseded("code:python/4")
     assert {"code:ruby", "code:ruby/2", "code:swift", "code:java"} <= SUPERSEDED
     current = {spec.chunker for spec in LANGUAGES.values()}
     assert not current & SUPERSEDED
-    for chunker in current | {"code:python/3", "lines", "markdown", "none"}:
+    for chunker in current | {"code:python/4", "lines", "markdown", "none"}:
         assert not superseded(chunker)
     assert all(superseded(chunker) for chunker in SUPERSEDED)

@@ -54,7 +54,7 @@ def python_file(class_body_lines: int) -> str:
 def test_python_module_function_and_small_class():
     text = python_file(30)
     chunker, chunks = chunk("src/repo.py", text)
-    assert chunker == "code:python/3"
+    assert chunker == "code:python/4"
     assert summary(chunks) == [("module", 1, 2), ("function load", 4, 7), ("class Repo", 10, 39)]
     assert chunks[1].text.startswith("# Load the settings.\n@cache\ndef load():")
     assert chunks[2].end_line - chunks[2].start_line + 1 == 30
@@ -63,7 +63,7 @@ def test_python_module_function_and_small_class():
 def test_python_big_class_is_split_into_header_and_methods():
     text = python_file(120)
     chunker, chunks = chunk("src/repo.py", text)
-    assert chunker == "code:python/3"
+    assert chunker == "code:python/4"
     titles = [c.title for c in chunks]
     assert titles == ["module", "function load", "class Repo", "method Repo.open", "method Repo.close"]
     header = chunks[2]
@@ -168,7 +168,7 @@ def test_definitions_inside_a_top_level_block_are_units():
     # ``else:``, which were cut into ten ``module`` windows; as in a C ``#ifdef``, each is a unit,
     # opened by its branch's clause line when it is the branch's first statement)
     chunker, chunks = chunk("pkg/_compat.py", BLOCK_DEFS)
-    assert chunker == "code:python/3"
+    assert chunker == "code:python/4"
     assert summary(chunks) == [
         ("module", 1, 3), ("function loads", 4, 6), ("function helper", 8, 9), ("function path_of", 11, 13),
         ("module", 14, 15), ("function path_of", 17, 18), ("function path_of", 19, 22), ("class Reader", 24, 27)]
@@ -188,12 +188,12 @@ def test_blocks_without_definitions_and_nested_blocks():
 
 def test_file_without_definitions_is_one_module_chunk():
     chunker, chunks = chunk("conf.py", "A = 1\nB = 2\n")
-    assert chunker == "code:python/3"
+    assert chunker == "code:python/4"
     assert summary(chunks) == [("module", 1, 2)]
 
 
 def test_empty_file_has_no_chunks():
-    assert chunk("empty.py", "") == ("code:python/3", [])
+    assert chunk("empty.py", "") == ("code:python/4", [])
     assert chunk("empty.go", "\n\n") == ("code:go/2", [])
     assert chunk("empty.ml", "\n\n") == ("lines", [])
 
@@ -257,7 +257,7 @@ def test_masked_text_with_a_different_line_count_is_rejected():
 
 def test_invalid_escape_warnings_are_silenced(recwarn):
     chunker, _ = chunk("a.py", 'x = "\\d"\n')
-    assert chunker == "code:python/3"
+    assert chunker == "code:python/4"
     assert not [w for w in recwarn if issubclass(w.category, SyntaxWarning)]
 
 
@@ -527,7 +527,7 @@ def test_a_header_that_says_something_keeps_its_chunk_and_python_keeps_every_hea
                 '"""A repository."""'):
         text = "\n".join(["class Repo:", f"    {doc}", ""] + method("open", 45) + method("close", 45)) + "\n"
         chunker, chunks = chunk("repo.py", text)
-        assert chunker == "code:python/3"
+        assert chunker == "code:python/4"
         assert summary(chunks) == [("class Repo", 1, 2), ("method Repo.open", 4, 49), ("method Repo.close", 51, 96)]
         assert chunks[0].text == f"class Repo:\n    {doc}"
         assert_covered(chunks, text)

@@ -1851,7 +1851,7 @@ def test_python_values_and_module_code_over_several_lines_are_units():
     # were the tail of ``function get_encoding``; a class's ``__attrs__`` list that of its header
     # (since code:python/3 the block's definition is a unit, opened by the block's line)
     chunker, chunks = chunk("src/requests/utils.py", PYTHON_VALUES)
-    assert chunker == "code:python/3"
+    assert chunker == "code:python/4"
     assert summary(chunks) == [("module", 1, 1), ("function get_encoding", 4, 5),
                                ("variable DEFAULT_ACCEPT_ENCODING", 8, 10), ("function proxy_bypass", 12, 16),
                                ("class Session", 19, 26)]

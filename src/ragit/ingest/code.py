@@ -51,6 +51,7 @@ from typing import Any, Callable, NamedTuple, Union
 from .blanking import Blanker
 from .chunks import Chunk
 from .languages import CPP_SYNTAX, EXTENSIONS, FILENAMES, LANGUAGES, MODULE, PYTHON_CHUNKER, Found, Language
+from .pyskeleton import skeleton
 from .text import split_lines
 
 
@@ -154,12 +155,28 @@ def _python_defs(source: str, lines: list[str]) -> list[_Def] | None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # invalid escapes etc. must not reach the user
-            tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+            tree = _python_tree(source)
+    except _PARSE_ERRORS:
         return None
     defs: list[_Def] = []
     _python_statements(tree.body, lines, 0, defs, 0)
     return defs
+
+
+_PARSE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError)
+
+
+def _python_tree(source: str) -> ast.Module:
+    """The syntax tree of ``source``'s skeleton (:mod:`ragit.ingest.pyskeleton`: function bodies
+    are never read here, and parsing them was most of a Python file's cost), or of the whole file
+    when it has no skeleton or its skeleton does not parse."""
+    cut = skeleton(source)
+    if cut is not None and cut is not source:
+        try:
+            return ast.parse(cut)
+        except _PARSE_ERRORS:
+            pass  # the whole file decides
+    return ast.parse(source)
 
 
 def _python_statements(nodes: list[ast.stmt], lines: list[str], floor: int, defs: list[_Def], depth: int) -> int:
@@ -918,7 +935,7 @@ def _structured(clean: list[str], defs: list[_Def], lim: CodeLimits, fold: bool 
 
 
 def chunk_code(path: str, raw_text: str, masked_text: str, version: str = "1") -> tuple[str, list[Chunk]]:
-    """(chunker name, chunks) of a code file: ``code:python/3``, ``code:<language>`` (with
+    """(chunker name, chunks) of a code file: ``code:python/4``, ``code:<language>`` (with
     ``/<revision>`` when the language's table was revised, :attr:`Language.revision`) or ``lines``.
 
     ``raw_text`` and ``masked_text`` are LF-normalised and must have the same number of lines;

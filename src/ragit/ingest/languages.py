@@ -1659,8 +1659,11 @@ FILENAMES: dict[str, str] = {filename: key for key, spec in LANGUAGES.items() fo
 
 #: revision of the Python chunker (``ast``, in :mod:`ragit.ingest.code`): 2 since session 29, an
 #: assignment of one name whose value spans lines is a unit (``code._python_value``); 3 since
-#: session 34, the definitions inside a top-level ``if``/``try``/``with`` are units (``code._python_block``)
-PYTHON_REVISION = 3
+#: session 34, the definitions inside a top-level ``if``/``try``/``with`` are units (``code._python_block``);
+#: 4 since session 37, ``ast`` reads the file's skeleton (:mod:`ragit.ingest.pyskeleton`), so a
+#: file whose only syntax errors lie inside function bodies (Python 2 ``print``, newer syntax
+#: than the running Python's) is cut at its definitions instead of in line windows
+PYTHON_REVISION = 4
 PYTHON_CHUNKER = chunker_name("python", PYTHON_REVISION)
 
 #: chunker names of every earlier revision of a table: a store record chunked by one of them
