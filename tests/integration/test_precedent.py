@@ -85,6 +85,20 @@ def test_only_the_best_matching_commits_vouch():
     assert len(file_evidence(["cach", "entri"], stats, PrecedentWeights(commits=3))) == 3
 
 
+def test_an_answer_asked_again_is_remembered_and_never_shared(monkeypatch):
+    from ragit.retrieve import precedent
+
+    stats = _stats([("Fix the request context teardown", ["ctx.py"]),
+                    ("Depend on itsdangerous now", ["setup.py", "tox.ini"])])
+    first = file_evidence(["depend", "now", "depend"], stats)
+    first["ctx.py"] = 9.0  # a caller's own dict: the remembered answer does not change
+    asked = []
+    monkeypatch.setattr(precedent, "_evidence", lambda *a: asked.append(a) or {})
+    again = file_evidence(["now", "depend"], stats)  # the same terms as a set: not computed again
+    assert asked == [] and set(again) == {"setup.py", "tox.ini"}
+    assert file_evidence(["depend"], stats, PrecedentWeights(commits=1)) == {} and len(asked) == 1
+
+
 def test_no_messages_or_no_match_gives_no_evidence():
     assert file_evidence(["click"], tally(1, [["a.py"]])) == {}  # statistics without messages
     assert file_evidence(["click"], _stats([("unrelated words", ["a.py"])])) == {}
