@@ -3,8 +3,6 @@ invariants the engine relies on (deterministic, pure, the best ``top`` only)."""
 
 from __future__ import annotations
 
-import re
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -662,4 +660,4 @@ def test_pool_takes_the_best_by_each_score_and_never_swells_on_ties():
 
 
 def test_declaration_pattern_ignores_comment_lines():
-    assert not re.search(_DECLARATION, "# class Engine\n// fn run\n * def run")
+    assert not _DECLARATION.search("# class Engine\n// fn run\n * def run")

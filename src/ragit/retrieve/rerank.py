@@ -53,6 +53,7 @@ from functools import lru_cache
 from itertools import pairwise
 from typing import Collection, Iterable, Sequence
 
+from ..lazyre import LazyPattern
 from ..lexical import identifier_parts, terms as lexical_terms, title_name
 from ..pathroles import KNOWN_EXTENSIONS, bundled_project, is_changelog, path_role, platform_twin
 from ..arrays import kth_largest, unique_sorted
@@ -135,11 +136,11 @@ class RerankResult:
 
 # ---------------------------------------------------------------- the question
 
-_QUALIFIED = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:::|\\|->|\.|#)[A-Za-z_$][\w$]*)+[!?]?$")
-_SINGLE = re.compile(r"^[A-Za-z_$][\w$]*[!?]?$")
+_QUALIFIED = LazyPattern(r"^[A-Za-z_$][\w$]*(?:(?:::|\\|->|\.|#)[A-Za-z_$][\w$]*)+[!?]?$")
+_SINGLE = LazyPattern(r"^[A-Za-z_$][\w$]*[!?]?$")
 # A qualified name in a sentence: a.b, A::B, a#b, a->b, maybe called (``a.b()``).
 _DOTTED = r"[A-Za-z_$][\w$]*(?:(?:::|\.|#|->)[A-Za-z_$][\w$]*)+(?:\(\))?"
-_EMBEDDED = re.compile(
+_EMBEDDED = LazyPattern(
     r"(?<![\w.])(?:"
     + _DOTTED +  # qualified
     r"|_*[a-z][a-z0-9]*(?:_[a-z0-9]+)+_*"  # snake_case
@@ -150,7 +151,7 @@ _EMBEDDED = re.compile(
     r"|[A-Za-z_][\w]*\(\)"  # name()
     r")(?![\w])"
 )
-_QUALIFIED_NAME = re.compile(r"(?<![\w.$])" + _DOTTED + r"(?![\w$])")
+_QUALIFIED_NAME = LazyPattern(r"(?<![\w.$])" + _DOTTED + r"(?![\w$])")
 
 
 def _without_api_names(text: str) -> str:
@@ -160,12 +161,12 @@ def _without_api_names(text: str) -> str:
         lambda m: m.group(0) if "." + m.group(0).rsplit(".", 1)[-1] in KNOWN_EXTENSIONS else " ", text)
 
 
-_SEPARATORS = re.compile(r"::|\\|->|\.|#")
+_SEPARATORS = LazyPattern(r"::|\\|->|\.|#")
 # A capitalised word next to the kind of thing it names ("the Content protocol", "Request type",
 # "class Blueprint"): a name, though a sentence's capitalised words on their own are not (as a
 # rule they cost more languages than they helped: docs/evaluation.md).
 _KINDS = r"(?:protocol|class|struct|type|trait|interface|enum|module|typeclass|record|object|behaviour)"
-_KIND_NAMED = re.compile(rf"(?<![\w.$])([A-Z][a-z0-9]+)[ \t]+{_KINDS}s?(?![\w$])|(?<![\w$]){_KINDS}[ \t]+([A-Z][a-z0-9]+)(?![\w$])")
+_KIND_NAMED = LazyPattern(rf"(?<![\w.$])([A-Z][a-z0-9]+)[ \t]+{_KINDS}s?(?![\w$])|(?<![\w$]){_KINDS}[ \t]+([A-Z][a-z0-9]+)(?![\w$])")
 
 # Words that ask for a role the re-rank would otherwise demote.
 _ASKS = {
@@ -184,7 +185,7 @@ _ASKS = {
 
 _ASK_SETS = tuple((role, frozenset(words)) for role, words in _ASKS.items())
 _ASK_WORDS = frozenset(w for words in _ASKS.values() for w in words)
-_LETTERS = re.compile(r"[A-Za-z]+")
+_LETTERS = LazyPattern(r"[A-Za-z]+")
 
 
 ASK_WORDS = 24  # words of the first line read for what the question asks for
@@ -265,7 +266,7 @@ def asked_roles(q: Question, paths: Iterable[str]) -> frozenset[str]:
 _TEST_WORDS = frozenset(_ASKS["test"])
 
 # A top-level ``if __name__ == "__main__":`` opening a chunk, after any comment lines.
-_MAIN_GUARD = re.compile(r"""[ \t]*(?:#[^\n]*\n[ \t]*)*if[ \t]+__name__[ \t]*==[ \t]*(['"])__main__\1[ \t]*:""")
+_MAIN_GUARD = LazyPattern(r"""[ \t]*(?:#[^\n]*\n[ \t]*)*if[ \t]+__name__[ \t]*==[ \t]*(['"])__main__\1[ \t]*:""")
 
 
 def main_block(path: str, title: str, text: str) -> bool:
@@ -280,7 +281,7 @@ def main_block(path: str, title: str, text: str) -> bool:
 # the languages the chunker cuts: JavaScript/TypeScript ``import``/``export … from``/``require``,
 # Python ``import``/``from … import``, Go's import block, Java/Kotlin/Swift ``import``, Rust
 # ``use``/``mod``, C# ``using``, C/C++ ``#include``, Ruby ``require``, PHP ``use``.
-_IMPORT_STATEMENT = re.compile(
+_IMPORT_STATEMENT = LazyPattern(
     r"""^[ \t]*(?:
         (?:import|export)\b[^;'"`]*?\bfrom[ \t]*(['"])[^'"\n]*\1[ \t]*;?
       | import[ \t]*(['"])[^'"\n]*\2[ \t]*;?
@@ -299,8 +300,8 @@ _IMPORT_STATEMENT = re.compile(
       | <\?php
     )[ \t]*$""", re.MULTILINE | re.VERBOSE)
 # what may stand between them: blank lines and comments (``//``, ``#``, ``--``, ``/* */``)
-_BETWEEN_IMPORTS = re.compile(r"^[ \t]*(?://.*|\#.*|--.*)?$", re.MULTILINE)
-_BLOCK_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
+_BETWEEN_IMPORTS = LazyPattern(r"^[ \t]*(?://.*|\#.*|--.*)?$", re.MULTILINE)
+_BLOCK_COMMENT = LazyPattern(r"/\*.*?\*/", re.DOTALL)
 
 
 def import_block(title: str, text: str) -> bool:
@@ -344,8 +345,8 @@ _DISPLAY_METHODS = frozenset({"__repr__", "__str__", "__rich_repr__"})
 # names other code also uses (gin's ``Context.String(code, format, values...)`` writes a response):
 # a display method only when defined without parameters (``String() string``, ``toString()``, ``def to_s``)
 _DISPLAY_NAMED = frozenset({"toString", "ToString", "String", "to_s"})
-_DISPLAY_DEFINED = re.compile(r"\b(?:toString|ToString|String)\s*\(\s*\)|\bdef\s+(?:self\.)?to_s\b(?!\s*\(\s*\w)")
-_DISPLAY_IMPL = re.compile(r"impl (?:fmt::)?(?:Display|Debug) for ")
+_DISPLAY_DEFINED = LazyPattern(r"\b(?:toString|ToString|String)\s*\(\s*\)|\bdef\s+(?:self\.)?to_s\b(?!\s*\(\s*\w)")
+_DISPLAY_IMPL = LazyPattern(r"impl (?:fmt::)?(?:Display|Debug) for ")
 _DISPLAY_WORDS = "repr representation str string tostring print display debug format show"
 
 
@@ -399,7 +400,7 @@ def _joined_names(path: str) -> frozenset[str]:
     return frozenset(found | {n[:-1] for n in found if n.endswith("s")})
 
 
-_JOINERS = re.compile(r"[-_]")
+_JOINERS = LazyPattern(r"[-_]")
 
 
 # ---------------------------------------------------------------- the candidates
@@ -421,7 +422,7 @@ _DEF_KEYWORDS = (r"class|struct|interface|trait|enum|union|type|typedef|protocol
 # match. An indented bare ``type X = ...`` binds an associated type of an ``impl`` (Rust: ``type
 # Deserializer = Self;``, dozens of them) and declares nothing. One pattern for every name:
 # compiled once, not per question.
-_DECLARATION = re.compile(
+_DECLARATION = LazyPattern(
     r"^(?![ \t]+type[ \t]+[A-Za-z_$][\w$]*[ \t]*(?:<[^>\n]*>[ \t]*)?=)"
     rf"[ \t]*(?:[\w@]+(?:\([^()\n]*\))?[ \t]+)*?(?P<word>{_DEF_KEYWORDS})[ \t]+"
     r"(?:(?:(?<=class[ \t])|(?<=struct[ \t])|(?<=union[ \t]))[A-Z][A-Z0-9_]*[ \t]+(?=[A-Za-z_]))?"
@@ -621,7 +622,7 @@ _SOURCES = (".c", ".cc", ".cpp", ".cxx", ".c++", ".m", ".mm")
 # Python's type stubs (``.pyi``) and TypeScript's declaration files (``.d.ts``) declare what a
 # file of the same name beside them implements, as a C header does
 _STUBBED = frozenset((".py", ".pyi", ".ts", ".mts", ".cts", ".js", ".mjs", ".cjs"))
-_DECLARATION_FILE = re.compile(r"(?:\.pyi|\.d\.[mc]?ts)$")
+_DECLARATION_FILE = LazyPattern(r"(?:\.pyi|\.d\.[mc]?ts)$")
 
 
 def _split_ext(path: str) -> tuple[str, str]:
