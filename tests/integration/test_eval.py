@@ -549,3 +549,37 @@ def test_mined_queries_are_masked(history, tmp_path):
     assert "ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZ12" not in text
     queries = [json.loads(line)["query"] for line in text.splitlines()]
     assert any(q.startswith("Rotate the deploy token ghp_AB***") for q in queries)
+
+
+def test_the_evaluation_store_refreshes_its_packed_postings_once_per_run(history, tmp_path, monkeypatch):
+    """Each commit's publish would read the index's postings of its new rows' terms, a cost that
+    grows with the whole store; ``eval run`` defers that refresh and does it once after the last
+    commit, and the file then matches the index (answers as fts5vocab does)."""
+    from ragit.config import load_config
+    from ragit.evaluation.run import EvalRequest, open_repository, run_eval
+    from ragit.evaluation.tasks import load_tasks
+    from ragit.store import packedpostings
+    from ragit.store.bm25 import PostingsReader
+    from ragit.store.sqlite import SqliteStore
+
+    monkeypatch.setattr(packedpostings, "MIN_ROWS", 1)  # every store keeps the file
+    calls = []
+    real = packedpostings.refresh
+    monkeypatch.setattr(packedpostings, "refresh", lambda *a: calls.append(real(*a)) or calls[-1])
+    commits = history.git("rev-list", "--first-parent", "main").split()
+    tasks = tmp_path / "t.jsonl"
+    tasks.write_text("".join(_task(i, c, "session token", ["src/app/auth.py"]) + "\n"
+                             for i, c in enumerate(commits[:4], 1)))
+    request = EvalRequest(str(tasks), load_tasks(tasks, str(tasks)), [open_repository(history.root, "r")],
+                          ["hybrid"], [600])
+    result = run_eval(history.root, load_config(history.root), request)
+    assert result.ingested == 4 and calls == ["built"]  # one refresh, not one per commit
+    [db] = (history.root / ".ragit").rglob("postings.db")
+    store = SqliteStore.open_read(db.parent)
+    try:
+        assert packedpostings.refresh(db.parent, store.conn) == "kept"  # it matches the index
+        packed, plain = store.postings(), PostingsReader(store.conn, "chunks_vocab", "chunks_fts_data")
+        for (term,) in store.conn.execute("SELECT DISTINCT term FROM chunks_vocab"):
+            assert [a.tobytes() for a in packed(term)] == [b.tobytes() for b in plain(term)], term
+    finally:
+        store.close()

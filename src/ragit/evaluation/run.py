@@ -191,6 +191,7 @@ def index_commits(root: Path, config: Config, commits: list[tuple[str, Git]], em
     breaks ties among equal scores by row position, so another order can move a tied row in or
     out of a pool."""
     from ..ingest.pipeline import IngestRequest, current_params, run_ingest
+    from ..ingest.publish import keyword_postings_deferred
     from ..store import open_store_read, store_exists
 
     params = current_params(config, embedder.id)
@@ -201,16 +202,35 @@ def index_commits(root: Path, config: Config, commits: list[tuple[str, Git]], em
         if store is not None:
             store.close()
     embedded = 0
-    for n, (sha, git) in enumerate(todo, 1):
-        result = run_ingest(root, git, config, IngestRequest(mode="full"), commit=sha, check_dirty=False,
-                            embedder=embedder)
-        embedded += result.embedded_chunks
-        missing = sum(1 for f in result.skipped_files if f["reason"] == "missing_object")
-        if missing and warnings is not None:
-            warnings.append(f"{sha[:12]}: {missing} file(s) skipped, their git objects are missing from the clone")
-        if progress:
-            progress("index", n, len(todo))
+    with keyword_postings_deferred():  # refreshed once, after the last commit
+        for n, (sha, git) in enumerate(todo, 1):
+            result = run_ingest(root, git, config, IngestRequest(mode="full"), commit=sha, check_dirty=False,
+                                embedder=embedder)
+            embedded += result.embedded_chunks
+            missing = sum(1 for f in result.skipped_files if f["reason"] == "missing_object")
+            if missing and warnings is not None:
+                warnings.append(f"{sha[:12]}: {missing} file(s) skipped, their git objects are missing from the clone")
+            if progress:
+                progress("index", n, len(todo))
+    if todo:
+        _refresh_postings(root, config)
     return len(todo), embedded
+
+
+def _refresh_postings(root: Path, config: Config) -> None:
+    """The packed keyword postings of the evaluation store, refreshed once for the commits just
+    indexed (ragit.ingest.publish.keyword_postings_deferred), under the store's write lock."""
+    from ..store import open_store_write, store_dir
+    from ..store.lock import write_lock
+
+    with write_lock(store_dir(root, config)):
+        store = open_store_write(root, config)
+        try:
+            refresh = getattr(store, "refresh_keyword_postings", None)  # SQLite only
+            if refresh is not None:
+                refresh()
+        finally:
+            store.close()
 
 
 def index_roots(root: Path, config: Config, tasks: list[Task], located: dict[str, Git], embedder: Embedder,
