@@ -71,6 +71,7 @@ def _blanked(source: str) -> tuple[str, list[int], list[int]]:
 
 
 def _in_string(offset: int, starts: list[int], ends: list[int]) -> bool:
+    """Whether the line starting at ``offset`` starts inside a multi-line string (no statement)."""
     k = bisect_left(starts, offset) - 1  # the last string opened before the line
     return k >= 0 and offset < ends[k]
 
@@ -91,6 +92,7 @@ def _header_colon(blank: str, at: int) -> int:
 
 
 def _balanced(segment: str) -> bool:
+    """Whether every bracket ``segment`` opens is closed in it and it ends on no backslash."""
     return all(segment.count(o) == segment.count(c) for o, c in zip(_OPEN, _CLOSE)) \
         and not segment.rstrip().endswith("\\")
 
@@ -111,14 +113,14 @@ def skeleton(source: str) -> str | None:
         colon = _header_colon(blank, pos)
         if colon < 0:
             continue
-        body = blank.find("\n", colon) + 1  # (a newline ends the header's line: one ends each def match)
+        body = blank.find("\n", colon) + 1  # (0: the file ends on the header's line)
         if body == 0 or blank[colon + 1:body].strip():
             continue  # the body is on the header's line
         column = len(m.group(1))
         finder = _dedent(column)
         at = body - 1
         while (d := finder.search(blank, at)) is not None and _in_string(d.start() + 1, starts, ends):
-            at = blank.find("\n", d.start() + 1)  # (a string's closing line: its newline follows)
+            at = blank.find("\n", d.start() + 1)  # a line inside a string: look from the next one
             if at < 0:
                 d = None
                 break
