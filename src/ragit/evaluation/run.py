@@ -202,7 +202,7 @@ def index_commits(root: Path, config: Config, commits: list[tuple[str, Git]], em
         if store is not None:
             store.close()
     embedded = 0
-    with keyword_postings_deferred():  # refreshed once, after the last commit
+    with keyword_postings_deferred(root, config):  # refreshed once, after the last commit
         for n, (sha, git) in enumerate(todo, 1):
             result = run_ingest(root, git, config, IngestRequest(mode="full"), commit=sha, check_dirty=False,
                                 embedder=embedder)
@@ -212,25 +212,7 @@ def index_commits(root: Path, config: Config, commits: list[tuple[str, Git]], em
                 warnings.append(f"{sha[:12]}: {missing} file(s) skipped, their git objects are missing from the clone")
             if progress:
                 progress("index", n, len(todo))
-    if todo:
-        _refresh_postings(root, config)
     return len(todo), embedded
-
-
-def _refresh_postings(root: Path, config: Config) -> None:
-    """The packed keyword postings of the evaluation store, refreshed once for the commits just
-    indexed (ragit.ingest.publish.keyword_postings_deferred), under the store's write lock."""
-    from ..store import open_store_write, store_dir
-    from ..store.lock import write_lock
-
-    with write_lock(store_dir(root, config)):
-        store = open_store_write(root, config)
-        try:
-            refresh = getattr(store, "refresh_keyword_postings", None)  # SQLite only
-            if refresh is not None:
-                refresh()
-        finally:
-            store.close()
 
 
 def index_roots(root: Path, config: Config, tasks: list[Task], located: dict[str, Git], embedder: Embedder,

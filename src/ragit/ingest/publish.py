@@ -36,9 +36,11 @@ def publish_snapshot(root: Path, config, store: "Store", write: "SnapshotWrite",
     if not getattr(store, "shared", False):  # a shared store's other snapshots are other clones'
         store.delete_snapshots([s for s in store.snapshot_shas() if s not in published])
     refresh_vector_index(store, write.embedder_id, write.commit_sha)
-    refresh_keywords = getattr(store, "refresh_keyword_postings", None)  # SQLite: ragit.store.packedpostings
-    if refresh_keywords is not None and not _POSTINGS_DEFERRED.get():
-        refresh_keywords()
+    deferred = _POSTINGS_DEFERRED.get()
+    if deferred is None:
+        _refresh_keyword_postings(store)
+    else:
+        deferred.append(True)
     _remember_digest(root, config, write.commit_sha, write.manifest_sha256, published)
 
 
@@ -56,19 +58,38 @@ def _remember_digest(root: Path, config, sha: str, digest: str, published: set[s
         pass
 
 
-_POSTINGS_DEFERRED: ContextVar[bool] = ContextVar("ragit_postings_deferred", default=False)
+def _refresh_keyword_postings(store: "Store") -> None:
+    refresh = getattr(store, "refresh_keyword_postings", None)  # SQLite: ragit.store.packedpostings
+    if refresh is not None:
+        refresh()
+
+
+# inside keyword_postings_deferred: one entry a snapshot published without its postings refresh
+_POSTINGS_DEFERRED: ContextVar["list[bool] | None"] = ContextVar("ragit_postings_deferred", default=None)
 
 
 @contextmanager
-def keyword_postings_deferred() -> Iterator[None]:
-    """Publish snapshots without refreshing the packed keyword postings, for a caller that
-    publishes many in a row and refreshes once after them (``eval run``'s evaluation store:
-    ragit.evaluation.run.index_commits). Each refresh reads the index's postings of the new rows'
-    terms, a cost that grows with the whole store (a shared evaluation store of 1.4 GB: 0.57 s a
-    commit of requests, most of its ingest); a file left behind the index is never read (its
-    recorded state no longer matches), so queries in between read ``fts5vocab`` as without it."""
-    token = _POSTINGS_DEFERRED.set(True)
+def keyword_postings_deferred(root: Path, config) -> Iterator[None]:
+    """Publish snapshots without refreshing the packed keyword postings, then refresh them once,
+    under the store's write lock, when the block ends having published any: for a caller that
+    publishes many in a row (``eval run``'s evaluation store: ragit.evaluation.run.index_commits).
+    Each refresh reads the index's postings of the new rows' terms, a cost that grows with the
+    whole store (a shared evaluation store of 1.4 GB: 0.57 s a commit of requests, most of its
+    ingest). A file left behind the index is never read (its recorded state no longer matches):
+    queries in between, or after a block that failed, read ``fts5vocab`` as without it."""
+    published: list[bool] = []
+    token = _POSTINGS_DEFERRED.set(published)
     try:
         yield
     finally:
         _POSTINGS_DEFERRED.reset(token)
+    if published:
+        from ..store import open_store_write, store_dir
+        from ..store.lock import write_lock
+
+        with write_lock(store_dir(root, config)):
+            store = open_store_write(root, config)
+            try:
+                _refresh_keyword_postings(store)
+            finally:
+                store.close()
