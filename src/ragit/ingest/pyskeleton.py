@@ -100,9 +100,9 @@ def _balanced(segment: str) -> bool:
 def skeleton(source: str) -> str | None:
     """``source`` with each function body that can be cut for certain replaced by blank lines and
     one ``pass`` on the body's last line; None when the file is left whole."""
-    if "\r" in source or ("\t" in source or "\f" in source) and _UNSAFE.search("\n" + source):
-        return None
     text = "\n" + source  # every line then starts after a newline (see _DEF)
+    if "\r" in source or ("\t" in source or "\f" in source) and _UNSAFE.search(text):
+        return None
     blank, starts, ends = _blanked(text)
     out: list[str] = []
     keep = 1
