@@ -9,6 +9,8 @@ import shutil
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import write_placeholder_config
 from ragit import Repo
@@ -274,3 +276,22 @@ def test_a_file_of_the_old_layout_reads_and_extends_as_the_new(repo):
         assert "WITHOUT ROWID" in layout  # extended in place, not rebuilt
     finally:
         store.close()
+
+
+_COUNTS = st.one_of(st.integers(0, 70_000).map(float), st.sampled_from([0.5, 2.25, 65_535.0, 65_536.0, -1.0]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.tuples(st.integers(0, 2**40), _COUNTS), max_size=6), min_size=1, max_size=8),
+       st.sampled_from([4, 8]))
+def test_a_build_packs_a_batch_of_terms_as_it_packs_each_term(terms, id_bytes):
+    """``build`` packs thousands of terms per call (``_pack_many``): the bytes of ``_pack`` term by
+    term, small counts as uint16 exactly where every count of that term fits, float64 otherwise,
+    and a term without rows as ``_pack`` writes it."""
+    from ragit.store.packedpostings import _pack, _pack_many
+
+    if id_bytes == 4:
+        terms = [[(i % 2**31, c) for i, c in term] for term in terms]
+    postings = [(np.array(sorted(i for i, _ in term), dtype=np.int64), np.array([c for _, c in term], dtype=np.float64))
+                for term in terms]
+    assert _pack_many(postings, id_bytes) == [_pack(ids, tf, id_bytes) for ids, tf in postings]

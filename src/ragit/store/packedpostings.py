@@ -146,6 +146,34 @@ def _pack(ids: "np.ndarray", tf: "np.ndarray", id_bytes: int) -> tuple[bytes, by
     return packed_ids, tf.astype("<f8").tobytes()
 
 
+def _pack_many(postings: "list[Postings]", id_bytes: int) -> list[tuple[bytes, bytes]]:
+    """:func:`_pack` of each term's postings, converted and compared together (one numpy call
+    per batch instead of several per term: thousands of small terms cost ~3 µs each alone). The
+    same bytes: each term is small (``uint16``) exactly when every one of its counts is."""
+    import numpy as np
+
+    sizes = [len(ids) for ids, _ in postings]
+    if not postings or not all(sizes):  # (a term without rows: one at a time, as _pack decides)
+        return [_pack(ids, tf, id_bytes) for ids, tf in postings]
+    ids = np.concatenate([ids for ids, _ in postings]).astype("<i4" if id_bytes == 4 else "<i8")
+    tf = np.concatenate([tf for _, tf in postings])
+    small = tf.astype("<u2")
+    bounds = np.concatenate(([0], np.cumsum(sizes)))
+    fits = np.logical_and.reduceat(small.astype(np.float64) == tf, bounds[:-1]).tolist()
+    id_blob, small_blob, wide_blob = ids.tobytes(), small.tobytes(), None
+    width = ids.itemsize
+    out = []
+    for a, b, fit in zip(bounds[:-1].tolist(), bounds[1:].tolist(), fits):
+        if fit:
+            counts = small_blob[2 * a:2 * b]
+        else:
+            if wide_blob is None:
+                wide_blob = tf.astype("<f8").tobytes()
+            counts = wide_blob[8 * a:8 * b]
+        out.append((id_blob[width * a:width * b], counts))
+    return out
+
+
 def _open_out(path: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA journal_mode = DELETE")
@@ -178,16 +206,14 @@ def build(store_dir: Path, main: sqlite3.Connection) -> int:
         try:
             out.execute("PRAGMA synchronous = OFF")
             out.execute("BEGIN")
-            batch = []
-            # one streaming pass: the vocabulary table yields terms in order, so GROUP BY needs no sort
-            for term, text in main.execute(f"SELECT term, group_concat({_code_sql()}) FROM chunks_vocab GROUP BY term"):
-                batch.append((term, *_pack(*PostingsReader._decode(text), id_bytes)))
-                if len(batch) >= _FLUSH:
-                    out.executemany("INSERT INTO postings VALUES(?, ?, ?)", batch)
-                    terms += len(batch)
-                    batch = []
-            out.executemany("INSERT INTO postings VALUES(?, ?, ?)", batch)
-            terms += len(batch)
+            # one streaming pass: the vocabulary table yields terms in order, so GROUP BY needs no
+            # sort; each batch of terms is decoded and packed together
+            found = main.execute(f"SELECT term, group_concat({_code_sql()}) FROM chunks_vocab GROUP BY term")
+            while batch := found.fetchmany(_FLUSH):
+                packed = _pack_many(PostingsReader._decode_many([text for _, text in batch]), id_bytes)
+                out.executemany("INSERT INTO postings VALUES(?, ?, ?)",
+                                [(term, *blobs) for (term, _), blobs in zip(batch, packed)])
+                terms += len(batch)
             _write_meta(out, state, rows, id_bytes)
             out.execute("COMMIT")
         finally:
