@@ -295,3 +295,44 @@ def test_a_build_packs_a_batch_of_terms_as_it_packs_each_term(terms, id_bytes):
     postings = [(np.array(sorted(i for i, _ in term), dtype=np.int64), np.array([c for _, c in term], dtype=np.float64))
                 for term in terms]
     assert _pack_many(postings, id_bytes) == [_pack(ids, tf, id_bytes) for ids, tf in postings]
+
+
+def _renamed(fields):
+    text, title, path, length = fields
+    return text.replace("signal", "signalx"), title, path, length
+
+
+def _dropped(fields):
+    text, title, path, length = fields
+    return " ".join(t for t in text.split() if t != "signal"), title, path, length
+
+
+@pytest.mark.parametrize("distort, outcome", [(None, "extended"), (_renamed, "built"), (_dropped, "built")])
+def test_an_extension_that_disagrees_with_the_index_rebuilds(repo, monkeypatch, distort, outcome):
+    """The new rows' postings are counted from their analysed fields and checked against the index:
+    a term the index does not hold in exactly those rows (the same lengths), or lengths that do not
+    add up, and the file is built again from the index instead; either way it reads as fts5vocab."""
+    from ragit.store import bm25
+
+    monkeypatch.setattr(packedpostings, "refresh", lambda *a: "kept")  # the ingest leaves the file behind
+    repo.commit("two files", {"docs/new.md": "# New\n\nsignal thread graph signal\n",
+                              "docs/other.md": "# Other\n\nsocket signal café\n"})
+    Repo.open(repo.root).ingest()
+    monkeypatch.undo()
+    monkeypatch.setattr(packedpostings, "MIN_ROWS", 1)
+    if distort is not None:
+        real = bm25.index_fields
+        monkeypatch.setattr(bm25, "index_fields", lambda *a, **k: distort(real(*a, **k)))
+    store = _store(repo.root)
+    try:
+        assert packedpostings.refresh(repo.root / ".ragit" / "store", store.conn) == outcome
+    finally:
+        store.close()
+    _check_postings(repo.root)
+
+
+def test_only_terms_the_ascii_tokenizer_keeps_whole_are_counted_from_fields():
+    from ragit.store.packedpostings import _one_token
+
+    assert all(map(_one_token, ["abc", "a1", "2024", "café", "naïve", "ünïcode"]))
+    assert not any(map(_one_token, ["", "Abc", "a_b", "a-b", "a b", 'a"b']))

@@ -23,9 +23,10 @@ compares against is a whole record, so finding one term read the whole doclists 
 terms on its way (1M chunks: 1.1 ms of postings reads per question, 0.2 ms now).
 
 Keyword rows are only ever appended (their ids grow), so after an ingest the file is extended by
-the new rows' postings: the terms of the new rows (analysed as ingest analysed them) are read
-from the index for the new id range only, and the occurrences found must add up to the new rows'
-lengths, else (or when the new rows are many) the file is rebuilt.
+the new rows' postings, counted from the new rows' fields (analysed as ingest analysed them) and
+checked against the index: the counted occurrences must add up to the rows' recorded lengths,
+and a full-text look-up of each term, seeking to the new id range, must find it in exactly the
+rows counted. Otherwise (or when the new rows are many) the file is rebuilt from the index.
 """
 
 from __future__ import annotations
@@ -247,6 +248,12 @@ def _decode_py(text: str) -> tuple[list[int], list[float]]:
     return ids, tfs
 
 
+def _one_token(term: str) -> bool:
+    """Whether the ``ascii`` tokenizer (ragit.store.sqlite.FTS_TOKENIZE) reads ``term`` as one token,
+    exactly as written: lower-case ASCII letters and digits, and any non-ASCII character."""
+    return bool(term) and all(not ch.isascii() or ch.islower() or ch.isdigit() for ch in term)
+
+
 def _append(old: tuple[bytes, bytes] | None, ids: list[int], tfs: list[float], id_bytes: int) -> tuple[bytes, bytes]:
     """A term's packed blobs with ``ids``/``tfs`` (all after its old rows) appended."""
     from array import array
@@ -272,36 +279,49 @@ def _append(old: tuple[bytes, bytes] | None, ids: list[int], tfs: list[float], i
 
 def _extend(store_dir: Path, main: sqlite3.Connection, meta: dict[str, str], state: tuple[str, int, str],
             rows: int) -> bool:
-    """Append the postings of the keyword rows after ``meta``'s last row; False when the rows
-    found do not account for every occurrence of the new rows (the caller rebuilds)."""
-    from .bm25 import index_fields
+    """Append the postings of the keyword rows after ``meta``'s last row; False when the index
+    does not hold exactly what the new rows' analysis gives (the caller rebuilds).
+
+    The new rows' postings are counted from their fields, analysed as ingest analysed them
+    (:func:`ragit.store.bm25.index_fields`), and checked against the index itself: the rows'
+    lengths must add up to the occurrences counted, every term must be one token of the index's
+    tokenizer, and for every term the index must hold it in exactly the rows counted (a
+    full-text look-up that seeks to the new rows: reading a term's ``fts5vocab`` rows walked its
+    whole doclist, so a commit's refresh grew with the store)."""
+    from .bm25 import FIELD_WEIGHTS, index_fields
 
     first, last = int(meta["last"]) + 1, state[1]
     id_bytes = int(meta["id_bytes"])
     if id_bytes == 4 and last >= 2**31:
         return False
     new = main.execute(
-        "SELECT r.path, c.text, c.title, r.tokens FROM fts_rows r JOIN chunks c ON c.chunk_id = r.chunk_id"
+        "SELECT r.rowid, r.path, c.text, c.title, r.tokens FROM fts_rows r JOIN chunks c ON c.chunk_id = r.chunk_id"
         " WHERE r.rowid >= ? ORDER BY r.rowid", (first,)).fetchall()
     if len(new) != rows - int(meta["rows"]):
         return False
-    terms: set[str] = set()
-    for path, text, title, _ in new:
-        for field in index_fields(text, title, path)[:3]:
-            terms.update(field.split())
-    expected = sum(int(r[3]) for r in new)
-    found = 0
-    appended = []
-    code_sql = _code_sql()
-    for term in sorted(terms):
-        text = main.execute(f"SELECT group_concat({code_sql}) FROM chunks_vocab WHERE term = ? AND doc BETWEEN ? AND ?",
-                            (term, first, last)).fetchone()[0]
-        if not text:
-            continue
-        found += text.count(",") + 1
-        appended.append((term, *_decode_py(text)))
-    if found != expected:  # a term the analysis missed (or an index that is not ours): rebuild
+    counted: dict[str, tuple[list[int], list[float]]] = {}
+    found = expected = 0
+    for rowid, path, text, title, tokens in new:
+        expected += int(tokens)
+        weights: dict[str, float] = {}
+        for field, weight in zip(index_fields(text, title, path)[:3], FIELD_WEIGHTS):
+            for term in field.split():
+                weights[term] = weights.get(term, 0.0) + weight
+                found += 1
+        for term, tf in weights.items():
+            ids, tfs = counted.setdefault(term, ([], []))
+            ids.append(rowid)
+            tfs.append(tf)
+    if found != expected or not all(map(_one_token, counted)):
         return False
+    appended = []
+    for term in sorted(counted):
+        ids, tfs = counted[term]
+        held = [r for (r,) in main.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid BETWEEN ? AND ?",
+                                           ('"' + term + '"', first, last))]
+        if held != ids:  # (both ascending)
+            return False
+        appended.append((term, ids, tfs))
     conn = _open_out(file_path(store_dir))
     try:
         conn.execute("BEGIN IMMEDIATE")
