@@ -336,3 +336,46 @@ def test_only_terms_the_ascii_tokenizer_keeps_whole_are_counted_from_fields():
 
     assert all(map(_one_token, ["abc", "a1", "2024", "café", "naïve", "ünïcode"]))
     assert not any(map(_one_token, ["", "Abc", "a_b", "a-b", "a b", 'a"b']))
+
+
+def _tails(root, term: str) -> int:
+    import sqlite3
+
+    conn = sqlite3.connect(packedpostings.file_path(root / ".ragit" / "store"))
+    try:
+        return conn.execute("SELECT count(*) FROM tails WHERE term = ?", (term,)).fetchone()[0]
+    finally:
+        conn.close()
+
+
+def test_commits_append_tails_that_merge_into_the_terms_row(repo, monkeypatch):
+    """A commit's postings are tails of their terms (a common term's doclist is not rewritten per
+    commit); a term's MAX_TAILS-th extension merges them into its row. Every read equals
+    fts5vocab's throughout, and nothing is rebuilt."""
+    calls = []
+    real = packedpostings.build
+    monkeypatch.setattr(packedpostings, "build", lambda *a: calls.append(a) or real(*a))
+    monkeypatch.setattr(packedpostings, "MAX_TAILS", 3)
+    seen = []
+    for i in range(4):
+        repo.commit(f"commit {i}", {f"docs/t{i}.md": f"# Tail {i}\n\nsignal thread graph signal {i}\n"})
+        Repo.open(repo.root).ingest()
+        seen.append(_tails(repo.root, "signal"))
+        _check_postings(repo.root)
+    assert seen == [1, 2, 0, 1] and calls == []
+
+
+def test_a_file_of_format_1_is_built_again():
+    """Format 1 files had no tails: a reader of that format would miss them, so the format changed
+    and such a file no longer matches (the next refresh builds it)."""
+    assert packedpostings.FORMAT == 2
+    assert not packedpostings._matches({"format": "1", "generation": "g", "last": "5", "last_key": "k"}, ("g", 5, "k"))
+    assert packedpostings._matches({"format": "2", "generation": "g", "last": "5", "last_key": "k"}, ("g", 5, "k"))
+
+
+def test_a_tail_unpacks_to_what_was_appended():
+    from ragit.store.packedpostings import _append, _unpack
+
+    for id_bytes in (4, 8):
+        for ids, tfs in (([1, 2, 9], [1.0, 3.0, 2.0]), ([5, 70], [70000.0, 0.5])):
+            assert _unpack(*_append(None, ids, tfs, id_bytes), id_bytes) == (ids, tfs)

@@ -21,12 +21,17 @@ unchanged, and an older ragit ignores the file): ``meta(key, value)`` and
 (files written before session 11, still read as they are) every key a lookup's binary search
 compares against is a whole record, so finding one term read the whole doclists of the large
 terms on its way (1M chunks: 1.1 ms of postings reads per question, 0.2 ms now).
+``tails(term, ids, tfs)`` (format 2) holds postings appended since the term's row was written,
+one row per extension in id order, each blob encoded as a row's; a term's postings are its row
+followed by its tails.
 
 Keyword rows are only ever appended (their ids grow), so after an ingest the file is extended by
 the new rows' postings, counted from the new rows' fields (analysed as ingest analysed them) and
 checked against the index: the counted occurrences must add up to the rows' recorded lengths,
 and a full-text look-up of each term, seeking to the new id range, must find it in exactly the
-rows counted. Otherwise (or when the new rows are many) the file is rebuilt from the index.
+rows counted. Otherwise (or when the new rows are many) the file is rebuilt from the index. Each
+term's new postings become a tail, so a commit writes what it added, not the doclists of the
+common terms it touches; a term's :data:`MAX_TAILS`-th extension merges its tails into its row.
 """
 
 from __future__ import annotations
@@ -44,12 +49,16 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from .bm25 import Postings
 
-FORMAT = 1
+FORMAT = 2  # 2: the tails table (a file of format 1 is rebuilt on the next refresh)
 FILE_NAME = "postings.db"
 # Stores with fewer keyword rows read fts5vocab (a few ms per question at most); at and above,
 # ingest keeps this file (bench/vector_scale.py: 100k and 1M chunks).
 MIN_ROWS = 50_000
 _FLUSH = 2_000  # terms written per executemany
+# A term's postings appended after a commit are a tail row of their own: rewriting the term's row
+# instead cost a common term's whole doclist per commit (at 1M chunks a one-file commit rewrote
+# 153 MB). With this many tails, the next commit touching the term merges them into its row.
+MAX_TAILS = 16
 
 
 def file_path(store_dir: Path) -> Path:
@@ -74,7 +83,10 @@ def fts_state(conn: sqlite3.Connection) -> tuple[str, int, str]:
     return gen, int(last), (key[0] if key else "")
 
 
-def _row_count(conn: sqlite3.Connection, last: int | None = None) -> int:
+def _row_count(conn: sqlite3.Connection, last: int | None = None, *, first: int | None = None) -> int:
+    """Keyword rows with ids up to ``last`` (all when None), or from ``first`` on."""
+    if first is not None:
+        return int(conn.execute("SELECT COUNT(*) FROM fts_rows WHERE rowid >= ?", (first,)).fetchone()[0])
     sql = "SELECT COUNT(*) FROM fts_rows" + ("" if last is None else " WHERE rowid <= ?")
     return int(conn.execute(sql, () if last is None else (last,)).fetchone()[0])
 
@@ -95,15 +107,30 @@ class PackedPostings:
     def __init__(self, conn: sqlite3.Connection, id_bytes: int):
         self.conn = conn
         self._ids = "<i4" if id_bytes == 4 else "<i8"
+        # (a file just built has no tails: its terms are then read with one look-up each)
+        try:
+            self._tails = conn.execute("SELECT 1 FROM tails LIMIT 1").fetchone() is not None
+        except sqlite3.OperationalError:  # no such table: nothing was ever appended
+            self._tails = False
 
     def get(self, term: str) -> "Postings":
         import numpy as np
 
         row = self.conn.execute("SELECT ids, tfs FROM postings WHERE term = ?", (term,)).fetchone()
-        if row is None:
+        parts = [] if row is None else [row]
+        if self._tails:  # the rows appended since, in order (their ids follow the row's)
+            parts += self.conn.execute("SELECT ids, tfs FROM tails WHERE term = ? ORDER BY rowid", (term,)).fetchall()
+        if not parts:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
-        ids = np.frombuffer(row[0], dtype=self._ids).astype(np.int64)
-        tfs = row[1]
+        decoded = [self._decode(ids, tfs) for ids, tfs in parts]
+        if len(decoded) == 1:
+            return decoded[0]
+        return np.concatenate([ids for ids, _ in decoded]), np.concatenate([tf for _, tf in decoded])
+
+    def _decode(self, ids_blob: bytes, tfs: bytes) -> "Postings":
+        import numpy as np
+
+        ids = np.frombuffer(ids_blob, dtype=self._ids).astype(np.int64)
         tf = (np.frombuffer(tfs, dtype="<u2") if len(tfs) == 2 * len(ids) else np.frombuffer(tfs, dtype="<f8"))
         return ids, tf.astype(np.float64)
 
@@ -180,6 +207,8 @@ def _open_out(path: Path) -> sqlite3.Connection:
     conn.execute("PRAGMA journal_mode = DELETE")
     conn.execute("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)")
     conn.execute("CREATE TABLE IF NOT EXISTS postings(term TEXT PRIMARY KEY, ids BLOB NOT NULL, tfs BLOB NOT NULL)")
+    conn.execute("CREATE TABLE IF NOT EXISTS tails(term TEXT NOT NULL, ids BLOB NOT NULL, tfs BLOB NOT NULL)")
+    conn.execute("CREATE INDEX IF NOT EXISTS tails_by_term ON tails(term)")
     return conn
 
 
@@ -252,6 +281,20 @@ def _one_token(term: str) -> bool:
     """Whether the ``ascii`` tokenizer (ragit.store.sqlite.FTS_TOKENIZE) reads ``term`` as one token,
     exactly as written: lower-case ASCII letters and digits, and any non-ASCII character."""
     return bool(term) and all(not ch.isascii() or ch.islower() or ch.isdigit() for ch in term)
+
+
+def _unpack(ids_blob: bytes, tfs_blob: bytes, id_bytes: int) -> tuple[list[int], list[float]]:
+    """A tail's ids and counts as :func:`_append` takes them (no numpy, as the extension)."""
+    from array import array
+
+    ids = array("i" if id_bytes == 4 else "q")
+    ids.frombytes(ids_blob)
+    tfs = array("H" if len(tfs_blob) == 2 * len(ids) else "d")
+    tfs.frombytes(tfs_blob)
+    if sys.byteorder != "little":  # pragma: no cover - the file is little-endian
+        ids.byteswap()
+        tfs.byteswap()
+    return ids.tolist(), [float(t) for t in tfs]
 
 
 def _append(old: tuple[bytes, bytes] | None, ids: list[int], tfs: list[float], id_bytes: int) -> tuple[bytes, bytes]:
@@ -329,9 +372,17 @@ def _extend(store_dir: Path, main: sqlite3.Connection, meta: dict[str, str], sta
             conn.execute("ROLLBACK")
             return False
         for term, ids, tfs in appended:
+            tails = conn.execute("SELECT ids, tfs FROM tails WHERE term = ? ORDER BY rowid", (term,)).fetchall()
+            if len(tails) + 1 < MAX_TAILS:
+                conn.execute("INSERT INTO tails VALUES(?, ?, ?)", (term, *_append(None, ids, tfs, id_bytes)))
+                continue
+            # the term's row, its tails and these rows in one row again
             old = conn.execute("SELECT ids, tfs FROM postings WHERE term = ?", (term,)).fetchone()
-            conn.execute("INSERT OR REPLACE INTO postings VALUES(?, ?, ?)",
-                         (term, *_append(None if old is None else (bytes(old[0]), bytes(old[1])), ids, tfs, id_bytes)))
+            blobs = None if old is None else (bytes(old[0]), bytes(old[1]))
+            for tail in tails:
+                blobs = _append(blobs, *_unpack(bytes(tail[0]), bytes(tail[1]), id_bytes), id_bytes)
+            conn.execute("DELETE FROM tails WHERE term = ?", (term,))
+            conn.execute("INSERT OR REPLACE INTO postings VALUES(?, ?, ?)", (term, *_append(blobs, ids, tfs, id_bytes)))
         _write_meta(conn, state, rows, id_bytes)
         conn.execute("COMMIT")
     except BaseException:
@@ -353,11 +404,13 @@ def refresh(store_dir: Path, main: sqlite3.Connection) -> str:
         meta = _read_meta(path)
         if meta is not None and _matches(meta, state):
             return "kept"
-        rows = _row_count(main)
+        held = _held(main, meta, state) if meta is not None and meta.get("format") == str(FORMAT) else None
+        # (one pass over the rows: those the file holds, counted for the check, plus the new ones)
+        rows = _row_count(main) if held is None else held + _row_count(main, first=int(meta["last"]) + 1)
         if rows < MIN_ROWS:
             path.unlink(missing_ok=True)
             return "none"
-        if meta is not None and meta.get("format") == str(FORMAT) and _appended(main, meta, state):
+        if held is not None:
             if rows - int(meta["rows"]) <= extend_limit(int(meta["rows"])) and _extend(store_dir, main, meta, state, rows):
                 return "extended"
         build(store_dir, main)
@@ -383,17 +436,18 @@ def _read_meta(path: Path) -> dict[str, str] | None:
         return None
 
 
-def _appended(main: sqlite3.Connection, meta: dict[str, str], state: tuple[str, int, str]) -> bool:
-    """Whether the index only grew by rows after the file's last row since it was written."""
+def _held(main: sqlite3.Connection, meta: dict[str, str], state: tuple[str, int, str]) -> int | None:
+    """The index's rows up to the file's last row when the index only grew by rows after it since
+    the file was written (as many rows there as the file recorded, the same last row), else None."""
     try:
         last, rows = int(meta["last"]), int(meta["rows"])
     except (KeyError, ValueError):
-        return False
+        return None
     if state[1] <= last:
-        return False
+        return None
     held = _row_count(main, last)
     key = main.execute("SELECT path || char(0) || chunk_id FROM fts_rows WHERE rowid = ?", (last,)).fetchone()
-    return held == rows and key is not None and key[0] == meta.get("last_key")
+    return held if held == rows and key is not None and key[0] == meta.get("last_key") else None
 
 
 # How much of a store's SQLite file a long-lived process's read connection maps (PRAGMA
