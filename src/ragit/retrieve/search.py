@@ -181,12 +181,13 @@ class SnapshotMatrix:
         before, on the approximate path, below :data:`vector_bound.SKETCH_MIN_ROWS` rows and above
         :data:`vector_bound.MAX_SKETCH_DIMS` dimensions."""
         if self._sketch is None and self._sketch_asks < 2 and self.matrix is not None and self.index is None:
-            from .vector_bound import MAX_SKETCH_DIMS, SKETCH_MIN_ROWS, Sketch
-
             self._sketch_asks += 1
-            rows, dims = self.matrix.shape
-            if self._sketch_asks >= 2 and rows >= SKETCH_MIN_ROWS and dims <= MAX_SKETCH_DIMS:
-                self._sketch = Sketch.of(self.matrix)
+            if self._sketch_asks >= 2:  # (a one-shot query does not import the module)
+                from .vector_bound import MAX_SKETCH_DIMS, SKETCH_MIN_ROWS, Sketch
+
+                rows, dims = self.matrix.shape
+                if rows >= SKETCH_MIN_ROWS and dims <= MAX_SKETCH_DIMS:
+                    self._sketch = Sketch.of(self.matrix)
         return self._sketch
 
     def file_rows(self, seed: "np.ndarray") -> "np.ndarray":
