@@ -120,6 +120,11 @@ class PackedPostings:
         parts = [] if row is None else [row]
         if self._tails:  # the rows appended since, in order (their ids follow the row's)
             parts += self.conn.execute("SELECT ids, tfs FROM tails WHERE term = ? ORDER BY rowid", (term,)).fetchall()
+        if len(parts) == 1:  # (most terms)
+            ids_blob, tfs = parts[0]
+            ids = np.frombuffer(ids_blob, dtype=self._ids).astype(np.int64)
+            tf = np.frombuffer(tfs, dtype="<u2" if len(tfs) == 2 * len(ids) else "<f8")
+            return ids, tf.astype(np.float64)
         width = 4 if self._ids == "<i4" else 8
         sizes = [len(ids) // width for ids, _ in parts]
         # each part converted straight into its place (a common term's row is megabytes at 1M
