@@ -260,27 +260,6 @@ def build(store_dir: Path, main: sqlite3.Connection) -> int:
     return terms
 
 
-def _decode_py(text: str) -> tuple[list[int], list[float]]:
-    """``PostingsReader._decode`` without numpy, for the few rows an extension reads (a commit
-    hook's ingest loads no numpy): row ids ascending and their weights summed in occurrence
-    order (small integers times 1 or 2, exact in any order)."""
-    from .bm25 import FIELD_WEIGHTS, FIELDS
-
-    width = len(FIELDS)
-    pairs = [(code // width, FIELD_WEIGHTS[code % width]) for code in map(int, text.split(","))]
-    if any(pairs[i][0] < pairs[i - 1][0] for i in range(1, len(pairs))):
-        pairs.sort(key=lambda p: p[0])  # stable, as the numpy decoding's argsort
-    ids: list[int] = []
-    tfs: list[float] = []
-    for doc, weight in pairs:
-        if ids and ids[-1] == doc:
-            tfs[-1] += weight
-        else:
-            ids.append(doc)
-            tfs.append(0.0 + weight)
-    return ids, tfs
-
-
 def _one_token(term: str) -> bool:
     """Whether the ``ascii`` tokenizer (ragit.store.sqlite.FTS_TOKENIZE) reads ``term`` as one token,
     exactly as written: lower-case ASCII letters and digits, and any non-ASCII character."""
