@@ -374,3 +374,21 @@ def test_a_tail_unpacks_to_what_was_appended():
     for id_bytes in (4, 8):
         for ids, tfs in (([1, 2, 9], [1.0, 3.0, 2.0]), ([5, 70], [70000.0, 0.5])):
             assert _unpack(*_append(None, ids, tfs, id_bytes), id_bytes) == (ids, tfs)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(_COUNTS, min_size=1, max_size=5), min_size=1, max_size=5), st.sampled_from([4, 8]))
+def test_appending_at_once_gives_the_bytes_of_appending_one_batch_at_a_time(batches, id_bytes):
+    """A merge appends a term's tails and new rows in one call: the bytes of appending them in turn
+    (uint16 while every count fits, float64 for all once one does not)."""
+    from ragit.store.packedpostings import _append
+
+    batches = [[c for c in batch if c >= 0] or [1.0] for batch in batches]
+    one_by_one, ids_all, tfs_all, next_id = None, [], [], 0
+    for batch in batches:
+        ids = list(range(next_id, next_id + len(batch)))
+        next_id += len(batch)
+        one_by_one = _append(one_by_one, ids, batch, id_bytes)
+        ids_all += ids
+        tfs_all += batch
+    assert _append(None, ids_all, tfs_all, id_bytes) == one_by_one

@@ -359,13 +359,19 @@ def _extend(store_dir: Path, main: sqlite3.Connection, meta: dict[str, str], sta
             if len(tails) + 1 < MAX_TAILS:
                 conn.execute("INSERT INTO tails VALUES(?, ?, ?)", (term, *_append(None, ids, tfs, id_bytes)))
                 continue
-            # the term's row, its tails and these rows in one row again
+            # the term's row, its tails and these rows in one row again (appended at once: the
+            # same bytes as one tail at a time, the row copied once)
             old = conn.execute("SELECT ids, tfs FROM postings WHERE term = ?", (term,)).fetchone()
-            blobs = None if old is None else (bytes(old[0]), bytes(old[1]))
+            more_ids: list[int] = []
+            more_tfs: list[float] = []
             for tail in tails:
-                blobs = _append(blobs, *_unpack(bytes(tail[0]), bytes(tail[1]), id_bytes), id_bytes)
+                tail_ids, tail_tfs = _unpack(bytes(tail[0]), bytes(tail[1]), id_bytes)
+                more_ids += tail_ids
+                more_tfs += tail_tfs
+            blobs = _append(None if old is None else (bytes(old[0]), bytes(old[1])), more_ids + ids, more_tfs + tfs,
+                            id_bytes)
             conn.execute("DELETE FROM tails WHERE term = ?", (term,))
-            conn.execute("INSERT OR REPLACE INTO postings VALUES(?, ?, ?)", (term, *_append(blobs, ids, tfs, id_bytes)))
+            conn.execute("INSERT OR REPLACE INTO postings VALUES(?, ?, ?)", (term, *blobs))
         _write_meta(conn, state, rows, id_bytes)
         conn.execute("COMMIT")
     except BaseException:
