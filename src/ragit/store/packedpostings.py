@@ -59,6 +59,8 @@ _FLUSH = 2_000  # terms written per executemany
 # instead cost a common term's whole doclist per commit (at 1M chunks a one-file commit rewrote
 # 153 MB). With this many tails, the next commit touching the term merges them into its row.
 MAX_TAILS = 16
+_READ_WITH_TAILS = ("SELECT 0 AS at, ids, tfs FROM postings WHERE term = ?1"
+                    " UNION ALL SELECT rowid, ids, tfs FROM tails WHERE term = ?1 ORDER BY at")
 
 
 def file_path(store_dir: Path) -> Path:
@@ -116,10 +118,12 @@ class PackedPostings:
     def get(self, term: str) -> "Postings":
         import numpy as np
 
-        row = self.conn.execute("SELECT ids, tfs FROM postings WHERE term = ?", (term,)).fetchone()
-        parts = [] if row is None else [row]
-        if self._tails:  # the rows appended since, in order (their ids follow the row's)
-            parts += self.conn.execute("SELECT ids, tfs FROM tails WHERE term = ? ORDER BY rowid", (term,)).fetchall()
+        if self._tails:  # the term's row, then the rows appended since (their ids follow), read in
+            # one statement: one read transaction, so a merge committed meanwhile cannot drop a tail
+            parts = [(ids, tfs) for _, ids, tfs in self.conn.execute(_READ_WITH_TAILS, (term,))]
+        else:
+            row = self.conn.execute("SELECT ids, tfs FROM postings WHERE term = ?", (term,)).fetchone()
+            parts = [] if row is None else [row]
         if len(parts) == 1:  # (most terms)
             ids_blob, tfs = parts[0]
             ids = np.frombuffer(ids_blob, dtype=self._ids).astype(np.int64)
