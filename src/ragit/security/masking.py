@@ -801,10 +801,8 @@ _RUN_GATED_FLAGS, _TOKEN_START_NEEDLES, _RUN_TRIE_SOURCES = _gate_analysis()
 _RUN_GATED = frozenset(_RUN_GATED_FLAGS)
 _RUN_NEEDLES = frozenset(n for i in _RUN_GATED for n in RULES[i].needles)
 _ANYWHERE_NEEDLES = _RUN_NEEDLES - _TOKEN_START_NEEDLES
-# (compiled on first use: only a text holding a run of token characters reads them, and most
-# one-shot reads mask only a question; the two cost ~1.3 ms to compile)
-_RUN_TRIE = LazyPattern(_RUN_TRIE_SOURCES[0]) if _RUN_TRIE_SOURCES[0] else None
-_RUN_TRIE_ANYWHERE = LazyPattern(_RUN_TRIE_SOURCES[1]) if _RUN_TRIE_SOURCES[1] else None
+_RUN_TRIE = re.compile(_RUN_TRIE_SOURCES[0]) if _RUN_TRIE_SOURCES[0] else None
+_RUN_TRIE_ANYWHERE = re.compile(_RUN_TRIE_SOURCES[1]) if _RUN_TRIE_SOURCES[1] else None
 _UNGATED = tuple(i for i in range(len(RULES)) if i not in _RUN_GATED)
 _RUN_NEEDLELESS = frozenset(i for i in _RUN_GATED if not RULES[i].needles)
 
