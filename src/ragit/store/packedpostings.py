@@ -359,21 +359,24 @@ def _extend(store_dir: Path, main: sqlite3.Connection, meta: dict[str, str], sta
             conn.execute("ROLLBACK")
             return False
         for term, ids, tfs in appended:
-            tails = conn.execute("SELECT ids, tfs FROM tails WHERE term = ? ORDER BY rowid", (term,)).fetchall()
-            if len(tails) + 1 < MAX_TAILS:
+            # (counted from the index alone: a tail's blobs are read only when it is merged)
+            held = conn.execute("SELECT count(*) FROM tails WHERE term = ?", (term,)).fetchone()[0]
+            if held + 1 < MAX_TAILS:
                 conn.execute("INSERT INTO tails VALUES(?, ?, ?)", (term, *_append(None, ids, tfs, id_bytes)))
                 continue
             # the term's row, its tails and these rows in one row again (appended at once: the
             # same bytes as one tail at a time, the row copied once)
-            old = conn.execute("SELECT ids, tfs FROM postings WHERE term = ?", (term,)).fetchone()
+            old = None
             more_ids: list[int] = []
             more_tfs: list[float] = []
-            for tail in tails:
-                tail_ids, tail_tfs = _unpack(bytes(tail[0]), bytes(tail[1]), id_bytes)
+            for at, part_ids, part_tfs in conn.execute(_READ_WITH_TAILS, (term,)).fetchall():
+                if at == 0:  # the term's row
+                    old = (bytes(part_ids), bytes(part_tfs))
+                    continue
+                tail_ids, tail_tfs = _unpack(bytes(part_ids), bytes(part_tfs), id_bytes)
                 more_ids += tail_ids
                 more_tfs += tail_tfs
-            blobs = _append(None if old is None else (bytes(old[0]), bytes(old[1])), more_ids + ids, more_tfs + tfs,
-                            id_bytes)
+            blobs = _append(old, more_ids + ids, more_tfs + tfs, id_bytes)
             conn.execute("DELETE FROM tails WHERE term = ?", (term,))
             conn.execute("INSERT OR REPLACE INTO postings VALUES(?, ?, ?)", (term, *blobs))
         _write_meta(conn, state, rows, id_bytes)
